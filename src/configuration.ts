@@ -1,0 +1,237 @@
+/**
+ * The one place that reads the environment and run configuration. Whatever a
+ * run was given (`context`, or `configurable` for older callers and the
+ * server's assistants) becomes one complete, typed configuration with
+ * defaults, or a ConfigurationError that says what to change, before any
+ * model call. Nodes never read raw config or `process.env`.
+ */
+import { z } from "zod";
+import { ConfigurationError } from "./errors.js";
+import { DEFAULT_SPEC_NAME, builtinSpecs } from "./specs/registry.js";
+
+export const DEFAULT_MODEL = "gpt-4o-mini";
+export const DEFAULT_MAX_ATTEMPTS = 3;
+export const DEFAULT_MAX_LOOPS = 3;
+export const DEFAULT_MEMORY_CAPACITY = 100;
+/** Longest request or task accepted, in characters. */
+export const MAX_REQUEST_CHARS = 20_000;
+/** Most tasks in one Reflexion run. */
+export const MAX_TASKS = 100;
+
+// ---------------------------------------------------------------------------
+// Environment
+
+export interface Environment {
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  /** Default model name for every role (LLM_MODEL). */
+  model: string;
+  /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Client-side retries of failed model calls: 429, 5xx, network (LLM_MAX_RETRIES). */
+  maxRetries: number;
+  /** postgres://… enables durable checkpoints and store (DATABASE_URL). */
+  databaseUrl?: string;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  return v ? v : undefined;
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(raw)}.`);
+  }
+  return n;
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  return {
+    openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
+    openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
+    model: nonEmpty(env.LLM_MODEL) ?? DEFAULT_MODEL,
+    timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
+    maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Run configuration schemas (also what Studio shows as the configuration form)
+
+const modelName = (what: string) =>
+  z
+    .string({ error: `${what} must be a model name (a string)` })
+    .trim()
+    .min(1, { error: `${what} must not be empty` })
+    .max(200, { error: `${what} must be at most 200 characters` });
+
+const temperature = z
+  .number({ error: "temperature must be a number from 0 to 2" })
+  .min(0, { error: "temperature must be a number from 0 to 2" })
+  .max(2, { error: "temperature must be a number from 0 to 2" });
+
+const boundedInt = (name: string, min: number, max: number) =>
+  z
+    .number({ error: `${name} must be an integer from ${min} to ${max}` })
+    .int({ error: `${name} must be an integer from ${min} to ${max}` })
+    .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
+    .max(max, { error: `${name} must be an integer from ${min} to ${max}` });
+
+const specField = z
+  .union([z.string(), z.record(z.string(), z.unknown())], {
+    error: "spec must be a built-in spec name or an inline JSON spec ({name, description, schema})",
+  })
+  .describe(
+    `Which spec defines "valid": a built-in name (${[...builtinSpecs.keys()].join(", ")}) or an inline JSON spec, ` +
+      `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
+  );
+
+export const ValidationConfigSchema = z.object({
+  spec: specField.default(DEFAULT_SPEC_NAME),
+  maxAttempts: boundedInt("maxAttempts", 1, 10)
+    .default(DEFAULT_MAX_ATTEMPTS)
+    .describe("Most generate→validate attempts before the run ends with success: false (1-10)."),
+  model: modelName("model").optional().describe("Chat model name; defaults to LLM_MODEL or gpt-4o-mini."),
+  temperature: temperature.default(0).describe("Sampling temperature for generation (0-2)."),
+  stopOnNoProgress: z
+    .boolean({ error: "stopOnNoProgress must be true or false" })
+    .default(false)
+    .describe("End early when an attempt has exactly the same errors as the one before it."),
+});
+
+export const ReflexionConfigSchema = z.object({
+  maxLoops: boundedInt("maxLoops", 1, 10).default(DEFAULT_MAX_LOOPS).describe("Most reflexion iterations per task (1-10)."),
+  memoryCapacity: boundedInt("memoryCapacity", 1, 1_000_000)
+    .default(DEFAULT_MEMORY_CAPACITY)
+    .describe("Most long-term memory entries kept; the oldest are dropped first."),
+  useMemory: z
+    .boolean({ error: "useMemory must be true or false" })
+    .default(true)
+    .describe("Give the actor reflections from earlier tasks and runs. false reproduces the reference, whose memory never reaches the actor."),
+  systemPrompt: z.string({ error: "systemPrompt must be a string" }).max(MAX_REQUEST_CHARS).optional().describe("System prompt for the actor."),
+  agentName: z
+    .string({ error: "agentName must be a string" })
+    .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "agentName must be 1-64 letters, digits, '_' or '-'" })
+    .default("reflexion-agent")
+    .describe("Name of the agent; memories are kept per agent name (and per user when authenticated)."),
+  model: modelName("model").optional().describe("Model for every role unless a role names its own."),
+  actorModel: modelName("actorModel").optional().describe("Model for the actor and refine steps."),
+  evaluatorModel: modelName("evaluatorModel").optional().describe("Model for the evaluator."),
+  reflectorModel: modelName("reflectorModel").optional().describe("Model for the reflector."),
+  temperature: temperature.default(0.7).describe("Sampling temperature for the actor (the evaluator runs at 0)."),
+  spec: z
+    .union([z.string(), z.record(z.string(), z.unknown())])
+    .optional()
+    .describe("Optional deterministic gate: a spec every response must also pass (a built-in name or an inline JSON spec)."),
+});
+
+export type ValidationConfig = z.output<typeof ValidationConfigSchema> & { model: string };
+export type ReflexionConfig = z.output<typeof ReflexionConfigSchema> & {
+  actorModel: string;
+  evaluatorModel: string;
+  reflectorModel: string;
+};
+
+/** Anything a caller passes as run config: LangGraph's RunnableConfig or a plain object. */
+export interface RunConfigLike {
+  context?: unknown;
+  configurable?: Record<string, unknown>;
+}
+
+/** The keys a schema knows, taken from defaults, then `configurable`, then `context` (context wins). */
+function gather(shape: Record<string, unknown>, config: RunConfigLike | undefined, defaults?: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const sources = [defaults, config?.configurable, config?.context];
+  for (const source of sources) {
+    if (source === null || typeof source !== "object") continue;
+    for (const key of Object.keys(shape)) {
+      const value = (source as Record<string, unknown>)[key];
+      if (value !== undefined) out[key] = value;
+    }
+  }
+  return out;
+}
+
+function parseOrThrow<T extends z.ZodObject>(schema: T, config: RunConfigLike | undefined, defaults?: object): z.output<T> {
+  const input = gather(schema.shape, config, defaults);
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const got = issue.path.length > 0 ? describeGot(input, issue.path as (string | number)[]) : "";
+    return `${issue.message}${got}`;
+  });
+  throw new ConfigurationError([...new Set(problems)]);
+}
+
+function describeGot(input: Record<string, unknown>, path: (string | number)[]): string {
+  let value: unknown = input;
+  for (const key of path) value = (value as Record<string | number, unknown> | undefined)?.[key];
+  if (value === undefined) return "";
+  let shown: string;
+  if (typeof value === "number" && !Number.isFinite(value)) shown = String(value);
+  else {
+    try {
+      shown = JSON.stringify(value) ?? String(value);
+    } catch {
+      shown = typeof value;
+    }
+  }
+  return `; got ${shown.length > 60 ? `${shown.slice(0, 60)}…` : shown}${typeof value === "string" ? " (a string)" : ""}`;
+}
+
+export interface EnsureOptions<T> {
+  env?: Environment;
+  /** Defaults set by whoever built the graph; run config overrides them. */
+  defaults?: Partial<T>;
+}
+
+export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
+export type ReflexionConfigInput = z.input<typeof ReflexionConfigSchema>;
+
+export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
+  const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
+  return { ...parsed, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+}
+
+export function ensureReflexionConfig(config?: RunConfigLike, options: EnsureOptions<ReflexionConfigInput> = {}): ReflexionConfig {
+  const env = options.env ?? readEnvironment();
+  const parsed = parseOrThrow(ReflexionConfigSchema, config, options.defaults);
+  const base = parsed.model ?? env.model;
+  return {
+    ...parsed,
+    actorModel: parsed.actorModel ?? base,
+    evaluatorModel: parsed.evaluatorModel ?? base,
+    reflectorModel: parsed.reflectorModel ?? base,
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Inputs
+
+/** Check one request or task: a non-empty string within the size limit. */
+export function checkRequestText(value: unknown, what: string): string {
+  if (typeof value !== "string") {
+    throw new ConfigurationError(`${what} must be a string; got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}.`);
+  }
+  if (value.trim().length === 0) throw new ConfigurationError(`${what} is empty; say what to generate.`);
+  if (value.length > MAX_REQUEST_CHARS) {
+    throw new ConfigurationError(`${what} is ${value.length} characters long; the limit is ${MAX_REQUEST_CHARS}.`);
+  }
+  return value;
+}
+
+/** Check Reflexion's `tasks`: a non-empty list of task strings (a single string is refused, as in the reference). */
+export function checkTasks(tasks: unknown): string[] {
+  if (typeof tasks === "string") {
+    throw new ConfigurationError('tasks must be a list of strings, not a single string: wrap one task in a list, e.g. ["' + tasks.slice(0, 40).replace(/"/g, '\\"') + '"].');
+  }
+  if (!Array.isArray(tasks)) throw new ConfigurationError(`tasks must be a list of strings; got ${tasks === null ? "null" : typeof tasks}.`);
+  if (tasks.length === 0) throw new ConfigurationError("tasks is empty; give at least one task.");
+  if (tasks.length > MAX_TASKS) throw new ConfigurationError(`tasks has ${tasks.length} items; the limit is ${MAX_TASKS} per run.`);
+  return tasks.map((t, i) => checkRequestText(t, `tasks[${i}]`));
+}

@@ -1,0 +1,45 @@
+/**
+ * One model call, as every node makes it: messages in; text and usage out; any
+ * provider failure turned into a ProviderError that says what the provider said.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { ProviderError } from "../errors.js";
+import { usageOf, type TokenUsage } from "./usage.js";
+
+export interface ModelAnswer {
+  text: string;
+  usage: TokenUsage;
+}
+
+/** Provider faults worth another try at the node level (the client already retried HTTP errors). */
+export function isTransientProviderError(error: unknown): boolean {
+  return error instanceof ProviderError && error.transient;
+}
+
+export async function callModel(
+  model: BaseChatModel,
+  messages: BaseMessage[],
+  options: { node: string; config?: RunnableConfig },
+): Promise<ModelAnswer> {
+  let message: AIMessage;
+  try {
+    message = (await model.invoke(messages, options.config)) as AIMessage;
+  } catch (error) {
+    throw ProviderError.from(error, options.node);
+  }
+  if (message === null || typeof message !== "object" || message.content === null || message.content === undefined) {
+    throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
+  }
+  return { text: textOf(message.content), usage: usageOf(message) };
+}
+
+/** The text of a message's content: a string, or the text parts of a content array. */
+export function textOf(content: AIMessage["content"]): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .map((part) => (typeof part === "string" ? part : part && typeof part === "object" && "text" in part && typeof part.text === "string" ? part.text : ""))
+    .join("");
+}

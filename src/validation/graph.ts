@@ -1,0 +1,58 @@
+/**
+ * The deterministic validation graph:
+ *
+ *   START → generate → validate ─┬─ retry → generate
+ *                                └─ done  → END   (valid, out of attempts, or no progress)
+ */
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
+import { END, START, StateGraph } from "@langchain/langgraph";
+import { checkRequestText, ensureValidationConfig, ValidationConfigSchema } from "../configuration.js";
+import { guardFrontDoor } from "../shared/guards.js";
+import { resolveSpec } from "../specs/registry.js";
+import { isTransientProviderError } from "../shared/model-call.js";
+import { makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
+import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
+
+export interface ValidationGraphOptions extends ValidationNodeOptions {
+  checkpointer?: BaseCheckpointSaver | boolean;
+  store?: BaseStore;
+}
+
+/** Node-level retry for transient provider faults the client does not retry itself (e.g. an empty answer). */
+export const PROVIDER_RETRY_POLICY = {
+  maxAttempts: 3,
+  initialInterval: 250,
+  backoffFactor: 2,
+  maxInterval: 5_000,
+  retryOn: isTransientProviderError,
+};
+
+/** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
+export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
+  const { generate, validate, routeAfterValidate } = makeValidationNodes(options);
+  return new StateGraph({
+    state: ValidationState,
+    input: ValidationInputSchema,
+    output: ValidationOutputSchema,
+    context: ValidationConfigSchema,
+  })
+    .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
+    .addNode("validate", validate)
+    .addEdge(START, "generate")
+    .addEdge("generate", "validate")
+    .addConditionalEdges("validate", routeAfterValidate, { generate: "generate", [END]: END });
+}
+
+/** The compiled validation graph. */
+export function buildValidationGraph(options: ValidationGraphOptions = {}) {
+  const { checkpointer, store, ...nodeOptions } = options;
+  const graph = createValidationGraphBuilder(nodeOptions).compile({ checkpointer, store });
+  graph.name = "Deterministic validation";
+  return guardFrontDoor(graph, {
+    input: (input) => void checkRequestText(input.request, "request"),
+    config: (config) => {
+      // Resolving the spec compiles it: a spec that does not compile is refused here.
+      resolveSpec(ensureValidationConfig(config, nodeOptions).spec);
+    },
+  });
+}

@@ -1,0 +1,30 @@
+/** Prompts of the validation graph. A retry carries the request, the previous answer and its exact errors: its size does not grow with the attempt number. */
+import { describeSpec } from "../specs/describe.js";
+import type { Spec } from "../specs/spec.js";
+import { bound } from "../shared/text.js";
+
+/** Longest previous answer echoed back in a retry prompt. */
+export const MAX_ECHOED_OUTPUT_CHARS = 4_000;
+
+export function generationSystemPrompt(spec: Spec): string {
+  return [
+    `You write JSON objects of this kind: ${spec.description}`,
+    "Reply with exactly one JSON object and nothing else: no explanation, no code fences.",
+    "Every constraint and rule below is checked by a validator; an answer that breaks any of them is rejected.",
+    "",
+    describeSpec(spec),
+  ].join("\n");
+}
+
+export function firstAttemptPrompt(request: string): string {
+  return `Request:\n${request}`;
+}
+
+export function retryPrompt(request: string, previousOutput: string, errors: readonly string[]): string {
+  return [
+    `Request:\n${request}`,
+    `Your previous answer:\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
+    `A validator rejected it with these errors:\n${errors.map((e) => `- ${e}`).join("\n")}`,
+    "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
+  ].join("\n\n");
+}

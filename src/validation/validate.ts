@@ -1,0 +1,198 @@
+/**
+ * The validator: the specification, executed. A pure, synchronous function of
+ * (spec, value) with no model or graph dependency. It reports every problem,
+ * each naming the field by path, the value found and what is required, in a
+ * stable order, bounded so that hostile output cannot flood the next prompt.
+ */
+import type { ErrorObject } from "ajv";
+import type { BusinessRule, FieldType, Spec } from "../specs/spec.js";
+import { describeValue } from "../shared/text.js";
+
+export interface ValidationLimits {
+  /** Most messages reported; the rest are summarised as "…and N more". */
+  maxErrors: number;
+  /** Longest echo of a value inside a message. */
+  maxValueChars: number;
+}
+
+export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
+
+export interface ValidationReport {
+  valid: boolean;
+  /** Messages, capped at `maxErrors` (plus one "…and N more" line when cut). */
+  errors: string[];
+  /** How many problems were found in all, before the cap. */
+  problemCount: number;
+}
+
+export function validateAgainstSpec(spec: Spec, value: unknown, limits: Partial<ValidationLimits> = {}): ValidationReport {
+  const { maxErrors, maxValueChars } = { ...DEFAULT_VALIDATION_LIMITS, ...limits };
+  const messages: string[] = [];
+  const seen = new Set<string>();
+  const push = (message: string) => {
+    if (!seen.has(message)) {
+      seen.add(message);
+      messages.push(message);
+    }
+  };
+
+  if (!spec.validateSchema(value)) {
+    for (const error of spec.validateSchema.errors ?? []) {
+      const message = describeSchemaError(error, maxValueChars);
+      if (message !== null) push(message);
+    }
+  }
+  for (const rule of spec.rules) {
+    const outcome = runRule(rule, value);
+    if (outcome === null) continue;
+    for (const message of Array.isArray(outcome) ? outcome : [outcome]) push(boundMessage(message));
+  }
+
+  const problemCount = messages.length;
+  const errors = problemCount > maxErrors ? [...messages.slice(0, maxErrors), `…and ${problemCount - maxErrors} more problems`] : messages;
+  return { valid: problemCount === 0, errors, problemCount };
+}
+
+/** Run a rule only when all its inputs are present and well-typed. */
+function runRule(rule: BusinessRule, document: unknown): string | string[] | null {
+  const values: Record<string, unknown> = {};
+  for (const [path, type] of Object.entries(rule.inputs)) {
+    const found = getPath(document, path);
+    if (!found.present || !hasType(found.value, type)) return null;
+    values[path] = found.value;
+  }
+  const outcome = rule.check(values, document);
+  if (Array.isArray(outcome)) return outcome.length > 0 ? outcome : null;
+  return outcome;
+}
+
+function getPath(document: unknown, path: string): { present: boolean; value?: unknown } {
+  let current = document;
+  for (const key of path.split(".")) {
+    if (current === null || typeof current !== "object" || Array.isArray(current) || !Object.hasOwn(current, key)) {
+      return { present: false };
+    }
+    current = (current as Record<string, unknown>)[key];
+  }
+  return { present: true, value: current };
+}
+
+function hasType(value: unknown, type: FieldType): boolean {
+  switch (type) {
+    case "integer":
+      return Number.isInteger(value);
+    case "number":
+      return typeof value === "number" && Number.isFinite(value);
+    case "array":
+      return Array.isArray(value);
+    case "object":
+      return value !== null && typeof value === "object" && !Array.isArray(value);
+    default:
+      return typeof value === type;
+  }
+}
+
+const MAX_MESSAGE_CHARS = 300;
+
+function boundMessage(message: string): string {
+  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}…`;
+}
+
+/** JSON pointer (/a/0/b) to a readable path (a[0].b); the root is "the value". */
+export function pointerToPath(pointer: string): string {
+  if (pointer === "") return "";
+  let out = "";
+  for (const raw of pointer.slice(1).split("/")) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (/^\d+$/.test(key)) out += `[${key}]`;
+    else if (/^[A-Za-z_$][\w$-]*$/.test(key)) out += out === "" ? key : `.${key}`;
+    else out += `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
+  }
+  return out;
+}
+
+/** A child field's readable path. */
+function join(path: string, key: string): string {
+  if (/^[A-Za-z_$][\w$-]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
+  return `${path}[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "array";
+  if (Number.isInteger(value)) return "integer";
+  return typeof value;
+}
+
+function article(type: string): string {
+  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/** Where a `$data` reference points, as a readable path, for "must be < 10 (health_check.interval_seconds)". */
+function dataReference(error: ErrorObject): string {
+  const schema = error.schema as { $data?: unknown } | undefined;
+  if (!schema || typeof schema !== "object" || typeof schema.$data !== "string") return "";
+  const ref = schema.$data;
+  const m = /^(\d+)(.*)$/.exec(ref);
+  let target: string;
+  if (m) {
+    const up = Number(m[1]);
+    const parts = error.instancePath.split("/").slice(1);
+    target = "/" + [...parts.slice(0, Math.max(0, parts.length - up)), ...m[2].split("/").slice(1)].join("/");
+  } else target = ref;
+  return ` (the value of ${pointerToPath(target) || "the root"})`;
+}
+
+function describeSchemaError(error: ErrorObject, maxValueChars: number): string | null {
+  const path = pointerToPath(error.instancePath);
+  const at = path === "" ? "the value" : path;
+  const found = `${at} is ${describeValue(error.data, maxValueChars)}`;
+  const p = error.params as Record<string, any>;
+  switch (error.keyword) {
+    case "required":
+      return `${join(path, String(p.missingProperty))} is missing; it is required`;
+    case "type": {
+      const expected = String(p.type).split(",").map(article).join(" or ");
+      const shown = describeValue(error.data, maxValueChars);
+      const kind = error.data !== null && typeof error.data === "object" ? "" : ` (${typeName(error.data)})`;
+      return `${at} is ${shown}${kind}; it must be ${expected}`;
+    }
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `${found}; it must be ${p.comparison} ${p.limit}${dataReference(error)}`;
+    case "multipleOf":
+      return `${found}; it must be a multiple of ${p.multipleOf}`;
+    case "minLength":
+    case "maxLength":
+      return `${found}; it must be ${error.keyword === "minLength" ? "at least" : "at most"} ${p.limit} characters long`;
+    case "minItems":
+    case "maxItems":
+      return `${found}; it must have ${error.keyword === "minItems" ? "at least" : "at most"} ${p.limit} items`;
+    case "minProperties":
+    case "maxProperties":
+      return `${found}; it must have ${error.keyword === "minProperties" ? "at least" : "at most"} ${p.limit} fields`;
+    case "uniqueItems":
+      return `${at} has duplicate items at [${p.j}] and [${p.i}]; items must be unique`;
+    case "pattern":
+      return `${found}; it must match the pattern ${p.pattern}`;
+    case "format":
+      return `${found}; it must be a valid ${p.format}`;
+    case "enum":
+      return `${found}; it must be one of ${(p.allowedValues as unknown[]).slice(0, 20).map((v) => JSON.stringify(v)).join(", ")}`;
+    case "const":
+      return `${found}; it must be ${JSON.stringify(p.allowedValue)}`;
+    case "additionalProperties":
+      return `${at === "the value" ? "the object" : at} has an unexpected field ${JSON.stringify(String(p.additionalProperty).slice(0, 40))}; remove it`;
+    case "propertyNames":
+      return `${at} has a field name that is not allowed (${JSON.stringify(String(p.propertyName).slice(0, 40))})`;
+    case "dependentRequired":
+    case "dependencies":
+      return `${join(path, String(p.missingProperty))} is missing; it is required when ${join(path, String(p.property))} is present`;
+    case "if":
+      return null; // ajv adds this after the failing `then`/`else` errors, which already say what is wrong
+    default:
+      return `${found}; it ${error.message ?? "is invalid"}`;
+  }
+}
