@@ -1,0 +1,127 @@
+/**
+ * Command line: generate one validated JSON object.
+ *
+ *   npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] "request"
+ *
+ * Progress goes to stderr, the final JSON to stdout. Exit status: 0 valid,
+ * 1 not valid after the last attempt, 2 bad usage or configuration,
+ * 3 the model provider failed.
+ */
+import { readFileSync } from "node:fs";
+import { parseArgs } from "node:util";
+import { ensureValidationConfig } from "../configuration.js";
+import { ConfigurationError, ProviderError } from "../errors.js";
+import { builtinSpecs } from "../specs/registry.js";
+import { buildValidationGraph } from "../validation/graph.js";
+
+export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3 } as const;
+
+const USAGE = `Usage: npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--stop-on-no-progress] "request"
+
+  --spec NAME|FILE     a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
+  --max-attempts N     attempts before giving up, 1-10 (default 3)
+  --model NAME         chat model (default: LLM_MODEL, else gpt-4o-mini)
+  --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
+
+The model is whatever OPENAI_BASE_URL / OPENAI_API_KEY point to.
+Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration, 3 provider failure.`;
+
+export interface CliIO {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+}
+
+export async function runGenerateCli(argv: string[], io: CliIO): Promise<number> {
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        spec: { type: "string" },
+        "max-attempts": { type: "string" },
+        model: { type: "string" },
+        "stop-on-no-progress": { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    io.stderr(`${(error as Error).message}\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  if (values.help) {
+    io.stdout(`${USAGE}\n`);
+    return EXIT.valid;
+  }
+  if (positionals.length !== 1) {
+    io.stderr(`Give exactly one request (quote it); got ${positionals.length}.\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+
+  try {
+    const context: Record<string, unknown> = { stopOnNoProgress: values["stop-on-no-progress"] === true };
+    if (values.spec !== undefined) context.spec = loadSpecArgument(String(values.spec));
+    if (values["max-attempts"] !== undefined) {
+      const raw = String(values["max-attempts"]);
+      context.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
+    }
+    if (values.model !== undefined) context.model = values.model;
+    const config = ensureValidationConfig({ context });
+
+    const graph = buildValidationGraph();
+    let final: Record<string, any> = {};
+    const stream = await graph.stream({ request: positionals[0] }, { context, streamMode: ["updates", "values"] });
+    for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
+      if (mode === "values") {
+        final = chunk;
+        continue;
+      }
+      const update = chunk.validate;
+      if (!update) continue;
+      const record = update.history?.[0];
+      if (!record) continue;
+      const head = `attempt ${record.attempt} of ${config.maxAttempts}`;
+      if (record.valid) io.stderr(`${head}: valid\n`);
+      else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e: string) => `  - ${e}`).join("\n")}\n`);
+    }
+    if (final.success) {
+      io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
+      return EXIT.valid;
+    }
+    io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
+    if (final.result !== null && final.result !== undefined) io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
+    return EXIT.invalid;
+  } catch (error) {
+    if (error instanceof ConfigurationError) {
+      io.stderr(`${error.message}\n`);
+      return EXIT.usage;
+    }
+    if (error instanceof ProviderError) {
+      io.stderr(`${error.message}\n`);
+      return EXIT.provider;
+    }
+    throw error;
+  }
+}
+
+/** A built-in name stays a name; anything else is read as a JSON spec file. */
+function loadSpecArgument(value: string): string {
+  if (builtinSpecs.has(value)) return value;
+  let text: string;
+  try {
+    text = readFileSync(value, "utf8");
+  } catch {
+    throw new ConfigurationError(`--spec ${JSON.stringify(value)} is neither a built-in spec (${[...builtinSpecs.keys()].join(", ")}) nor a readable file.`);
+  }
+  return text;
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href;
+if (isMain) {
+  const code = await runGenerateCli(process.argv.slice(2), {
+    stdout: (t) => process.stdout.write(t),
+    stderr: (t) => process.stderr.write(t),
+  });
+  process.exitCode = code;
+}
