@@ -22,6 +22,24 @@ export {
   type ValidationStateType,
 } from "./validation/state.js";
 
+// The Reflexion graph and agent
+export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
+export { ReflexionAgent, AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
+export { ReflexionState, ReflexionInputSchema, ReflexionOutputSchema, StepRecordSchema, type TaskOutcome } from "./reflexion/state.js";
+export { parseScore, DEFAULT_SCORE } from "./reflexion/score.js";
+export {
+  LongTermMemory,
+  ShortTermMemory,
+  getRelevantMemories,
+  scanRelevantMemories,
+  jaccard,
+  tokenize,
+  type MemoryEntry,
+  type StepRecord,
+} from "./reflexion/memory.js";
+export { StoreMemory, memoryNamespace } from "./reflexion/memory-store.js";
+export { EARLY_STOP_SCORE, pickBest, taskStop } from "./reflexion/loop.js";
+
 // Configuration and models
 export {
   ensureValidationConfig,

@@ -10,6 +10,13 @@ import { z } from "zod";
 import type { RunConfigLike } from "../configuration.js";
 import { ConfigurationError } from "../errors.js";
 
+/**
+ * How graphs declare their context schema's type. LangGraph types `context`
+ * as the schema's output (every field required, defaults already applied);
+ * callers pass any subset and the package applies the defaults itself.
+ */
+export type LooseContext = z.ZodObject<{}>;
+
 export interface FrontDoorChecks {
   /** Check a new input (not a resume with null, not a Command). */
   input: (input: Record<string, unknown>) => void;

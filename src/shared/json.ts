@@ -7,7 +7,7 @@
  * limited before `JSON.parse`, so a hostile answer fails cleanly. `JSON.parse`
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
-import { bound, lineAndColumn } from "./text.js";
+import { lineAndColumn, quote } from "./text.js";
 
 export interface JsonLimits {
   /** Longest answer accepted, in characters. */
@@ -41,8 +41,14 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
     const whole = parse(text);
     if (whole.ok) return { ok: true, value: whole.value, source: "bare" };
     if (first === "{" || first === "[") {
-      // It starts like JSON: report its own error unless a later part is a clean object.
-      if (scan.segments.length <= 1) return fail(describeParseError(text, whole.error, scan));
+      // It starts like JSON: report its own error, unless it is one clean object followed by
+      // prose, or a later part is a clean object (both are read as prose below).
+      const lead = scan.segments[0];
+      const cleanObject = first === "{" && lead !== undefined && lead.start === 0 && parse(text.slice(0, lead.end)).ok;
+      if (scan.segments.length <= 1 && !cleanObject) {
+        const problem = parseProblem(text, whole.error, scan);
+        return fail(problem.truncated ? `T${problem.detail.slice(1)}` : `The answer is not valid JSON: ${problem.detail}`);
+      }
     }
   }
 
@@ -57,7 +63,12 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
       const result = parse(fence.body);
       if (result.ok) parsed.push(result.value);
       else if (firstError === undefined && (fence.lang === "" || /json/i.test(fence.lang) || /^\s*[{[]/.test(fence.body))) {
-        firstError = `The ${fence.closed ? "" : "unclosed "}${fence.marker}${fence.lang} block starting at line ${fence.line} is not valid JSON: ${describeParseError(fence.body, result.error, scan)}`;
+        const locate = (pos: number) => {
+          const at = lineAndColumn(fence.body, pos);
+          return { line: fence.bodyLine + at.line - 1, column: at.line === 1 ? fence.bodyColumn + at.column - 1 : at.column };
+        };
+        const { detail } = parseProblem(fence.body, result.error, scan, locate);
+        firstError = `The ${fence.closed ? "" : "unclosed "}${fence.marker}${fence.lang} block starting at line ${fence.line} is not valid JSON: ${detail}`;
       }
     }
     if (parsed.length === 1) return { ok: true, value: parsed[0], source: "fence" };
@@ -76,17 +87,26 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
     if (result.ok) candidates.push(result.value);
     else if (firstError === undefined) {
       const at = lineAndColumn(text, seg.start);
-      firstError = `The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${describeParseError(body, result.error)}`;
+      const { detail } = parseProblem(body, result.error, undefined, (pos) => lineAndColumn(text, seg.start + pos));
+      firstError = `The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${detail}`;
     }
   }
   if (candidates.length === 1) return { ok: true, value: candidates[0], source: "prose" };
   if (candidates.length > 1) return fail(`The answer has ${candidates.length} separate JSON objects; reply with exactly one JSON object.`);
   if (firstError) return fail(firstError);
   if (scan.unclosedAt !== undefined) {
-    const at = lineAndColumn(text, scan.unclosedAt);
+    const start = scan.unclosedAt;
+    const at = lineAndColumn(text, start);
+    const rest = text.slice(start);
+    const result = parse(rest);
+    const problem = result.ok ? undefined : parseProblem(rest, result.error, undefined, (pos) => lineAndColumn(text, start + pos));
+    if (problem && !problem.truncated) {
+      // Never closed because a bracket is wrong, not because the answer was cut off.
+      return fail(`The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${problem.detail}`);
+    }
     return fail(`The JSON is truncated: the object starting at line ${at.line}, column ${at.column} is never closed (the answer ends after ${text.length} characters).`);
   }
-  return fail(`The answer contains no JSON object; reply with one JSON object and nothing else. The answer began: ${JSON.stringify(bound(text, 80))}`);
+  return fail(`The answer contains no JSON object; reply with one JSON object and nothing else. The answer began: ${quote(text, 80)}`);
 }
 
 function fail(error: string): ExtractResult {
@@ -153,7 +173,11 @@ interface Fence {
   marker: string;
   lang: string;
   body: string;
+  /** 1-based line of the opening marker. */
   line: number;
+  /** 1-based line and column where the body starts. */
+  bodyLine: number;
+  bodyColumn: number;
   closed: boolean;
 }
 
@@ -161,50 +185,107 @@ interface Fence {
 function findFences(text: string): Fence[] {
   const lines = text.split("\n");
   const fences: Fence[] = [];
-  let open: { marker: string; lang: string; line: number; body: string[] } | undefined;
+  let open: { marker: string; lang: string; line: number; body: string[]; bodyLine: number; bodyColumn: number } | undefined;
   for (let n = 0; n < lines.length; n++) {
     const line = lines[n].trim();
     if (open) {
       if (line.startsWith(open.marker) && line.slice(open.marker.length).replace(/[`~]/g, "").trim() === "") {
-        fences.push({ marker: open.marker, lang: open.lang, body: open.body.join("\n"), line: open.line, closed: true });
+        fences.push({ ...open, body: open.body.join("\n"), closed: true });
         open = undefined;
       } else open.body.push(lines[n]);
       continue;
     }
     const m = /^(`{3,}|~{3,})\s*([\w+.-]*)(.*)$/.exec(line);
     if (m) {
-      // A fence that opens and closes on one line: ```{"a":1}```
+      const indent = lines[n].length - lines[n].trimStart().length;
       const rest = m[3];
       const close = rest.lastIndexOf(m[1]);
-      if (close >= 0) fences.push({ marker: m[1], lang: "", body: (m[2] + rest.slice(0, close)).trim(), line: n + 1, closed: true });
-      else open = { marker: m[1], lang: m[2], line: n + 1, body: rest.trim() ? [rest] : [] };
+      if (close >= 0) {
+        // A fence that opens and closes on one line: ```{"a":1}``` or ```json {"a":1}```.
+        // A word right after the marker is a language tag when something follows it; else it is the body (```true```).
+        const inner = rest.slice(0, close);
+        const tagged = m[2] !== "" && inner.trim() !== "";
+        const body = (tagged ? inner : m[2] + inner).trim();
+        const column = lines[n].indexOf(body, indent + m[1].length) + 1;
+        fences.push({ marker: m[1], lang: tagged ? m[2] : "", body, line: n + 1, bodyLine: n + 1, bodyColumn: Math.max(1, column), closed: true });
+      } else if (rest.trim()) {
+        const column = indent + line.length - rest.length + 1;
+        open = { marker: m[1], lang: m[2], line: n + 1, body: [rest], bodyLine: n + 1, bodyColumn: column };
+      } else open = { marker: m[1], lang: m[2], line: n + 1, body: [], bodyLine: n + 2, bodyColumn: 1 };
     }
   }
-  if (open) fences.push({ marker: open.marker, lang: open.lang, body: open.body.join("\n"), line: open.line, closed: false });
+  if (open) fences.push({ ...open, body: open.body.join("\n"), closed: false });
   return fences;
 }
 
-/** Turn V8's "... at position N" into line/column and a bounded excerpt. */
-function describeParseError(text: string, error: Error, scan?: BracketScan): string {
-  const raw = String(error.message ?? error);
-  let m: { 1: string } | null = (/at position (\d+)/.exec(raw) as { 1: string } | null);
-  let message = raw.replace(/\s*in JSON at position \d+.*$/s, "").replace(/\s*\(line \d+ column \d+\)$/, "");
-  // V8 sometimes quotes the source instead of a position: `Unexpected token 'N', "{...}" is not valid JSON`.
-  const token = /^Unexpected token '(.+?)', /s.exec(raw);
-  if (token) {
-    message = `Unexpected token '${token[1]}'`;
-    const pos = firstOutsideStrings(text, token[1]);
-    if (pos >= 0) m = { 1: String(pos) };
+/**
+ * What is wrong with text that `JSON.parse` refused: whether it was cut off
+ * (it ends before every object and array is closed), and a bounded
+ * description with line, column and an excerpt. `locate` maps an offset in
+ * `text` to the line and column reported (for text taken out of a longer answer).
+ */
+function parseProblem(
+  text: string,
+  error: Error,
+  scan?: BracketScan,
+  locate: (pos: number) => { line: number; column: number } = (pos) => lineAndColumn(text, pos),
+): { truncated: boolean; detail: string } {
+  const end = text.trimEnd().length;
+  if (end === 0) return { truncated: false, detail: "it is empty." };
+  const raw = String(error?.message ?? error);
+  let message = raw;
+  let pos: number | undefined;
+  const positioned = /^([\s\S]*?)\s+(?:in JSON\s+)?at position (\d+)/.exec(raw);
+  if (positioned) {
+    message = positioned[1];
+    pos = Number(positioned[2]);
+  } else {
+    // V8 sometimes quotes the source instead of a position: `Unexpected token 'N', "{...}" is not valid JSON`.
+    const token = /^Unexpected token '([\s\S]+?)', (\.\.\.)?"([\s\S]*)"(?:\.\.\.)? is not valid JSON$/.exec(raw);
+    if (token) {
+      message = `Unexpected token '${JSON.stringify(token[1]).slice(1, -1)}'`;
+      pos = locateToken(text, token[1], token[3], token[2] !== undefined);
+    }
   }
-  if (/Unexpected end of JSON input/i.test(raw) || (scan && scan.unclosedAt !== undefined && !m)) {
-    return `the JSON is truncated: it ends after ${text.length} characters before every object and array is closed.`;
-  }
-  if (!m) return `${message}.`;
-  const pos = Number(m[1]);
-  const at = lineAndColumn(text, pos);
-  const excerpt = text.slice(Math.max(0, pos - 20), pos + 20).replace(/\s+/g, " ");
   message = message.replace(/^SyntaxError:\s*/, "");
-  return `${message} at line ${at.line}, column ${at.column} (near ${JSON.stringify(excerpt)}).`;
+  if (/Unexpected end of JSON input/i.test(raw) || (pos !== undefined && pos >= end) || (pos === undefined && scan?.unclosedAt !== undefined)) {
+    return { truncated: true, detail: `the JSON is truncated: it ends after ${end} characters before every object and array is closed.` };
+  }
+  if (pos === undefined) return { truncated: false, detail: `${message.slice(0, 200)}.` };
+  const at = locate(pos);
+  const excerpt = quote(text.slice(Math.max(0, pos - 20), pos + 20).replace(/\s+/g, " "), 60);
+  return { truncated: false, detail: `${message} at line ${at.line}, column ${at.column} (near ${excerpt}).` };
+}
+
+/**
+ * Where the token V8 complained about is. V8 quotes up to ten characters on
+ * each side of it, marking a cut with "..."; when it quotes the whole (short)
+ * text, the token ends the shortest prefix that no JSON text can start with.
+ */
+function locateToken(text: string, token: string, context: string, cutBefore: boolean): number | undefined {
+  if (cutBefore) {
+    for (let i = text.indexOf(context); i >= 0; i = text.indexOf(context, i + 1)) {
+      if (text.startsWith(token, i + 10)) return i + 10;
+    }
+  } else if (context.length < text.length && text.startsWith(context)) {
+    const p = context.length - 10;
+    if (p >= 0 && text.startsWith(token, p)) return p;
+  }
+  if (text.length <= 64) {
+    for (let k = 1; k <= text.length; k++) if (!viablePrefix(text.slice(0, k))) return k - 1;
+  }
+  const p = firstOutsideStrings(text, token);
+  return p >= 0 ? p : undefined;
+}
+
+/** Whether some JSON text starts with `prefix`. */
+function viablePrefix(prefix: string): boolean {
+  const result = parse(prefix);
+  if (result.ok) return true;
+  const raw = String(result.error?.message ?? result.error);
+  if (/Unexpected end of JSON input/i.test(raw)) return true;
+  const m = /at position (\d+)/.exec(raw);
+  return m !== null && Number(m[1]) >= prefix.trimEnd().length;
 }
 
 /** Offset of the first occurrence of `needle` outside string literals, or -1. */

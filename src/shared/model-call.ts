@@ -18,6 +18,15 @@ export function isTransientProviderError(error: unknown): boolean {
   return error instanceof ProviderError && error.transient;
 }
 
+/** Node-level retry for transient provider faults the client does not retry itself (e.g. an empty answer). */
+export const PROVIDER_RETRY_POLICY = {
+  maxAttempts: 3,
+  initialInterval: 250,
+  backoffFactor: 2,
+  maxInterval: 5_000,
+  retryOn: isTransientProviderError,
+};
+
 export async function callModel(
   model: BaseChatModel,
   messages: BaseMessage[],

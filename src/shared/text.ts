@@ -3,19 +3,33 @@
 /** Cut `text` to at most `max` characters, saying how much was left out. */
 export function bound(text: string, max: number): string {
   if (text.length <= max) return text;
-  return `${text.slice(0, max)}… [${text.length - max} more characters]`;
+  // Never cut a surrogate pair in half.
+  const cut = max > 0 && isHighSurrogate(text.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${text.slice(0, cut)}… [${text.length - cut} more characters]`;
+}
+
+/**
+ * `text` as a JSON string literal whose escaped content is at most `max`
+ * characters (escapes such as \u0000 count at their escaped length), with "…"
+ * after the closing quote when it was cut.
+ */
+export function quote(text: string, max: number): string {
+  const { quoted, complete } = quoteBounded(text, max);
+  return complete ? quoted : `${quoted}…`;
 }
 
 /** A short, single-line rendering of any value for an error message. */
 export function describeValue(value: unknown, max = 60): string {
   let shown: string;
   if (value === undefined) shown = "undefined";
-  else if (typeof value === "string") shown = JSON.stringify(value.length > max ? value.slice(0, max) : value) + (value.length > max ? `… (${value.length} characters)` : "");
-  else if (typeof value === "number" || typeof value === "boolean" || value === null) shown = String(value);
+  else if (typeof value === "string") {
+    const { quoted, complete } = quoteBounded(value, max);
+    shown = complete ? quoted : `${quoted}… (${value.length} characters)`;
+  } else if (typeof value === "number" || typeof value === "boolean" || value === null) shown = String(value);
   else if (Array.isArray(value)) shown = `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
   else if (typeof value === "object") {
     const keys = Object.keys(value as object);
-    shown = keys.length === 0 ? "an empty object" : `an object with keys ${keys.slice(0, 5).map((k) => JSON.stringify(k.slice(0, 30))).join(", ")}${keys.length > 5 ? ", …" : ""}`;
+    shown = keys.length === 0 ? "an empty object" : `an object with keys ${keys.slice(0, 5).map((k) => quote(k, 30)).join(", ")}${keys.length > 5 ? ", …" : ""}`;
   } else shown = typeof value;
   return shown;
 }
@@ -32,4 +46,22 @@ export function lineAndColumn(text: string, offset: number): { line: number; col
     }
   }
   return { line, column: end - lastNewline };
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+/** JSON-quote the longest prefix of `text` whose escaped form fits in `max` characters; reads only that prefix. */
+function quoteBounded(text: string, max: number): { quoted: string; complete: boolean } {
+  let out = "";
+  let used = 0;
+  for (const ch of text) {
+    // Iterating by code point keeps surrogate pairs whole; a lone surrogate is escaped by JSON.stringify.
+    const piece = JSON.stringify(ch).slice(1, -1);
+    if (out.length + piece.length > max) break;
+    out += piece;
+    used += ch.length;
+  }
+  return { quoted: `"${out}"`, complete: used === text.length };
 }

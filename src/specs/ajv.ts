@@ -10,10 +10,15 @@ import { RE2JS } from "re2js";
 // ajv-formats is CommonJS; under NodeNext its default export is the module object.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
-/** ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes. */
-function re2Engine(pattern: string, _flags: string): { test: (s: string) => boolean } {
+/**
+ * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes.
+ * ajv shares compiled patterns across schemas keyed by `toString()`, so each
+ * pattern needs its own key (as a RegExp's "/source/flags" is).
+ */
+function re2Engine(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
   const compiled = RE2JS.compile(pattern);
-  return { test: (s: string) => compiled.matcher(s).find() };
+  const key = `re2:/${pattern}/${flags}`;
+  return { test: (s: string) => compiled.matcher(s).find(), toString: () => key };
 }
 re2Engine.code = 'require("re2js").RE2JS';
 

@@ -25,8 +25,9 @@ function walk(schema: unknown, path: string, out: string[], depth: number): void
   const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
   if (props && typeof props === "object") {
     for (const [key, child] of Object.entries(props)) {
+      if (out.length >= MAX_FIELD_LINES) return;
       const childPath = path ? `${path}.${key}` : key;
-      const line = constraints(child, required.has(key));
+      const line = constraints(child, required.has(key), childPath);
       if (line) out.push(`- ${childPath}: ${line}`);
       walk(child, childPath, out, depth + 1);
     }
@@ -35,14 +36,14 @@ function walk(schema: unknown, path: string, out: string[], depth: number): void
   if (s.items && typeof s.items === "object") walk(s.items, `${path}[]`, out, depth + 1);
 }
 
-function constraints(schema: JsonSchema, required: boolean): string {
+function constraints(schema: JsonSchema, required: boolean, path: string): string {
   if (schema === null || typeof schema !== "object") return "";
   const bits: string[] = [];
   if (schema.type) bits.push(Array.isArray(schema.type) ? schema.type.join(" or ") : String(schema.type));
   bits.push(required ? "required" : "optional");
   const bound = (key: string, text: string) => {
     const v = schema[key];
-    if (v !== undefined) bits.push(`${text} ${typeof v === "object" ? JSON.stringify(v) : v}`);
+    if (v !== undefined) bits.push(`${text} ${dataReference(v, path) ?? (typeof v === "object" ? JSON.stringify(v) : v)}`);
   };
   bound("minimum", ">=");
   bound("exclusiveMinimum", ">");
@@ -58,4 +59,19 @@ function constraints(schema: JsonSchema, required: boolean): string {
   if (Array.isArray(schema.enum)) bits.push(`one of ${schema.enum.map((v) => JSON.stringify(v)).join(", ")}`);
   if (schema.const !== undefined) bits.push(`exactly ${JSON.stringify(schema.const)}`);
   return bits.join(", ");
+}
+
+/** `{"$data": "1/interval"}` on field `a.timeout` reads as "the value of a.interval". */
+function dataReference(value: unknown, path: string): string | undefined {
+  if (value === null || typeof value !== "object" || typeof (value as { $data?: unknown }).$data !== "string") return undefined;
+  const ref = (value as { $data: string }).$data;
+  const unescape = (p: string) => p.replace(/~1/g, "/").replace(/~0/g, "~");
+  const relative = /^(\d+)((?:\/[^/]*)*)$/.exec(ref);
+  let parts: string[];
+  if (relative) {
+    const here = path === "" ? [] : path.split(".");
+    parts = [...here.slice(0, Math.max(0, here.length - Number(relative[1]))), ...relative[2].split("/").slice(1).map(unescape)];
+  } else if (ref.startsWith("/")) parts = ref.split("/").slice(1).map(unescape);
+  else return undefined;
+  return `the value of ${parts.length > 0 ? parts.join(".") : "the whole object"}`;
 }

@@ -44,6 +44,9 @@ export function resolveSpec(ref: SpecRef): Spec {
     const builtin = builtinSpecs.get(trimmed);
     if (builtin) return builtin;
     if (trimmed.startsWith("{")) {
+      if (trimmed.length > MAX_INLINE_SPEC_CHARS) {
+        throw new SpecError(`The inline spec is ${trimmed.length} characters of JSON, over the limit of ${MAX_INLINE_SPEC_CHARS}.`);
+      }
       let parsed: unknown;
       try {
         parsed = JSON.parse(trimmed);

@@ -6,10 +6,11 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
+import type { LooseContext } from "../shared/guards.js";
 import { checkRequestText, ensureValidationConfig, ValidationConfigSchema } from "../configuration.js";
 import { guardFrontDoor } from "../shared/guards.js";
 import { resolveSpec } from "../specs/registry.js";
-import { isTransientProviderError } from "../shared/model-call.js";
+import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
@@ -18,15 +19,6 @@ export interface ValidationGraphOptions extends ValidationNodeOptions {
   store?: BaseStore;
 }
 
-/** Node-level retry for transient provider faults the client does not retry itself (e.g. an empty answer). */
-export const PROVIDER_RETRY_POLICY = {
-  maxAttempts: 3,
-  initialInterval: 250,
-  backoffFactor: 2,
-  maxInterval: 5_000,
-  retryOn: isTransientProviderError,
-};
-
 /** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
   const { generate, validate, routeAfterValidate } = makeValidationNodes(options);
@@ -34,7 +26,8 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     state: ValidationState,
     input: ValidationInputSchema,
     output: ValidationOutputSchema,
-    context: ValidationConfigSchema,
+    // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.
+    context: ValidationConfigSchema as unknown as LooseContext,
   })
     .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
     .addNode("validate", validate)

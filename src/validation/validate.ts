@@ -39,7 +39,7 @@ export function validateAgainstSpec(spec: Spec, value: unknown, limits: Partial<
   if (!spec.validateSchema(value)) {
     for (const error of spec.validateSchema.errors ?? []) {
       const message = describeSchemaError(error, maxValueChars);
-      if (message !== null) push(message);
+      if (message !== null) push(boundMessage(message + conditionNote(error, spec.schema)));
     }
   }
   for (const rule of spec.rules) {
@@ -49,7 +49,8 @@ export function validateAgainstSpec(spec: Spec, value: unknown, limits: Partial<
   }
 
   const problemCount = messages.length;
-  const errors = problemCount > maxErrors ? [...messages.slice(0, maxErrors), `…and ${problemCount - maxErrors} more problems`] : messages;
+  const hidden = problemCount - maxErrors;
+  const errors = hidden > 0 ? [...messages.slice(0, maxErrors), `…and ${hidden} more problem${hidden === 1 ? "" : "s"}`] : messages;
   return { valid: problemCount === 0, errors, problemCount };
 }
 
@@ -125,7 +126,28 @@ function typeName(value: unknown): string {
 }
 
 function article(type: string): string {
+  if (type === "null") return "null";
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
+}
+
+/**
+ * For an error inside an `if`/`then`/`else`, say which condition made the
+ * constraint apply: the field's own schema may allow the value.
+ */
+function conditionNote(error: ErrorObject, root: unknown): string {
+  const parts = error.schemaPath.replace(/^#/, "").split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  for (let i = parts.length - 1; i >= 0; i--) {
+    if (parts[i] !== "then" && parts[i] !== "else") continue;
+    let parent: unknown = root;
+    for (const key of parts.slice(0, i)) {
+      parent = parent !== null && typeof parent === "object" && Object.hasOwn(parent, key) ? (parent as Record<string, unknown>)[key] : undefined;
+    }
+    if (parent === null || typeof parent !== "object" || !Object.hasOwn(parent, "if")) continue;
+    const condition = JSON.stringify((parent as { if: unknown }).if) ?? "";
+    const shown = condition.length > 100 ? `${condition.slice(0, 100)}…` : condition;
+    return parts[i] === "then" ? ` (this applies because the "if" condition ${shown} holds)` : ` (this applies because the "if" condition ${shown} does not hold)`;
+  }
+  return "";
 }
 
 /** Where a `$data` reference points, as a readable path, for "must be < 10 (health_check.interval_seconds)". */
@@ -148,13 +170,14 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
   const at = path === "" ? "the value" : path;
   const found = `${at} is ${describeValue(error.data, maxValueChars)}`;
   const p = error.params as Record<string, any>;
+  if (error.propertyName !== undefined && error.keyword !== "propertyNames") return describeFieldNameError(error, at, maxValueChars);
   switch (error.keyword) {
     case "required":
       return `${join(path, String(p.missingProperty))} is missing; it is required`;
     case "type": {
       const expected = String(p.type).split(",").map(article).join(" or ");
       const shown = describeValue(error.data, maxValueChars);
-      const kind = error.data !== null && typeof error.data === "object" ? "" : ` (${typeName(error.data)})`;
+      const kind = error.data === null || typeof error.data === "object" ? "" : ` (${typeName(error.data)})`;
       return `${at} is ${shown}${kind}; it must be ${expected}`;
     }
     case "minimum":
@@ -174,7 +197,7 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "maxProperties":
       return `${found}; it must have ${error.keyword === "minProperties" ? "at least" : "at most"} ${p.limit} fields`;
     case "uniqueItems":
-      return `${at} has duplicate items at [${p.j}] and [${p.i}]; items must be unique`;
+      return `${at} has duplicate items at [${Math.min(p.i, p.j)}] and [${Math.max(p.i, p.j)}]; items must be unique`;
     case "pattern":
       return `${found}; it must match the pattern ${p.pattern}`;
     case "format":
@@ -186,7 +209,7 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "additionalProperties":
       return `${at === "the value" ? "the object" : at} has an unexpected field ${JSON.stringify(String(p.additionalProperty).slice(0, 40))}; remove it`;
     case "propertyNames":
-      return `${at} has a field name that is not allowed (${JSON.stringify(String(p.propertyName).slice(0, 40))})`;
+      return null; // ajv adds this after the errors about the field name itself, which already say what is wrong
     case "dependentRequired":
     case "dependencies":
       return `${join(path, String(p.missingProperty))} is missing; it is required when ${join(path, String(p.property))} is present`;
@@ -195,4 +218,33 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     default:
       return `${found}; it ${error.message ?? "is invalid"}`;
   }
+}
+
+/** An error about a field's name (from `propertyNames`), not about its value. */
+function describeFieldNameError(error: ErrorObject, at: string, maxValueChars: number): string {
+  const owner = at === "the value" ? "the object" : at;
+  const name = describeValue(error.propertyName, Math.min(maxValueChars, 40));
+  const p = error.params as Record<string, any>;
+  let requirement: string;
+  switch (error.keyword) {
+    case "pattern":
+      requirement = `field names must match the pattern ${p.pattern}`;
+      break;
+    case "minLength":
+    case "maxLength":
+      requirement = `field names must be ${error.keyword === "minLength" ? "at least" : "at most"} ${p.limit} characters long`;
+      break;
+    case "enum":
+      requirement = `field names must be one of ${(p.allowedValues as unknown[]).slice(0, 20).map((v) => JSON.stringify(v)).join(", ")}`;
+      break;
+    case "const":
+      requirement = `the only field name allowed is ${JSON.stringify(p.allowedValue)}`;
+      break;
+    case "format":
+      requirement = `field names must be a valid ${p.format}`;
+      break;
+    default:
+      requirement = `field names ${error.message ?? "are restricted"}`;
+  }
+  return `${owner} has a field named ${name}; ${requirement} (rename or remove it)`;
 }

@@ -1,4 +1,5 @@
 /** An HTTP API request payload: method, URL, headers, body, timeout and retries. */
+import { describeValue } from "../../shared/text.js";
 import { defineSpec } from "../spec.js";
 
 const BODYLESS = new Set(["GET", "DELETE", "HEAD"]);
@@ -44,9 +45,9 @@ export const apiRequestSpec = defineSpec({
         const problems: string[] = [];
         const body = (doc as { body?: unknown }).body;
         if (body === undefined || body === null) problems.push(`body is ${body === null ? "null" : "missing"}; method=${v.method} requires an object body`);
-        const contentType = v.headers["Content-Type"];
+        const contentType = Object.hasOwn(v.headers, "Content-Type") ? v.headers["Content-Type"] : undefined;
         if (contentType !== "application/json") {
-          problems.push(`headers["Content-Type"] is ${contentType === undefined ? "missing" : JSON.stringify(contentType)}; method=${v.method} requires "application/json"`);
+          problems.push(`headers["Content-Type"] is ${contentType === undefined ? "missing" : describeValue(contentType)}; method=${v.method} requires "application/json"`);
         }
         return problems;
       },
@@ -57,7 +58,7 @@ export const apiRequestSpec = defineSpec({
       inputs: { method: "string", retries: "integer", headers: "object" },
       check: (v) =>
         v.method === "POST" && v.retries > 0 && typeof v.headers["Idempotency-Key"] !== "string"
-          ? `headers["Idempotency-Key"] is missing; method=POST with retries=${v.retries} requires an Idempotency-Key header`
+          ? `headers["Idempotency-Key"] is ${Object.hasOwn(v.headers, "Idempotency-Key") ? describeValue(v.headers["Idempotency-Key"]) : "missing"}; method=POST with retries=${v.retries} requires an Idempotency-Key header`
           : null,
     },
     {

@@ -1,4 +1,5 @@
 /** Database query parameters: table, columns, filters, ordering and pagination. */
+import { describeValue } from "../../shared/text.js";
 import { defineSpec } from "../spec.js";
 
 export const dbQuerySpec = defineSpec({
@@ -52,7 +53,7 @@ export const dbQuerySpec = defineSpec({
       check: (v) =>
         v.columns.includes(v["order_by.column"])
           ? null
-          : `order_by.column is ${JSON.stringify(v["order_by.column"])}; it must be one of the selected columns (${v.columns.slice(0, 10).map((c: unknown) => JSON.stringify(c)).join(", ")})`,
+          : `order_by.column is ${describeValue(v["order_by.column"])}; it must be one of the selected columns (${v.columns.slice(0, 10).map((c: unknown) => describeValue(c, 30)).join(", ")}${v.columns.length > 10 ? ", …" : ""})`,
     },
     {
       id: "offset-needs-order",
@@ -80,7 +81,7 @@ export const dbQuerySpec = defineSpec({
           if (f === null || typeof f !== "object" || typeof f.op !== "string" || !("value" in f)) return;
           const isList = Array.isArray(f.value);
           if (f.op === "in" && (!isList || (f.value as unknown[]).length === 0 || (f.value as unknown[]).length > 100)) {
-            problems.push(`filters[${i}].value is ${isList ? `an array of ${(f.value as unknown[]).length} items` : JSON.stringify(f.value)}; op "in" requires an array of 1 to 100 values`);
+            problems.push(`filters[${i}].value is ${describeValue(f.value)}; op "in" requires an array of 1 to 100 values`);
           } else if (f.op !== "in" && isList) {
             problems.push(`filters[${i}].value is an array; op ${JSON.stringify(f.op)} requires a single value (use op "in" for a list)`);
           }

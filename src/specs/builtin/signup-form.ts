@@ -1,4 +1,5 @@
 /** Sign-up form data with field formats and cross-field consistency rules. */
+import { describeValue } from "../../shared/text.js";
 import { defineSpec } from "../spec.js";
 
 export const signupFormSpec = defineSpec({
@@ -30,10 +31,12 @@ export const signupFormSpec = defineSpec({
       id: "minors-need-consent",
       description: "age < 18 requires parental_consent = true.",
       inputs: { age: "integer" },
-      check: (v, doc) =>
-        v.age < 18 && (doc as { parental_consent?: unknown }).parental_consent !== true
-          ? `parental_consent is ${JSON.stringify((doc as { parental_consent?: unknown }).parental_consent ?? "missing")}; age=${v.age} requires parental_consent = true`
-          : null,
+      check: (v, doc) => {
+        const consent = (doc as { parental_consent?: unknown }).parental_consent;
+        return v.age < 18 && consent !== true
+          ? `parental_consent is ${consent === undefined ? "missing" : describeValue(consent)}; age=${v.age} requires parental_consent = true`
+          : null;
+      },
     },
     {
       id: "password-not-email",
@@ -42,7 +45,7 @@ export const signupFormSpec = defineSpec({
       check: (v) => {
         const local = v.email.split("@")[0]?.toLowerCase() ?? "";
         return local.length >= 3 && v.password.toLowerCase().includes(local)
-          ? `password contains the e-mail's local part ${JSON.stringify(local)}; it must not`
+          ? `password contains the e-mail's local part ${describeValue(local)}; it must not`
           : null;
       },
     },

@@ -1,0 +1,138 @@
+/**
+ * ReflexionAgent: the reference's methods in TypeScript, for code. `run` is the
+ * compiled Reflexion graph; `act`, `evaluate`, `reflect` and `refine` are the
+ * same operations the graph's nodes call; `step` is one iteration built from them.
+ */
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
+import { InMemoryStore } from "@langchain/langgraph";
+import { checkRequestText, checkTasks, ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "../configuration.js";
+import { ConfigurationError } from "../errors.js";
+import type { ModelSource } from "../models.js";
+import type { TokenUsage } from "../shared/usage.js";
+import { buildReflexionGraph } from "./graph.js";
+import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
+import { makeReflexionOperations, storeMemoryFor } from "./nodes.js";
+import type { TaskOutcome } from "./state.js";
+
+export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model"> {
+  /** The chat model, or a factory per role; defaults to the environment's OpenAI-compatible model. */
+  model?: ModelSource;
+  /** Model name for every role (the reference's `model_name`). */
+  modelName?: string;
+  /** Long-term memory's store; defaults to an in-memory store owned by this agent. */
+  store?: BaseStore;
+  checkpointer?: BaseCheckpointSaver;
+  /** Whose memories this agent reads and writes (namespace), default "anonymous". */
+  owner?: string;
+}
+
+export interface ConversationTurn {
+  role: "user" | "assistant";
+  content: string;
+}
+
+export interface RunOptions {
+  includeIntermediates?: boolean;
+}
+
+export interface RunReport {
+  results: (string | null)[];
+  steps: StepRecord[][];
+  outcomes: TaskOutcome[];
+  usage: TokenUsage;
+}
+
+/** Short-term memory of this agent and its long-term memory in the store. */
+export class AgentMemory {
+  readonly shortTerm = new ShortTermMemory();
+
+  constructor(private readonly longTerm: () => ReturnType<typeof storeMemoryFor>) {}
+
+  /** The most relevant short- and long-term memories for a task (words shared with the entry's task). */
+  async getRelevantMemories(task: string, limit = DEFAULT_RETRIEVAL_LIMIT): Promise<StepRecord[]> {
+    return getRelevantMemories(task, this.shortTerm.entries(), await this.longTerm().index(), limit);
+  }
+
+  /** Long-term entries, oldest first. */
+  longTermEntries(): Promise<MemoryEntry[]> {
+    return this.longTerm().entries();
+  }
+}
+
+export class ReflexionAgent {
+  readonly agentName: string;
+  readonly graph: ReturnType<typeof buildReflexionGraph>;
+  readonly memory: AgentMemory;
+  readonly conversation: ConversationTurn[] = [];
+  private readonly config: ReflexionConfig;
+  private readonly runConfig: { context: ReflexionConfigInput; configurable: Record<string, unknown> };
+  private readonly operations: ReturnType<typeof makeReflexionOperations>;
+  private readonly store: BaseStore;
+
+  constructor(options: ReflexionAgentOptions = {}) {
+    const { model, modelName, store, checkpointer, owner, ...settings } = options;
+    const context: ReflexionConfigInput = { ...settings, ...(modelName !== undefined ? { model: modelName } : {}) };
+    // Refuse bad settings now, before any model call.
+    this.config = ensureReflexionConfig({ context });
+    this.agentName = this.config.agentName;
+    this.store = store ?? new InMemoryStore();
+    this.runConfig = { context, configurable: owner ? { memoryOwner: owner } : {} };
+    this.operations = makeReflexionOperations({ model, defaults: context });
+    this.graph = buildReflexionGraph({ model, store: this.store, checkpointer, defaults: context });
+    this.memory = new AgentMemory(() => storeMemoryFor(this.runConfig, this.config, this.store));
+  }
+
+  /** The actor's response to a task, using the reflections of `relevantMemories`. */
+  async act(task: string, relevantMemories: StepRecord[] = []): Promise<string> {
+    return (await this.operations.act(this.config, checkRequestText(task, "task"), relevantMemories)).text;
+  }
+
+  /** The evaluation of a response and its score (0-1; 0.5 when the evaluation has none). */
+  async evaluate(task: string, response: string): Promise<{ evaluation: string; score: number }> {
+    const { evaluation, score } = await this.operations.evaluate(this.config, task, response, this.operations.gate(this.config, response));
+    return { evaluation, score };
+  }
+
+  /** A self-reflection on a response and its evaluation. */
+  async reflect(task: string, response: string, evaluation: string): Promise<string> {
+    return (await this.operations.reflect(this.config, task, response, evaluation, this.operations.gate(this.config, response))).text;
+  }
+
+  /** A refined response, from the original, its evaluation and the reflection. */
+  async refine(task: string, originalResponse: string, evaluation: string, reflection: string): Promise<string> {
+    const errors = this.operations.gate(this.config, originalResponse);
+    return (await this.operations.refine(this.config, task, originalResponse, evaluation, reflection, errors)).text;
+  }
+
+  /** One iteration: act (or take `previousResponse`), evaluate, reflect, and record the step in memory. */
+  async step(task: string, iteration = 0, previousResponse?: string): Promise<StepRecord> {
+    checkRequestText(task, "task");
+    if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigurationError(`iteration must be a non-negative integer; got ${iteration}.`);
+    const response = previousResponse ?? (await this.act(task));
+    const { evaluation, score } = await this.evaluate(task, response);
+    const reflection = await this.reflect(task, response, evaluation);
+    const step: StepRecord = { task, response, evaluation, reflection, score, iteration };
+    this.memory.shortTerm.add(step);
+    if (admitsToLongTerm(step, iteration + 1 >= this.config.maxLoops)) {
+      await storeMemoryFor(this.runConfig, this.config, this.store).add(step);
+    }
+    return step;
+  }
+
+  /** Run tasks one at a time through the Reflexion graph: the best response per task, or each task's step records. */
+  async run(tasks: string[], options?: { includeIntermediates?: false }): Promise<(string | null)[]>;
+  async run(tasks: string[], options: { includeIntermediates: true }): Promise<StepRecord[][]>;
+  async run(tasks: string[], options: RunOptions = {}): Promise<(string | null)[] | StepRecord[][]> {
+    const report = await this.runWithReport(tasks);
+    return options.includeIntermediates ? report.steps : report.results;
+  }
+
+  /** Like `run`, with outcomes (stop reason, best score) and token usage. */
+  async runWithReport(tasks: string[]): Promise<RunReport> {
+    checkTasks(tasks);
+    const out = await this.graph.invoke({ tasks }, { ...this.runConfig, configurable: { ...this.runConfig.configurable, thread_id: crypto.randomUUID() } });
+    for (const steps of out.steps) for (const step of steps) this.memory.shortTerm.add(step);
+    this.conversation.push(...(out.conversation as ConversationTurn[]));
+    return { results: out.results, steps: out.steps, outcomes: out.outcomes, usage: out.usage };
+  }
+}
