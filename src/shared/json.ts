@@ -254,7 +254,20 @@ function parseProblem(
   if (pos === undefined) return { truncated: false, detail: `${message.slice(0, 200)}.` };
   const at = locate(pos);
   const excerpt = quote(text.slice(Math.max(0, pos - 20), pos + 20).replace(/\s+/g, " "), 60);
-  return { truncated: false, detail: `${message} at line ${at.line}, column ${at.column} (near ${excerpt}).` };
+  return { truncated: false, detail: `${message} at line ${at.line}, column ${at.column} (near ${excerpt}).${hint(text, pos)}` };
+}
+
+/** What to change, for the mistakes models make most often. */
+function hint(text: string, pos: number): string {
+  if (text.startsWith("//", pos) || text.startsWith("/*", pos)) return " JSON does not allow comments.";
+  if (/^-?(?:NaN|Infinity)\b|^undefined\b/.test(text.slice(pos, pos + 10))) return " JSON has no NaN, Infinity or undefined; use a number or null.";
+  if (text[pos] === "'") return " JSON strings and keys need double quotes.";
+  if (text[pos] === "}" || text[pos] === "]") {
+    let i = pos - 1;
+    while (i >= 0 && /\s/.test(text[i])) i--;
+    if (text[i] === ",") return " JSON does not allow a trailing comma.";
+  }
+  return "";
 }
 
 /**

@@ -33,14 +33,20 @@ function walk(schema: unknown, path: string, out: string[], depth: number): void
     }
     if (s.additionalProperties === false) out.push(`- ${path || "the object"}: no fields other than ${Object.keys(props).join(", ")}`);
   }
-  if (s.items && typeof s.items === "object") walk(s.items, `${path}[]`, out, depth + 1);
+  if (s.items && typeof s.items === "object" && !Array.isArray(s.items) && out.length < MAX_FIELD_LINES) {
+    const itemsPath = `${path}[]`;
+    const line = constraints(s.items as JsonSchema, undefined, itemsPath);
+    if (line) out.push(`- ${itemsPath}: ${line}`);
+    walk(s.items, itemsPath, out, depth + 1);
+  }
 }
 
-function constraints(schema: JsonSchema, required: boolean, path: string): string {
+/** One field's constraints in words; `required` is undefined for array items. */
+function constraints(schema: JsonSchema, required: boolean | undefined, path: string): string {
   if (schema === null || typeof schema !== "object") return "";
   const bits: string[] = [];
   if (schema.type) bits.push(Array.isArray(schema.type) ? schema.type.join(" or ") : String(schema.type));
-  bits.push(required ? "required" : "optional");
+  if (required !== undefined) bits.push(required ? "required" : "optional");
   const bound = (key: string, text: string) => {
     const v = schema[key];
     if (v !== undefined) bits.push(`${text} ${dataReference(v, path) ?? (typeof v === "object" ? JSON.stringify(v) : v)}`);

@@ -106,7 +106,7 @@ export function pointerToPath(pointer: string): string {
   for (const raw of pointer.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
     if (/^\d+$/.test(key)) out += `[${key}]`;
-    else if (/^[A-Za-z_$][\w$-]*$/.test(key)) out += out === "" ? key : `.${key}`;
+    else if (/^[A-Za-z_$][\w$]*$/.test(key)) out += out === "" ? key : `.${key}`;
     else out += `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
   }
   return out;
@@ -114,7 +114,7 @@ export function pointerToPath(pointer: string): string {
 
 /** A child field's readable path. */
 function join(path: string, key: string): string {
-  if (/^[A-Za-z_$][\w$-]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
+  if (/^[A-Za-z_$][\w$]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
   return `${path}[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
 }
 
@@ -150,10 +150,10 @@ function conditionNote(error: ErrorObject, root: unknown): string {
   return "";
 }
 
-/** Where a `$data` reference points, as a readable path, for "must be < 10 (health_check.interval_seconds)". */
-function dataReference(error: ErrorObject): string {
+/** Where a `$data` reference points, as a readable path, for "must be < 10 (the value of health_check.interval_seconds)". */
+function dataReference(error: ErrorObject): string | undefined {
   const schema = error.schema as { $data?: unknown } | undefined;
-  if (!schema || typeof schema !== "object" || typeof schema.$data !== "string") return "";
+  if (!schema || typeof schema !== "object" || typeof schema.$data !== "string") return undefined;
   const ref = schema.$data;
   const m = /^(\d+)(.*)$/.exec(ref);
   let target: string;
@@ -162,7 +162,7 @@ function dataReference(error: ErrorObject): string {
     const parts = error.instancePath.split("/").slice(1);
     target = "/" + [...parts.slice(0, Math.max(0, parts.length - up)), ...m[2].split("/").slice(1)].join("/");
   } else target = ref;
-  return ` (the value of ${pointerToPath(target) || "the root"})`;
+  return pointerToPath(target) || "the root";
 }
 
 function describeSchemaError(error: ErrorObject, maxValueChars: number): string | null {
@@ -184,7 +184,12 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "maximum":
     case "exclusiveMinimum":
     case "exclusiveMaximum":
-      return `${found}; it must be ${p.comparison} ${p.limit}${dataReference(error)}`;
+    {
+      const ref = dataReference(error);
+      if (ref === undefined) return `${found}; it must be ${p.comparison} ${p.limit}`;
+      if (typeof p.limit !== "number") return `${found}; it must be ${p.comparison} the value of ${ref}, which is ${describeValue(p.limit, maxValueChars)}, not a number`;
+      return `${found}; it must be ${p.comparison} ${p.limit} (the value of ${ref})`;
+    }
     case "multipleOf":
       return `${found}; it must be a multiple of ${p.multipleOf}`;
     case "minLength":
