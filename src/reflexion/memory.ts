@@ -172,6 +172,16 @@ const MIN_DEAD_BEFORE_COMPACTION = 1024;
 const SIGNATURE_BITS = 128;
 const SIGNATURE_INTS = SIGNATURE_BITS / 32;
 
+/**
+ * Layout of the per-slot dedup record in `dedupData`: probe stamp, number of
+ * dedup words, signature ints, padding to 8 ints (two records per cache line).
+ */
+const DEDUP_STAMP = 0;
+const DEDUP_SIZE = 1;
+const DEDUP_SIGNATURE = 2;
+const DEDUP_STRIDE = 8;
+if (DEDUP_SIGNATURE + SIGNATURE_INTS > DEDUP_STRIDE) throw new Error("dedup record layout overflow");
+
 /** Signature bit of a word (FNV-1a over UTF-16 code units, then mixed). */
 function signatureBit(word: string): number {
   let h = 0x811c9dc5;
@@ -214,17 +224,14 @@ export class LongTermMemory {
   private dedupIndex = new Map<string, number[]>();
 
   // Per-slot arrays, grown together (see ensureSlotCapacity).
-  /** Number of dedup words of each slot. */
-  private dedupSizes = new Int32Array(0);
-  /** Dedup word signature of each slot, SIGNATURE_INTS ints per slot. */
-  private signatures = new Int32Array(0);
+  /** Dedup record of each slot, DEDUP_STRIDE ints per slot. */
+  private dedupData = new Int32Array(0);
   /** Search scratch counters; all zero between calls. */
   private counts8 = new Uint8Array(0);
   private counts32 = new Uint32Array(0);
   /** Search scratch list of touched slots. */
   private touched = new Int32Array(0);
-  /** Dedup scratch marks of candidates already checked by the current probe. */
-  private visited = new Uint32Array(0);
+  /** Stamp marking the candidates already checked by the current dedup probe. */
   private probeGeneration = 0;
 
   constructor(opts: LongTermMemoryOptions) {
@@ -353,11 +360,15 @@ export class LongTermMemory {
         for (let i = 0; i < posting.length; i++) counts[posting[i]]++;
       }
       // Most recent first: once the heap is full only strictly higher counts get in.
+      let floor = 0;
       for (let slot = slots.length - 1; slot >= 0; slot--) {
         const count = counts[slot];
         if (count === 0) continue;
         counts[slot] = 0;
-        if (slots[slot] !== undefined) heap.offer(count, slot);
+        if (count > floor && slots[slot] !== undefined) {
+          heap.offer(count, slot);
+          if (heap.full) floor = heap.worstCount;
+        }
       }
     }
     return heap.sortedSlots().map((slot) => (slots[slot] as Slot).entry);
@@ -384,8 +395,20 @@ export class LongTermMemory {
     const bits = [...bitCounts.keys()];
     const bitWeights = bits.map((bit) => bitCounts.get(bit) as number);
 
+    // Misses of A's words allowed in a duplicate of size b (-1: no duplicate of
+    // that size is possible, since J <= min(a, b) / max(a, b)). Sizes beyond
+    // the table exceed a / t and are ruled out the same way.
+    const allowedMissesBySize = new Int32Array(Math.ceil(a / t) + 2);
+    for (let b = 0; b < allowedMissesBySize.length; b++) {
+      allowedMissesBySize[b] = b === 0 || Math.min(a, b) / Math.max(a, b) <= t ? -1 : a - minSharedForDuplicate(a, b);
+    }
+
+    if (this.probeGeneration >= 0x7fffffff) {
+      for (let i = DEDUP_STAMP; i < this.dedupData.length; i += DEDUP_STRIDE) this.dedupData[i] = 0;
+      this.probeGeneration = 0;
+    }
     const stamp = ++this.probeGeneration;
-    const { visited, dedupSizes, signatures, slots } = this;
+    const { dedupData, slots } = this;
     let best: Slot | undefined;
     let bestSlot = -1;
     let bestSimilarity = t;
@@ -394,16 +417,16 @@ export class LongTermMemory {
       if (posting === undefined) continue;
       candidates: for (let i = 0; i < posting.length; i++) {
         const slotNumber = posting[i];
-        if (visited[slotNumber] === stamp) continue;
-        visited[slotNumber] = stamp;
-        const b = dedupSizes[slotNumber];
-        if (b === 0 || Math.min(a, b) / Math.max(a, b) <= t) continue;
-        const allowedMisses = a - minSharedForDuplicate(a, b);
+        const base = slotNumber * DEDUP_STRIDE;
+        if (dedupData[base + DEDUP_STAMP] === stamp) continue;
+        dedupData[base + DEDUP_STAMP] = stamp;
+        const b = dedupData[base + DEDUP_SIZE];
+        const allowedMisses = b < allowedMissesBySize.length ? allowedMissesBySize[b] : -1;
+        if (allowedMisses < 0) continue;
         let misses = 0;
-        const base = slotNumber * SIGNATURE_INTS;
         for (let j = 0; j < bits.length; j++) {
           const bit = bits[j];
-          if ((signatures[base + (bit >>> 5)] & (1 << (bit & 31))) === 0) {
+          if ((dedupData[base + DEDUP_SIGNATURE + (bit >>> 5)] & (1 << (bit & 31))) === 0) {
             misses += bitWeights[j];
             if (misses > allowedMisses) continue candidates;
           }
@@ -432,12 +455,13 @@ export class LongTermMemory {
     this.slots.push(slot);
     this.slotById.set(slot.entry.id, slotNumber);
     for (const word of slot.taskWords) appendPosting(this.taskIndex, word, slotNumber);
-    this.dedupSizes[slotNumber] = slot.dedupWords.size;
-    const base = slotNumber * SIGNATURE_INTS;
+    const base = slotNumber * DEDUP_STRIDE;
+    this.dedupData.fill(0, base, base + DEDUP_STRIDE);
+    this.dedupData[base + DEDUP_SIZE] = slot.dedupWords.size;
     for (const word of slot.dedupWords) {
       appendPosting(this.dedupIndex, word, slotNumber);
       const bit = signatureBit(word);
-      this.signatures[base + (bit >>> 5)] |= 1 << (bit & 31);
+      this.dedupData[base + DEDUP_SIGNATURE + (bit >>> 5)] |= 1 << (bit & 31);
     }
   }
 
@@ -470,22 +494,16 @@ export class LongTermMemory {
     this.dedupIndex = new Map();
     this.head = 0;
     this.deadCount = 0;
-    this.signatures.fill(0);
     for (const slot of live) this.insert(slot);
   }
 
   private ensureSlotCapacity(needed: number): void {
-    const current = this.dedupSizes.length;
+    const current = this.touched.length;
     if (current >= needed) return;
     const size = Math.max(needed, current * 2, 64);
-    const grow = <T extends Int32Array | Uint32Array | Uint8Array>(old: T, make: (n: number) => T, perSlot = 1): T => {
-      const next = make(size * perSlot);
-      next.set(old);
-      return next;
-    };
-    this.dedupSizes = grow(this.dedupSizes, (n) => new Int32Array(n));
-    this.signatures = grow(this.signatures, (n) => new Int32Array(n), SIGNATURE_INTS);
-    this.visited = grow(this.visited, (n) => new Uint32Array(n));
+    const dedupData = new Int32Array(size * DEDUP_STRIDE);
+    dedupData.set(this.dedupData);
+    this.dedupData = dedupData;
     // Search scratch is all zero between calls, so it is simply reallocated.
     this.counts8 = new Uint8Array(size);
     this.counts32 = new Uint32Array(size);
@@ -508,6 +526,15 @@ class TopK {
   private readonly slots: number[] = [];
 
   constructor(private readonly capacity: number) {}
+
+  get full(): boolean {
+    return this.counts.length >= this.capacity;
+  }
+
+  /** Count of the worst kept pair (the heap root); meaningful when not empty. */
+  get worstCount(): number {
+    return this.counts[0];
+  }
 
   /** Whether (c1, s1) ranks below (c2, s2). */
   private static worse(c1: number, s1: number, c2: number, s2: number): boolean {

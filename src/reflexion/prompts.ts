@@ -4,7 +4,7 @@ import type { StepRecord } from "./memory.js";
 
 /** Default system prompt for the actor. */
 export const REFLEXION_PROMPT = [
-  "You are a capable assistant that improves through self-reflection.",
+  "You are a capable assistant that gets better with every attempt.",
   "Answer the task completely and accurately, with clear structure.",
   "When lessons from earlier attempts are given, apply them.",
 ].join(" ");
