@@ -51,7 +51,9 @@ export class ProviderError extends Error {
     // The client has already retried HTTP errors, connection faults and timeouts with backoff;
     // anything else (a malformed body, no choices) is worth another try at the node level.
     const clientRetried = status !== undefined || /Connection|Timeout|Abort/i.test(String(e?.name ?? ""));
-    const transient = !clientRetried;
+    // LangChain's client stops at once on a 429 without retry-after ("capacity") and leaves the waiting to the caller.
+    const capacity = (error as { rateLimitType?: unknown })?.rateLimitType === "capacity";
+    const transient = !clientRetried || capacity;
     return new ProviderError(`${prefix}: ${kind}${truncate(said, 500)}`, { cause: error, status, node, transient });
   }
 }

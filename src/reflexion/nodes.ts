@@ -13,6 +13,7 @@ import { ProviderError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { extractJson } from "../shared/json.js";
 import { callModel } from "../shared/model-call.js";
+import { bound } from "../shared/text.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
 import { validateAgainstSpec } from "../validation/validate.js";
@@ -97,6 +98,11 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
 
 export type ReflexionOperations = ReturnType<typeof makeReflexionOperations>;
 
+/** Longest text kept in a step record, so that a flood from the model cannot bloat state and memory. */
+export const MAX_RECORDED_TEXT_CHARS = 50_000;
+
+const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
+
 /** Usage bookkeeping shared by every model-calling node. */
 function spent(state: ReflexionStateType, usage: TokenUsage): Pick<ReflexionUpdate, "usage" | "taskUsage"> {
   return { usage, taskUsage: addUsage(state.taskUsage, usage) };
@@ -119,26 +125,26 @@ export function makeReflexionNodes(options: ReflexionNodeOptions) {
   async function actor(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.act(cfg, task(state), state.memories, config);
-    return { response: answer.text, ...spent(state, answer.usage) };
+    return { response: recorded(answer.text), ...spent(state, answer.usage) };
   }
 
   async function refine(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.refine(cfg, task(state), state.response, state.evaluation, state.reflection, state.validationErrors, config);
-    return { response: answer.text, ...spent(state, answer.usage) };
+    return { response: recorded(answer.text), ...spent(state, answer.usage) };
   }
 
   async function evaluator(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const validationErrors = ops.gate(cfg, state.response);
     const result = await ops.evaluate(cfg, task(state), state.response, validationErrors, config);
-    return { evaluation: result.evaluation, score: result.score, validationErrors, ...spent(state, result.usage) };
+    return { evaluation: recorded(result.evaluation), score: result.score, validationErrors, ...spent(state, result.usage) };
   }
 
   async function reflector(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.reflect(cfg, task(state), state.response, state.evaluation, state.validationErrors, config);
-    return { reflection: answer.text, pending: true, ...spent(state, answer.usage) };
+    return { reflection: recorded(answer.text), pending: true, ...spent(state, answer.usage) };
   }
 
   async function memory(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {

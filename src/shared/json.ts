@@ -39,7 +39,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
     const scan = scanBrackets(text, maxDepth);
     if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
     const whole = parse(text);
-    if (whole.ok) return { ok: true, value: whole.value, source: "bare" };
+    if (whole.ok) return accept(text, whole.value, "bare");
     if (first === "{" || first === "[") {
       // It starts like JSON: report its own error, unless it is one clean object followed by
       // prose, or a later part is a clean object (both are read as prose below).
@@ -57,11 +57,15 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
   if (fences.length > 0) {
     const parsed: unknown[] = [];
     let firstError: string | undefined;
+    let parsedBody = "";
     for (const fence of fences) {
       const scan = scanBrackets(fence.body, maxDepth);
       if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
       const result = parse(fence.body);
-      if (result.ok) parsed.push(result.value);
+      if (result.ok) {
+        parsed.push(result.value);
+        parsedBody = fence.body;
+      }
       else if (firstError === undefined && (fence.lang === "" || /json/i.test(fence.lang) || /^\s*[{[]/.test(fence.body))) {
         const locate = (pos: number) => {
           const at = lineAndColumn(fence.body, pos);
@@ -71,7 +75,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
         firstError = `The ${fence.closed ? "" : "unclosed "}${fence.marker}${fence.lang} block starting at line ${fence.line} is not valid JSON: ${detail}`;
       }
     }
-    if (parsed.length === 1) return { ok: true, value: parsed[0], source: "fence" };
+    if (parsed.length === 1) return accept(parsedBody, parsed[0], "fence");
     if (parsed.length > 1) return fail(`The answer has ${parsed.length} separate JSON blocks; reply with exactly one JSON object.`);
     if (firstError) return fail(firstError);
   }
@@ -80,18 +84,22 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
   const scan = scanBrackets(text, maxDepth, "{");
   if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
   const candidates: unknown[] = [];
+  let candidateBody = "";
   let firstError: string | undefined;
   for (const seg of scan.segments) {
     const body = text.slice(seg.start, seg.end);
     const result = parse(body);
-    if (result.ok) candidates.push(result.value);
+    if (result.ok) {
+      candidates.push(result.value);
+      candidateBody = body;
+    }
     else if (firstError === undefined) {
       const at = lineAndColumn(text, seg.start);
       const { detail } = parseProblem(body, result.error, undefined, (pos) => lineAndColumn(text, seg.start + pos));
       firstError = `The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${detail}`;
     }
   }
-  if (candidates.length === 1) return { ok: true, value: candidates[0], source: "prose" };
+  if (candidates.length === 1) return accept(candidateBody, candidates[0], "prose");
   if (candidates.length > 1) return fail(`The answer has ${candidates.length} separate JSON objects; reply with exactly one JSON object.`);
   if (firstError) return fail(firstError);
   if (scan.unclosedAt !== undefined) {
@@ -111,6 +119,58 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
 
 function fail(error: string): ExtractResult {
   return { ok: false, error };
+}
+
+/** The value read, unless its text names a field twice (JSON.parse would silently keep the last one). */
+function accept(json: string, value: unknown, source: JsonSource): ExtractResult {
+  const duplicate = findDuplicateKey(json);
+  if (duplicate) {
+    const where = duplicate.path === "" ? "the top-level object" : duplicate.path;
+    return fail(`The JSON names the field ${quote(duplicate.key, 40)} twice in ${where}; each field may appear only once.`);
+  }
+  return { ok: true, value, source };
+}
+
+/**
+ * The first object key that appears twice in the same object of a valid JSON
+ * text, with the path of that object; one linear pass.
+ */
+export function findDuplicateKey(json: string): { key: string; path: string } | null {
+  type Frame = { object: boolean; keys?: Set<string>; label: string; index: number; expectKey: boolean };
+  const stack: Frame[] = [];
+  let pendingLabel = "";
+  const pathOf = () => stack.map((f) => f.label).filter((l) => l !== "").join("").replace(/^\./, "");
+  for (let i = 0; i < json.length; i++) {
+    const c = json.charCodeAt(i);
+    if (c === 34 /* " */) {
+      const start = i;
+      for (i++; i < json.length; i++) {
+        const d = json.charCodeAt(i);
+        if (d === 92) i++;
+        else if (d === 34) break;
+      }
+      const top = stack[stack.length - 1];
+      if (top?.object && top.expectKey) {
+        const key = JSON.parse(json.slice(start, i + 1)) as string;
+        if (top.keys!.has(key)) return { key, path: pathOf() };
+        top.keys!.add(key);
+        top.expectKey = false;
+        pendingLabel = /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key.slice(0, 40))}]`;
+      }
+      continue;
+    }
+    if (c === 123 /* { */ || c === 91 /* [ */) {
+      const parent = stack[stack.length - 1];
+      const label = parent === undefined ? "" : parent.object ? pendingLabel : `[${parent.index}]`;
+      stack.push({ object: c === 123, keys: c === 123 ? new Set() : undefined, label, index: 0, expectKey: c === 123 });
+    } else if (c === 125 || c === 93) stack.pop();
+    else if (c === 44 /* , */) {
+      const top = stack[stack.length - 1];
+      if (top?.object) top.expectKey = true;
+      else if (top) top.index++;
+    }
+  }
+  return null;
 }
 
 function tooDeepMessage(maxDepth: number): string {

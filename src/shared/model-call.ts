@@ -21,9 +21,9 @@ export function isTransientProviderError(error: unknown): boolean {
 /** Node-level retry for transient provider faults the client does not retry itself (e.g. an empty answer). */
 export const PROVIDER_RETRY_POLICY = {
   maxAttempts: 3,
-  initialInterval: 250,
+  initialInterval: 1_000,
   backoffFactor: 2,
-  maxInterval: 5_000,
+  maxInterval: 10_000,
   retryOn: isTransientProviderError,
 };
 
@@ -38,14 +38,17 @@ export async function callModel(
   } catch (error) {
     throw ProviderError.from(error, options.node);
   }
-  if (message === null || typeof message !== "object" || message.content === null || message.content === undefined) {
+  const text = message !== null && typeof message === "object" ? textOf(message.content) : "";
+  // No content at all (OpenAI-compatible servers send `content: null` this way) is a provider
+  // fault worth another try, not an answer; whitespace is an answer, and the parser says what is wrong with it.
+  if (text.length === 0 && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  return { text: textOf(message.content), usage: usageOf(message) };
+  return { text, usage: usageOf(message) };
 }
 
 /** The text of a message's content: a string, or the text parts of a content array. */
-export function textOf(content: AIMessage["content"]): string {
+export function textOf(content: AIMessage["content"] | null | undefined): string {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return "";
   return content

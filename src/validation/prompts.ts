@@ -5,6 +5,10 @@ import { bound } from "../shared/text.js";
 
 /** Longest previous answer echoed back in a retry prompt. */
 export const MAX_ECHOED_OUTPUT_CHARS = 4_000;
+/** Longest error list sent back in a retry prompt (the validator caps the count and each message too). */
+export const MAX_ERRORS_SECTION_CHARS = 8_000;
+/** Upper bound on everything a retry prompt adds to the request: echoed output, errors and instructions. */
+export const MAX_FEEDBACK_CHARS = MAX_ECHOED_OUTPUT_CHARS + MAX_ERRORS_SECTION_CHARS + 500;
 
 export function generationSystemPrompt(spec: Spec): string {
   return [
@@ -24,7 +28,7 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
   return [
     `Request:\n${request}`,
     `Your previous answer:\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
-    `A validator rejected it with these errors:\n${errors.map((e) => `- ${e}`).join("\n")}`,
+    `A validator rejected it with these errors:\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`,
     "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
   ].join("\n\n");
 }

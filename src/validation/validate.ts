@@ -62,7 +62,13 @@ function runRule(rule: BusinessRule, document: unknown): string | string[] | nul
     if (!found.present || !hasType(found.value, type)) return null;
     values[path] = found.value;
   }
-  const outcome = rule.check(values, document);
+  let outcome: string | string[] | null;
+  try {
+    outcome = rule.check(values, document);
+  } catch (error) {
+    // A rule that throws is a bug in the spec; never let it pass the value as valid.
+    return `rule ${JSON.stringify(rule.id)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`;
+  }
   if (Array.isArray(outcome)) return outcome.length > 0 ? outcome : null;
   return outcome;
 }
@@ -177,6 +183,9 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "type": {
       const expected = String(p.type).split(",").map(article).join(" or ");
       const shown = describeValue(error.data, maxValueChars);
+      if (typeof error.data === "number" && !Number.isFinite(error.data)) {
+        return `${at} is ${shown} (a number out of range, e.g. 1e400 or NaN); it must be a finite ${String(p.type).split(",").join(" or ")}`;
+      }
       const kind = error.data === null || typeof error.data === "object" ? "" : ` (${typeName(error.data)})`;
       return `${at} is ${shown}${kind}; it must be ${expected}`;
     }

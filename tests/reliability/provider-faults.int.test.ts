@@ -1,0 +1,24 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runPersistentFaults, runTransientFaults } from "./provider-faults.js";
+
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+beforeAll(() => void process.on("unhandledRejection", onUnhandled));
+afterAll(() => void process.off("unhandledRejection", onUnhandled));
+
+describe("provider faults through ChatOpenAI", () => {
+  it("each transient fault is retried with backoff and never counts as a validation attempt (JSON and SSE)", async () => {
+    const results = await runTransientFaults();
+    expect(results.length).toBe(20);
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+  }, 240_000);
+
+  it("a persistent fault ends the run with an error naming the provider's words; the checkpoint keeps attempt 1 and resumes", async () => {
+    const results = await runPersistentFaults();
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+  }, 240_000);
+
+  it("no unhandled promise rejection", () => {
+    expect(unhandled).toEqual([]);
+  });
+});
