@@ -3,13 +3,13 @@
  * package's model factory, against the scripted OpenAI-compatible server, in
  * plain JSON and in SSE streaming, through the compiled graphs and the CLI.
  */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readEnvironment } from "../../src/configuration.js";
 import { createChatModel } from "../../src/models.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
+import { runCli } from "../support/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
@@ -82,21 +82,6 @@ describe("reflexion through ChatOpenAI over HTTP", () => {
     expect(steps[0][0].reflection).toBe("Keep examples short.");
   });
 });
-
-function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/generate.ts", ...args], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 describe("command line against the scripted server", () => {
   const env = () => ({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" });
