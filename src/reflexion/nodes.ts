@@ -62,7 +62,8 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
     return resolveModel(options.model, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
   };
   const call = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) =>
-    callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config });
+    // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
+    callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
 
   return {
     settings,

@@ -172,7 +172,8 @@ function readScoreAfter(text: string, start: number): number | null {
   const den = readDenominator(text, num.end);
   const score = den !== null && den > 0 && Number.isFinite(den) ? value / den : value / 10;
   if (Number.isNaN(score)) return null;
-  return Math.min(1, Math.max(0, score));
+  // Round away binary noise (9.2 / 10 is 0.9199999999999999) so that scores read as written.
+  return Math.round(Math.min(1, Math.max(0, score)) * 1e9) / 1e9;
 }
 
 /**

@@ -30,7 +30,7 @@ export const PROVIDER_RETRY_POLICY = {
 export async function callModel(
   model: BaseChatModel,
   messages: BaseMessage[],
-  options: { node: string; config?: RunnableConfig },
+  options: { node: string; config?: RunnableConfig; allowEmpty?: boolean },
 ): Promise<ModelAnswer> {
   let message: AIMessage;
   try {
@@ -41,7 +41,7 @@ export async function callModel(
   const text = message !== null && typeof message === "object" ? textOf(message.content) : "";
   // No content at all (OpenAI-compatible servers send `content: null` this way) is a provider
   // fault worth another try, not an answer; whitespace is an answer, and the parser says what is wrong with it.
-  if (text.length === 0 && !(message?.tool_calls && message.tool_calls.length > 0)) {
+  if (text.length === 0 && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
   return { text, usage: usageOf(message) };
