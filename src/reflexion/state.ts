@@ -1,7 +1,7 @@
 /** State of the Reflexion graph: tasks in; per-task results, step records, outcomes and usage out. */
-import { StateSchema } from "@langchain/langgraph";
+import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
-import { TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StepRecordSchema = z
   .object({
@@ -35,7 +35,7 @@ export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistan
 
 const tasks = z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)");
 
-export const ReflexionInputSchema = new StateSchema({ tasks });
+export const ReflexionInputSchema = stateObject({ tasks });
 
 const outputs = {
   results: z.array(z.string().nullable()).default([]).describe("The best response per task, in order (null if a task failed before any response)"),
@@ -45,9 +45,9 @@ const outputs = {
   usage: usageChannel(),
 };
 
-export const ReflexionOutputSchema = new StateSchema(outputs);
+export const ReflexionOutputSchema = stateObject(outputs);
 
-export const ReflexionState = new StateSchema({
+export const ReflexionState = stateObject({
   tasks,
   ...outputs,
   /** Index of the task in progress; -1 before the first. */
@@ -76,5 +76,5 @@ export const ReflexionState = new StateSchema({
   next: z.enum(["actor", "refine", "__end__"]).default("actor"),
 });
 
-export type ReflexionStateType = typeof ReflexionState.State;
-export type ReflexionUpdate = typeof ReflexionState.Update;
+export type ReflexionStateType = z.output<typeof ReflexionState>;
+export type ReflexionUpdate = UpdateType<typeof ReflexionState>;

@@ -1,9 +1,12 @@
 /**
- * State definitions both graphs share: the token-usage ledger and the
- * append-only list channel used for per-attempt and per-step records.
- * Zod schemas (not Annotation) so that Studio gets real forms and types.
+ * State definitions both graphs share: the token-usage ledger, the
+ * append-only list channel used for per-attempt and per-step records, and
+ * `stateObject`, which builds a graph's state, input or output schema.
+ * Plain zod v4 objects (not Annotation, not StateSchema) so that the LangGraph
+ * server gives Studio forms with descriptions and defaults for the state, the
+ * input, the output and the run configuration.
  */
-import { ReducedValue } from "@langchain/langgraph";
+import { registry } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "./usage.js";
 
@@ -18,14 +21,33 @@ export const TokenUsageSchema = z
 
 /** A usage channel: each update is added to the running total. */
 export function usageChannel(description = "Total token usage of the run") {
-  return new ReducedValue(TokenUsageSchema.default({ ...ZERO_USAGE }).describe(description), {
-    reducer: (total: TokenUsage, next: TokenUsage) => addUsage(total, next),
+  // The default lives in the registry (the channel's initial value) and in the
+  // metadata (the JSON Schema): a zod .default() would make the type optional.
+  return TokenUsageSchema.meta({ description, default: { ...ZERO_USAGE } }).register(registry, {
+    reducer: { fn: (total: TokenUsage, next: TokenUsage) => addUsage(total, next) },
+    default: () => ({ ...ZERO_USAGE }),
   });
 }
 
 /** An append-only list channel: each update's items are appended. */
 export function appendChannel<T extends z.ZodType>(item: T, description: string) {
-  return new ReducedValue(z.array(item).default([]).describe(description), {
-    reducer: (list: z.output<T>[], next: z.output<T>[]) => list.concat(next),
-  });
+  return z
+    .array(item)
+    .meta({ description, default: [] })
+    .register(registry, {
+      reducer: { fn: (list: z.output<T>[], next: z.output<T>[]) => list.concat(next) },
+      default: () => [],
+    });
+}
+
+/**
+ * A zod object whose fields' `.default()` values are also the initial values
+ * of the graph's channels (LangGraph reads channel defaults from its schema
+ * registry, not from zod itself).
+ */
+export function stateObject<T extends z.core.$ZodLooseShape>(shape: T) {
+  for (const field of Object.values(shape) as z.ZodType[]) {
+    if (field instanceof z.ZodDefault && !registry.has(field)) field.register(registry, {});
+  }
+  return z.object(shape);
 }

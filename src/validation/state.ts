@@ -1,7 +1,7 @@
 /** State of the validation graph: input, per-attempt records and the explicit outcome. */
-import { StateSchema } from "@langchain/langgraph";
+import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
-import { appendChannel, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StopReasonSchema = z
   .enum(["valid", "max_attempts", "no_progress"])
@@ -19,22 +19,22 @@ export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
 const request = z.string().describe("What to generate, in plain words, e.g. 'A deployment config for payments-api with 8 replicas'");
 
-export const ValidationInputSchema = new StateSchema({ request });
+export const ValidationInputSchema = stateObject({ request });
 
 const outcome = {
   success: z.boolean().default(false).describe("True only when the last attempt passed the validator"),
   result: z.unknown().default(null).describe("The parsed value of the last attempt (null when it was not JSON)"),
   errors: z.array(z.string()).default([]).describe("The last attempt's validation errors"),
   attempts: z.number().default(0).describe("Attempts made (model answers received)"),
-  stopReason: StopReasonSchema.nullable().default(null),
+  stopReason: StopReasonSchema.nullable().default(null).describe("Why the run ended (valid, max_attempts, no_progress); null until it ends"),
   spec: z.string().default("").describe("Name of the spec the output was validated against"),
   history: appendChannel(AttemptRecordSchema, "One record per attempt: raw output, errors, token usage"),
   usage: usageChannel(),
 };
 
-export const ValidationOutputSchema = new StateSchema(outcome);
+export const ValidationOutputSchema = stateObject(outcome);
 
-export const ValidationState = new StateSchema({
+export const ValidationState = stateObject({
   request,
   ...outcome,
   /** The latest answer, waiting for the validate node. */
@@ -45,5 +45,5 @@ export const ValidationState = new StateSchema({
     .describe("The latest model answer, before validation"),
 });
 
-export type ValidationStateType = typeof ValidationState.State;
-export type ValidationUpdate = typeof ValidationState.Update;
+export type ValidationStateType = z.output<typeof ValidationState>;
+export type ValidationUpdate = UpdateType<typeof ValidationState>;

@@ -1,0 +1,360 @@
+/**
+ * End to end: both graphs on the LangGraph dev server (`langgraphjs dev`),
+ * driven through the official SDK, with a scripted OpenAI-compatible model
+ * server (no network, no API key). The model's replies depend only on who is
+ * asking (the system prompt) and what (the user prompt), never on call order.
+ *
+ * Two server instances run one after the other: one with auth off (the
+ * default), one with LANGGRAPH_API_KEYS set.
+ */
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { startDevServer, type DevServer } from "../support/dev-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
+
+const TEST_TIMEOUT = 120_000;
+const START_TIMEOUT = 180_000;
+
+const VALID_CONFIG = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
+/** Breaks one cross-field rule: replicas > 5 needs resources.cpu_limit >= 1.0 (it is 0.5). */
+const INVALID_CONFIG = { ...VALID_CONFIG, replicas: 8 };
+const CPU_ERROR = "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0";
+
+const TIME_WINDOW_SPEC = {
+  name: "time-window",
+  description: "A time window in whole seconds.",
+  schema: {
+    type: "object",
+    required: ["start", "end"],
+    properties: {
+      start: { type: "integer", minimum: 0 },
+      end: { type: "integer", exclusiveMinimum: { $data: "1/start" } },
+    },
+  },
+};
+
+const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
+const user = (req: RecordedRequest) => req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+/** The task named in a Reflexion prompt ("Task:\n<task>\n\n…"). */
+const taskOf = (prompt: string) => /Task:\n(.*)/.exec(prompt)?.[1] ?? "";
+
+/** The scripted model: one role per system prompt. */
+function respond(req: RecordedRequest): ScriptedReply {
+  const sys = system(req);
+  const prompt = user(req);
+  if (sys.startsWith("You write JSON objects of this kind")) {
+    const retry = prompt.includes("A validator rejected it");
+    if (sys.includes(TIME_WINDOW_SPEC.description)) return JSON.stringify(retry ? { start: 10, end: 20 } : { start: 10, end: 5 });
+    return JSON.stringify(retry ? VALID_CONFIG : INVALID_CONFIG);
+  }
+  if (sys.includes("evaluator")) return "Accurate but thin: it lacks a concrete example.\nFinal score: 7/10";
+  if (sys.includes("reflect")) return `Lesson from "${taskOf(prompt)}": open with one concrete example.`;
+  if (sys === REFLEXION_PROMPT) return `An answer to: ${taskOf(prompt)}`;
+  return { fault: "status", status: 400, body: { error: { message: `unexpected system prompt: ${sys.slice(0, 80)}` } } };
+}
+
+const actorPrompts = (requests: RecordedRequest[]) => requests.filter((r) => system(r) === REFLEXION_PROMPT).map(user);
+
+/** Runs `fn`; on failure, appends the server's recent output to the error. */
+function withServerOutput(server: () => DevServer | undefined, fn: () => Promise<void>) {
+  return async () => {
+    try {
+      await fn();
+    } catch (error) {
+      const tail = server()?.tail(6_000);
+      if (tail && error instanceof Error) error.message += `\n--- langgraphjs dev output (tail) ---\n${tail}`;
+      throw error;
+    }
+  };
+}
+
+async function startAll(env: Record<string, string>): Promise<{ model: ScriptedServer; server: DevServer }> {
+  const model = await startScriptedOpenAIServer({ responder: respond });
+  try {
+    const server = await startDevServer({
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0", ...env },
+      startTimeoutMs: START_TIMEOUT - 20_000,
+    });
+    return { model, server };
+  } catch (error) {
+    await model.close();
+    throw error;
+  }
+}
+
+describe("LangGraph server, auth off", () => {
+  let model: ScriptedServer;
+  let server: DevServer | undefined;
+  let client: Client;
+  const test = (name: string, fn: () => Promise<void>) => it(name, withServerOutput(() => server, fn), TEST_TIMEOUT);
+
+  beforeAll(async () => {
+    ({ model, server } = await startAll({ LANGGRAPH_API_KEYS: "" }));
+    client = new Client({ apiUrl: server.url, apiKey: null });
+  }, START_TIMEOUT);
+
+  afterAll(async () => {
+    await server?.stop();
+    await model?.close();
+  }, 60_000);
+
+  test("lists both graphs; their schemas carry descriptions and defaults; their graphs show the design's nodes", async () => {
+    const assistants = await client.assistants.search({ limit: 100 });
+    const byGraph = new Map(assistants.map((a) => [a.graph_id, a.assistant_id]));
+    expect([...byGraph.keys()].sort()).toEqual(["reflexion", "validation"]);
+
+    const validation = await client.assistants.getSchemas(byGraph.get("validation")!);
+    const vInput = validation.input_schema as { properties: Record<string, { description?: string }> };
+    expect(vInput.properties.request.description).toMatch(/What to generate/);
+    for (const config of [validation.config_schema, validation.context_schema]) {
+      const props = (config as { properties: Record<string, { description?: string; default?: unknown }> }).properties;
+      expect(props.spec).toMatchObject({ default: "deployment-config" });
+      expect(props.spec.description).toMatch(/built-in name/);
+      expect(props.maxAttempts).toMatchObject({ default: 3 });
+      expect(props.maxAttempts.description).toMatch(/1-10/);
+      expect(props.model.description).toMatch(/LLM_MODEL/);
+      expect(props.stopOnNoProgress).toMatchObject({ default: false });
+    }
+    const vOutput = validation.output_schema as { properties: Record<string, { description?: string }> };
+    expect(Object.keys(vOutput.properties)).toEqual(expect.arrayContaining(["success", "result", "errors", "attempts", "stopReason", "history", "usage"]));
+    expect(vOutput.properties.success.description).toMatch(/validator/);
+
+    const reflexion = await client.assistants.getSchemas(byGraph.get("reflexion")!);
+    const rInput = reflexion.input_schema as { properties: Record<string, { description?: string; type?: string }> };
+    expect(rInput.properties.tasks).toMatchObject({ type: "array" });
+    expect(rInput.properties.tasks.description).toMatch(/Tasks to run/);
+    for (const config of [reflexion.config_schema, reflexion.context_schema]) {
+      const props = (config as { properties: Record<string, { description?: string; default?: unknown }> }).properties;
+      expect(props.maxLoops).toMatchObject({ default: 3 });
+      expect(props.maxLoops.description).toMatch(/1-10/);
+      expect(props.memoryCapacity).toMatchObject({ default: 100 });
+      expect(props.useMemory).toMatchObject({ default: true });
+      expect(props.agentName).toMatchObject({ default: "reflexion-agent" });
+      for (const field of ["model", "actorModel", "evaluatorModel", "reflectorModel", "systemPrompt", "spec"]) {
+        expect(props[field]?.description, field).toBeTruthy();
+      }
+    }
+    const rOutput = reflexion.output_schema as { properties: Record<string, { description?: string }> };
+    expect(rOutput.properties.results.description).toMatch(/best response per task/);
+
+    const nodes = async (graphId: string) =>
+      (await client.assistants.getGraph(byGraph.get(graphId)!)).nodes.map((n) => String(n.id));
+    expect(await nodes("validation")).toEqual(expect.arrayContaining(["generate", "validate"]));
+    expect(await nodes("reflexion")).toEqual(expect.arrayContaining(["memory", "actor", "evaluator", "reflector", "refine"]));
+  });
+
+  test("a validation run ends valid after one corrected attempt; the thread's history shows each attempt", async () => {
+    const thread = await client.threads.create();
+    const out = (await client.runs.wait(thread.thread_id, "validation", {
+      input: { request: "A deployment config for payments-api with 8 replicas" },
+      context: { maxAttempts: 3 },
+    })) as Record<string, unknown> & { history: Array<{ attempt: number; valid: boolean; errors: string[] }> };
+    expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2, errors: [], result: VALID_CONFIG, spec: "deployment-config" });
+    expect(out.history.map((h) => [h.attempt, h.valid])).toEqual([
+      [1, false],
+      [2, true],
+    ]);
+    expect(out.history[0].errors).toContain(CPU_ERROR);
+
+    const states = await client.threads.getHistory<{ attempts: number; history?: unknown[]; errors?: string[] }>(thread.thread_id, { limit: 50 });
+    const chronological = [...states].reverse();
+    // Step by step: input, then generate → validate per attempt, then done.
+    expect(chronological.map((s) => s.next)).toEqual([["__start__"], ["generate"], ["validate"], ["generate"], ["validate"], []]);
+    const afterValidate = chronological.filter((_, i) => i > 0 && chronological[i - 1].next[0] === "validate");
+    expect(afterValidate.map((s) => [s.values.attempts, s.values.history?.length, s.values.errors])).toEqual([
+      [1, 1, [CPU_ERROR]],
+      [2, 2, []],
+    ]);
+  });
+
+  test("a streamed validation run yields per-node updates in order, and model tokens", async () => {
+    const thread = await client.threads.create();
+    const updates: Array<[string, Record<string, unknown>]> = [];
+    for await (const chunk of client.runs.stream(thread.thread_id, "validation", {
+      input: { request: "A deployment config for payments-api with 8 replicas" },
+      streamMode: "updates",
+    })) {
+      if (chunk.event === "updates") for (const [node, update] of Object.entries(chunk.data as Record<string, Record<string, unknown>>)) updates.push([node, update]);
+    }
+    expect(updates.map(([node]) => node)).toEqual(["generate", "validate", "generate", "validate"]);
+    expect(updates[1][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
+    expect(updates[3][1]).toMatchObject({ success: true, errors: [], stopReason: "valid" });
+
+    const before = model.requests.length;
+    const tokens: Array<{ node: string; id: string; content: string }> = [];
+    for await (const chunk of client.runs.stream(null, "validation", {
+      input: { request: "A deployment config for payments-api with 8 replicas" },
+      streamMode: "messages-tuple",
+    })) {
+      if (chunk.event !== "messages") continue;
+      const [message, metadata] = chunk.data as [{ id?: string; content?: unknown }, { langgraph_node?: string }];
+      if (typeof message.content === "string" && message.content.length > 0) {
+        tokens.push({ node: metadata.langgraph_node ?? "", id: message.id ?? "", content: message.content });
+      }
+    }
+    expect(model.requests.slice(before).every((r) => r.stream)).toBe(true);
+    const messageIds = [...new Set(tokens.map((t) => t.id))];
+    expect(messageIds).toHaveLength(2); // one streamed answer per attempt
+    expect(tokens.every((t) => t.node === "generate")).toBe(true);
+    const texts = messageIds.map((id) => tokens.filter((t) => t.id === id).map((t) => t.content));
+    for (const pieces of texts) expect(pieces.length).toBeGreaterThan(1); // several chunks, not one final message
+    expect(texts.map((pieces) => JSON.parse(pieces.join("")))).toEqual([INVALID_CONFIG, VALID_CONFIG]);
+  });
+
+  test("reflexion: one result per task; memories go to the store and reach the next run's actor", async () => {
+    const first = (await client.runs.wait(null, "reflexion", {
+      input: { tasks: ["Explain recursion to a beginner", "Explain closures in JavaScript"] },
+      context: { maxLoops: 1 },
+    })) as { results: string[]; outcomes: Array<{ stopReason: string }>; steps: unknown[][] };
+    expect(first.results).toEqual(["An answer to: Explain recursion to a beginner", "An answer to: Explain closures in JavaScript"]);
+    expect(first.outcomes.map((o) => o.stopReason)).toEqual(["max_loops", "max_loops"]);
+    expect(first.steps.map((s) => s.length)).toEqual([1, 1]);
+
+    const { items } = await client.store.searchItems(["reflexion", "anonymous", "reflexion-agent", "entries"], { limit: 100 });
+    const reflections = items.map((i) => (i.value as { reflection: string }).reflection);
+    const lesson = 'Lesson from "Explain recursion to a beginner": open with one concrete example.';
+    expect(reflections).toContain(lesson);
+
+    const before = model.requests.length;
+    const thread = await client.threads.create();
+    const second = (await client.runs.wait(thread.thread_id, "reflexion", {
+      input: { tasks: ["Explain recursion with an example"] },
+      context: { maxLoops: 1 },
+    })) as { results: string[] };
+    expect(second.results).toEqual(["An answer to: Explain recursion with an example"]);
+    const [actorPrompt] = actorPrompts(model.requests.slice(before));
+    expect(actorPrompt).toContain("Lessons from earlier attempts");
+    expect(actorPrompt).toContain(lesson);
+  });
+
+  test("a run configured with an inline JSON spec through context works", async () => {
+    const out = (await client.runs.wait(null, "validation", {
+      input: { request: "A window from second 10 to second 20" },
+      context: { spec: TIME_WINDOW_SPEC, maxAttempts: 2 },
+    })) as { success: boolean; spec: string; result: unknown; history: Array<{ errors: string[] }> };
+    expect(out).toMatchObject({ success: true, spec: "time-window", result: { start: 10, end: 20 } });
+    expect(out.history).toHaveLength(2);
+    expect(out.history[0].errors.join("\n")).toMatch(/end/);
+  });
+
+  test("a bad configuration is refused with a clear error before any model call, not a hung run", async () => {
+    const before = model.requests.length;
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "validation", {
+      input: { request: "A deployment config for payments-api" },
+      context: { maxAttempts: 0 },
+    });
+    await client.runs.join(thread.thread_id, run.run_id);
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe("error");
+    expect((await client.threads.get(thread.thread_id)).status).toBe("error");
+
+    await expect(
+      client.runs.wait(null, "validation", { input: { request: "A deployment config for payments-api" }, context: { maxAttempts: 0 } }),
+    ).rejects.toThrow(/maxAttempts must be an integer from 1 to 10/);
+    expect(model.requests.length).toBe(before);
+  });
+});
+
+describe("LangGraph server, auth on (LANGGRAPH_API_KEYS)", () => {
+  let model: ScriptedServer;
+  let server: DevServer | undefined;
+  let alice: Client;
+  let bob: Client;
+  const test = (name: string, fn: () => Promise<void>) => it(name, withServerOutput(() => server, fn), TEST_TIMEOUT);
+
+  beforeAll(async () => {
+    ({ model, server } = await startAll({ LANGGRAPH_API_KEYS: "alice-key:alice,bob-key:bob" }));
+    alice = new Client({ apiUrl: server.url, apiKey: "alice-key" });
+    bob = new Client({ apiUrl: server.url, apiKey: "bob-key" });
+  }, START_TIMEOUT);
+
+  afterAll(async () => {
+    await server?.stop();
+    await model?.close();
+  }, 60_000);
+
+  test("a request without a valid key gets 401; x-api-key and Authorization: Bearer both work", async () => {
+    const search = (headers: Record<string, string>) =>
+      fetch(`${server!.url}/threads/search`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: "{}" });
+    expect((await search({})).status).toBe(401);
+    expect((await search({ "x-api-key": "mallory-key" })).status).toBe(401);
+    expect((await search({ authorization: "Bearer mallory-key" })).status).toBe(401);
+    expect((await search({ "x-api-key": "alice-key" })).status).toBe(200);
+    expect((await search({ authorization: "Bearer bob-key" })).status).toBe(200);
+
+    const anonymous = new Client({ apiUrl: server!.url, apiKey: null });
+    await expect(anonymous.assistants.search()).rejects.toThrow(/401|Unauthorized|API key/i);
+    // With a key, the built-in assistants are visible to everyone.
+    expect((await alice.assistants.search()).map((a) => a.graph_id).sort()).toEqual(["reflexion", "validation"]);
+  });
+
+  test("threads belong to their owner: another user's thread is not found", async () => {
+    const thread = await alice.threads.create({ metadata: { owner: "bob" } });
+    expect(thread.metadata).toMatchObject({ owner: "alice" });
+
+    const status = async (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (e: { status?: number }) => e.status,
+      );
+    expect(await status(bob.threads.get(thread.thread_id))).toBe(404);
+    expect(await status(bob.threads.getState(thread.thread_id))).toBe(404);
+    expect(await status(bob.threads.update(thread.thread_id, { metadata: { owner: "bob" } }))).toBe(404);
+    expect(await status(bob.runs.wait(thread.thread_id, "validation", { input: { request: "A deployment config" } }))).toBe(404);
+    expect(await status(bob.threads.delete(thread.thread_id))).toBe(404);
+    expect((await bob.threads.search({ limit: 100 })).map((t) => t.thread_id)).not.toContain(thread.thread_id);
+
+    // Alice still has it, unchanged, and can run on it.
+    expect((await alice.threads.get(thread.thread_id)).metadata).toMatchObject({ owner: "alice" });
+    const out = (await alice.runs.wait(thread.thread_id, "validation", { input: { request: "A deployment config for payments-api with 8 replicas" } })) as {
+      success: boolean;
+    };
+    expect(out.success).toBe(true);
+    expect((await alice.threads.search({ limit: 100 })).map((t) => t.thread_id)).toContain(thread.thread_id);
+  });
+
+  test("reflexion memory is per user: Bob never gets Alice's reflections", async () => {
+    const marker = "zebra-alice-only";
+    const reflexion = (client: Client, task: string, configurable: Record<string, unknown> = {}) =>
+      client.runs.wait(null, "reflexion", { input: { tasks: [task] }, context: { maxLoops: 1 }, config: { configurable } }) as Promise<{
+        results: string[];
+      }>;
+
+    await reflexion(alice, `Explain recursion ${marker}`);
+    const aliceItems = (await alice.store.searchItems(["reflexion", "alice"], { limit: 100 })).items;
+    expect(aliceItems.map((i) => i.namespace)).toContainEqual(["reflexion", "alice", "reflexion-agent", "entries"]);
+    expect(JSON.stringify(aliceItems)).toContain(marker);
+
+    // Bob, even when he asks for Alice's memory by name, works with his own.
+    const before = model.requests.length;
+    const bobOut = await reflexion(bob, "Explain recursion simply", { memoryOwner: "alice", langgraph_auth_user: { identity: "alice" } });
+    expect(bobOut.results).toEqual(["An answer to: Explain recursion simply"]);
+    const bobRequests = model.requests.slice(before);
+    expect(bobRequests.length).toBeGreaterThan(0);
+    for (const req of bobRequests) expect(JSON.stringify(req.messages)).not.toContain(marker);
+    expect(actorPrompts(bobRequests)[0]).not.toContain("Lessons from earlier attempts");
+
+    // The store shows Bob only his own items; Alice's namespace is closed to him.
+    const bobItems = (await bob.store.searchItems(["reflexion", "bob"], { limit: 100 })).items;
+    expect(bobItems.length).toBeGreaterThan(0);
+    expect(bobItems.every((i) => i.namespace[1] === "bob")).toBe(true);
+    expect(JSON.stringify(bobItems)).not.toContain(marker);
+    const status = (p: Promise<unknown>) =>
+      p.then(
+        () => 200,
+        (e: { status?: number }) => e.status,
+      );
+    expect(await status(bob.store.searchItems(["reflexion", "alice"]))).toBe(403);
+    expect(await status(bob.store.searchItems(["reflexion"]))).toBe(403);
+    expect(await status(bob.store.getItem(aliceItems[0].namespace, aliceItems[0].key))).toBe(403);
+    expect(await status(bob.store.putItem(["reflexion", "alice", "reflexion-agent", "entries"], "planted", { reflection: "x" }))).toBe(403);
+    expect(await status(bob.store.listNamespaces({ prefix: ["reflexion"] }))).toBe(403);
+
+    // Alice's next run does get her own reflection (memory works with auth on).
+    const again = model.requests.length;
+    await reflexion(alice, "Explain recursion with an example");
+    expect(actorPrompts(model.requests.slice(again))[0]).toContain(marker);
+  });
+});
