@@ -11,6 +11,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { BAD_INPUTS } from "../reliability/bad-input.js";
 import { startDevServer, type DevServer } from "../support/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
 
@@ -253,6 +254,29 @@ describe("LangGraph server, auth off", () => {
     await expect(
       client.runs.wait(null, "validation", { input: { request: "A deployment config for payments-api" }, context: { maxAttempts: 0 } }),
     ).rejects.toThrow(/maxAttempts must be an integer from 1 to 10/);
+    expect(model.requests.length).toBe(before);
+  });
+
+  test("every bad request and configuration of the reliability suite is refused through the server too", async () => {
+    const before = model.requests.length;
+    const unclear: string[] = [];
+    for (const c of BAD_INPUTS) {
+      try {
+        await client.runs.wait(null, c.graph, { input: c.input, context: c.context });
+        unclear.push(`${c.name}: not refused`);
+      } catch (error) {
+        // The SDK's error message carries the server's JSON body: {"error": "<name>", "message": "<message>"}.
+        const raw = (error as Error).message;
+        let message = raw;
+        try {
+          message = (JSON.parse(raw.slice(raw.indexOf("{"))) as { message: string }).message;
+        } catch {
+          // not JSON: keep the raw text
+        }
+        if (!c.says.test(message)) unclear.push(`${c.name}: ${raw.slice(0, 200)}`);
+      }
+    }
+    expect(unclear).toEqual([]);
     expect(model.requests.length).toBe(before);
   });
 });
