@@ -12,7 +12,7 @@ import type { TokenUsage } from "../shared/usage.js";
 import { buildReflexionGraph } from "./graph.js";
 import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
 import { makeReflexionOperations, storeMemoryFor } from "./nodes.js";
-import type { TaskOutcome } from "./state.js";
+import type { ModelCall, TaskOutcome } from "./state.js";
 
 export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model"> {
   /** The chat model, or a factory per role; defaults to the environment's OpenAI-compatible model. */
@@ -39,6 +39,8 @@ export interface RunReport {
   results: (string | null)[];
   steps: StepRecord[][];
   outcomes: TaskOutcome[];
+  /** Every model call with its node, iteration and usage. */
+  calls: ModelCall[];
   usage: TokenUsage;
 }
 
@@ -133,6 +135,6 @@ export class ReflexionAgent {
     const out = await this.graph.invoke({ tasks }, { ...this.runConfig, configurable: { ...this.runConfig.configurable, thread_id: crypto.randomUUID() } });
     for (const steps of out.steps) for (const step of steps) this.memory.shortTerm.add(step);
     this.conversation.push(...(out.conversation as ConversationTurn[]));
-    return { results: out.results, steps: out.steps, outcomes: out.outcomes, usage: out.usage };
+    return { results: out.results, steps: out.steps, outcomes: out.outcomes, calls: out.calls, usage: out.usage };
   }
 }

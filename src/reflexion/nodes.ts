@@ -22,7 +22,7 @@ import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, SHORT_T
 import { memoryNamespace, StoreMemory } from "./memory-store.js";
 import { actorPrompt, EVALUATOR_PROMPT, evaluatorPrompt, REFLECTOR_PROMPT, reflectorPrompt, REFLEXION_PROMPT, refinePrompt } from "./prompts.js";
 import { parseScore } from "./score.js";
-import type { ReflexionStateType, ReflexionUpdate, TaskOutcome } from "./state.js";
+import type { ModelCall, ReflexionStateType, ReflexionUpdate, TaskOutcome } from "./state.js";
 
 export interface ReflexionNodeOptions extends EnsureOptions<ReflexionConfigInput> {
   /** The chat model for every role, or a factory asked per run and role. */
@@ -105,8 +105,8 @@ export const MAX_RECORDED_TEXT_CHARS = 50_000;
 const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
 
 /** Usage bookkeeping shared by every model-calling node. */
-function spent(state: ReflexionStateType, usage: TokenUsage): Pick<ReflexionUpdate, "usage" | "taskUsage"> {
-  return { usage, taskUsage: addUsage(state.taskUsage, usage) };
+function spent(state: ReflexionStateType, usage: TokenUsage, node: ModelCall["node"]): Pick<ReflexionUpdate, "usage" | "taskUsage" | "calls"> {
+  return { usage, taskUsage: addUsage(state.taskUsage, usage), calls: [{ task: state.taskIndex, iteration: state.iteration, node, usage }] };
 }
 
 /**
@@ -126,26 +126,26 @@ export function makeReflexionNodes(options: ReflexionNodeOptions) {
   async function actor(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.act(cfg, task(state), state.memories, config);
-    return { response: recorded(answer.text), ...spent(state, answer.usage) };
+    return { response: recorded(answer.text), ...spent(state, answer.usage, "actor") };
   }
 
   async function refine(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.refine(cfg, task(state), state.response, state.evaluation, state.reflection, state.validationErrors, config);
-    return { response: recorded(answer.text), ...spent(state, answer.usage) };
+    return { response: recorded(answer.text), ...spent(state, answer.usage, "refine") };
   }
 
   async function evaluator(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const validationErrors = ops.gate(cfg, state.response);
     const result = await ops.evaluate(cfg, task(state), state.response, validationErrors, config);
-    return { evaluation: recorded(result.evaluation), score: result.score, validationErrors, ...spent(state, result.usage) };
+    return { evaluation: recorded(result.evaluation), score: result.score, validationErrors, ...spent(state, result.usage, "evaluator") };
   }
 
   async function reflector(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
     const cfg = ops.settings(config);
     const answer = await ops.reflect(cfg, task(state), state.response, state.evaluation, state.validationErrors, config);
-    return { reflection: recorded(answer.text), pending: true, ...spent(state, answer.usage) };
+    return { reflection: recorded(answer.text), pending: true, ...spent(state, answer.usage, "reflector") };
   }
 
   async function memory(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
@@ -163,6 +163,7 @@ export function makeReflexionNodes(options: ReflexionNodeOptions) {
       // Entered from START: a new run of the thread.
       apply({ results: [], steps: [], outcomes: [], conversation: [], shortTerm: [], taskIndex: -1 });
       update.usage = new Overwrite({ ...ZERO_USAGE }) as never;
+      update.calls = new Overwrite([]) as never;
     } else if (state.failure !== null) {
       apply(finishTask(view, "error", state.failure, cfg.spec !== undefined));
     } else {

@@ -1,7 +1,7 @@
 /** State of the Reflexion graph: tasks in; per-task results, step records, outcomes and usage out. */
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
-import { stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StepRecordSchema = z
   .object({
@@ -31,6 +31,14 @@ export const TaskOutcomeSchema = z.object({
 });
 export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
 
+export const ModelCallSchema = z.object({
+  task: z.number().describe("0-based index of the task"),
+  iteration: z.number(),
+  node: z.enum(["actor", "refine", "evaluator", "reflector"]),
+  usage: TokenUsageSchema,
+});
+export type ModelCall = z.infer<typeof ModelCallSchema>;
+
 export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
 
 const tasks = z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)");
@@ -42,6 +50,7 @@ const outputs = {
   steps: z.array(z.array(StepRecordSchema)).default([]).describe("Per task, the record of every iteration"),
   outcomes: z.array(TaskOutcomeSchema).default([]).describe("Per task: why it stopped, its best score and its token usage"),
   conversation: z.array(ConversationTurnSchema).default([]).describe("Each task and its best response"),
+  calls: appendChannel(ModelCallSchema, "Every model call: task, iteration, node and token usage"),
   usage: usageChannel(),
 };
 

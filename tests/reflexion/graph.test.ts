@@ -36,6 +36,9 @@ describe("reflexion graph with scripted models", () => {
     ]);
     expect(out.usage.calls).toBe(6);
     expect(out.outcomes[0].usage.calls).toBe(6);
+    // usage per call: which node, which iteration, and the sum matches the total
+    expect(out.calls.map((c) => `${c.node}@${c.iteration}`)).toEqual(["actor@0", "evaluator@0", "reflector@0", "refine@1", "evaluator@1", "reflector@1"]);
+    expect(out.calls.reduce((n, c) => n + c.usage.totalTokens, 0)).toBe(out.usage.totalTokens);
   });
 
   it("does not stop at exactly 0.9; stops after maxLoops", async () => {
