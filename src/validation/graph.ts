@@ -11,7 +11,7 @@ import { checkRequestText, ensureValidationConfig, ValidationConfigSchema } from
 import { guardFrontDoor } from "../shared/guards.js";
 import { resolveSpec } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
-import { makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
+import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
 export interface ValidationGraphOptions extends ValidationNodeOptions {
@@ -45,7 +45,7 @@ export function buildValidationGraph(options: ValidationGraphOptions = {}) {
     input: (input) => void checkRequestText(input.request, "request"),
     config: (config) => {
       // Resolving the spec compiles it: a spec that does not compile is refused here.
-      resolveSpec(ensureValidationConfig(config, nodeOptions).spec);
+      resolveSpec(ensureValidationConfig(config, builderDefaults(nodeOptions)).spec);
     },
   });
 }

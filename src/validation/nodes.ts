@@ -8,7 +8,7 @@ import { extractJson } from "../shared/json.js";
 import { callModel } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
-import { resolveSpec } from "../specs/registry.js";
+import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import { validateAgainstSpec } from "./validate.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
 import type { StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
@@ -19,10 +19,23 @@ export const MAX_RECORDED_OUTPUT_CHARS = 20_000;
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
   /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;
+  /** Default spec for runs that name none: a built-in name, an inline JSON spec, or a Spec from defineSpec (with code rules). */
+  spec?: SpecRef;
+  /** Default attempt limit for runs that set none (1-10). */
+  maxAttempts?: number;
+}
+
+/** The configuration defaults a builder was given: its `defaults`, with `spec` and `maxAttempts` on top. */
+export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<ValidationConfigInput> {
+  const defaults: Partial<ValidationConfigInput> = { ...options.defaults };
+  if (options.spec !== undefined) defaults.spec = options.spec as ValidationConfigInput["spec"];
+  if (options.maxAttempts !== undefined) defaults.maxAttempts = options.maxAttempts;
+  return { env: options.env, defaults };
 }
 
 export function makeValidationNodes(options: ValidationNodeOptions) {
-  const settings = (config: LangGraphRunnableConfig): ValidationConfig => ensureValidationConfig(config, options);
+  const ensure = builderDefaults(options);
+  const settings = (config: LangGraphRunnableConfig): ValidationConfig => ensureValidationConfig(config, ensure);
 
   async function generate(state: ValidationStateType, config: LangGraphRunnableConfig): Promise<ValidationUpdate> {
     // Everything that can be refused is checked before the model is called.

@@ -2,6 +2,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { defineSpec } from "../../src/specs/spec.js";
 import { promptOf, scriptedModel } from "../support/scripted-model.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
@@ -164,5 +165,35 @@ describe("validation graph with a scripted model", () => {
     expect(second.attempts).toBe(2);
     expect(second.history.map((h) => h.attempt)).toEqual([1, 2]);
     expect(second.usage.calls).toBe(2);
+  });
+});
+
+describe("builder options", () => {
+  it("takes a code-defined spec with its own business rule, and a default attempt limit", async () => {
+    const spec = defineSpec({
+      name: "discount",
+      description: "A discount code.",
+      schema: { type: "object", required: ["code", "percent"], properties: { code: { type: "string" }, percent: { type: "integer", minimum: 1 } } },
+      rules: [
+        {
+          id: "big-discounts-need-vip-codes",
+          description: "percent > 30 requires a code starting with VIP-.",
+          inputs: { code: "string", percent: "integer" },
+          check: (v) => (v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null),
+        },
+      ],
+    });
+    const model = scriptedModel(['{"code": "SAVE", "percent": 40}', '{"code": "SAVE", "percent": 40}', '{"code": "VIP-SAVE", "percent": 40}']);
+    const out = await buildValidationGraph({ model, spec, maxAttempts: 2 }).invoke({ request: "a 40% code" });
+    expect(out.spec).toBe("discount");
+    expect(out.success).toBe(false);
+    expect(out.attempts).toBe(2);
+    expect(out.errors).toEqual(['code is "SAVE"; percent=40 requires a code starting with "VIP-"']);
+    // run config still overrides the builder's defaults
+    const again = await buildValidationGraph({ model: scriptedModel(['{"code": "SAVE", "percent": 40}', '{"code": "VIP-1", "percent": 40}']), spec, maxAttempts: 1 }).invoke(
+      { request: "a 40% code" },
+      { context: { maxAttempts: 2 } },
+    );
+    expect(again.success).toBe(true);
   });
 });
