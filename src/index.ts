@@ -40,6 +40,9 @@ export {
 export { StoreMemory, memoryNamespace } from "./reflexion/memory-store.js";
 export { EARLY_STOP_SCORE, pickBest, taskStop } from "./reflexion/loop.js";
 
+// Durable state
+export { openPersistence, DatabaseUnavailableError, describeDatabaseUrl, type Persistence, type PersistenceOptions } from "./persistence.js";
+
 // Configuration and models
 export {
   ensureValidationConfig,

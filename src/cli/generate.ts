@@ -1,30 +1,39 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] "request"
+ *   npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--thread ID] "request"
+ *   npm run generate -- --thread ID            (resume an interrupted run)
  *
  * Progress goes to stderr, the final JSON to stdout. Exit status: 0 valid,
  * 1 not valid after the last attempt, 2 bad usage or configuration,
- * 3 the model provider failed.
+ * 3 the model provider failed, 4 the database is unreachable.
+ * State is kept where openPersistence chooses: PostgreSQL with DATABASE_URL,
+ * else memory.
  */
+import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { ensureValidationConfig } from "../configuration.js";
 import { ConfigurationError, ProviderError } from "../errors.js";
+import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 
-export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3 } as const;
+export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4 } as const;
 
-const USAGE = `Usage: npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--stop-on-no-progress] "request"
+const USAGE = `Usage: npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--stop-on-no-progress] [--thread ID] "request"
+       npm run generate -- --thread ID [--spec …] [--max-attempts N]    resume the thread's interrupted run
 
   --spec NAME|FILE     a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
   --max-attempts N     attempts before giving up, 1-10 (default 3)
   --model NAME         chat model (default: LLM_MODEL, else gpt-4o-mini)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
+  --thread ID          the thread to run on (default: a new one); with no request, resume its interrupted run
 
-The model is whatever OPENAI_BASE_URL / OPENAI_API_KEY point to.
-Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration, 3 provider failure.`;
+The model is whatever OPENAI_BASE_URL / OPENAI_API_KEY point to. With DATABASE_URL (postgres://…) runs are
+checkpointed in PostgreSQL, so a run cut short (crash, Ctrl-C) can be resumed with --thread.
+Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration, 3 provider failure,
+4 database unreachable.`;
 
 export interface CliIO {
   stdout: (text: string) => void;
@@ -43,6 +52,7 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
         "max-attempts": { type: "string" },
         model: { type: "string" },
         "stop-on-no-progress": { type: "boolean" },
+        thread: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -54,11 +64,18 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
     io.stdout(`${USAGE}\n`);
     return EXIT.valid;
   }
-  if (positionals.length !== 1) {
+  const threadArg = values.thread === undefined ? undefined : String(values.thread).trim();
+  if (threadArg !== undefined && (threadArg.length === 0 || threadArg.length > 200)) {
+    io.stderr(`--thread must be a thread id of 1-200 characters.\n\n${USAGE}\n`);
+    return EXIT.usage;
+  }
+  const resuming = threadArg !== undefined && positionals.length === 0;
+  if (positionals.length !== 1 && !resuming) {
     io.stderr(`Give exactly one request (quote it); got ${positionals.length}.\n\n${USAGE}\n`);
     return EXIT.usage;
   }
 
+  let persistence: Persistence | undefined;
   try {
     const context: Record<string, unknown> = { stopOnNoProgress: values["stop-on-no-progress"] === true };
     if (values.spec !== undefined) context.spec = loadSpecArgument(String(values.spec));
@@ -69,9 +86,31 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
     if (values.model !== undefined) context.model = values.model;
     const config = ensureValidationConfig({ context });
 
-    const graph = buildValidationGraph();
+    persistence = await openPersistence();
+    const graph = buildValidationGraph({ checkpointer: persistence.checkpointer, store: persistence.store });
+    const threadId = threadArg ?? randomUUID();
+    const runConfig = { configurable: { thread_id: threadId } };
+    if (resuming) {
+      const saved = await graph.getState(runConfig);
+      if (saved.next.length === 0) {
+        throw new ConfigurationError(
+          persistence.kind === "memory"
+            ? `Nothing to resume on thread ${JSON.stringify(threadId)}: without DATABASE_URL, state is kept in memory and ends with the process.`
+            : `Nothing to resume on thread ${JSON.stringify(threadId)}: it has no interrupted run${saved.values && Object.keys(saved.values).length > 0 ? " (its last run finished)" : ""}. Give a request to start one.`,
+        );
+      }
+      io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
+    } else if (persistence.kind === "postgres") {
+      io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
+    }
     let final: Record<string, any> = {};
-    const stream = await graph.stream({ request: positionals[0] }, { context, streamMode: ["updates", "values"] });
+    const stream = await graph.stream(resuming ? null : { request: positionals[0] }, {
+      ...runConfig,
+      context,
+      streamMode: ["updates", "values"],
+      // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
+      durability: "sync",
+    });
     for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
       if (mode === "values") {
         final = chunk;
@@ -101,7 +140,13 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
       io.stderr(`${error.message}\n`);
       return EXIT.provider;
     }
+    if (error instanceof DatabaseUnavailableError) {
+      io.stderr(`${error.message}\n`);
+      return EXIT.database;
+    }
     throw error;
+  } finally {
+    await persistence?.close();
   }
 }
 

@@ -12,10 +12,16 @@ import { LongTermMemory, memoryId, type MemoryEntry, type StepRecord } from "./m
 
 const PAGE = 1_000;
 
-/** Namespace labels may not contain "." or ":"; encode them (and "%") reversibly. */
+/**
+ * A store namespace label for any string, reversibly: letters, digits and "-"
+ * stay as they are, every other character becomes "~<hex code>~". Labels may
+ * not contain "." or ":", and the Postgres store matches namespace prefixes
+ * with SQL LIKE, where "%" and "_" are wildcards: with neither in a label,
+ * "my_agent" can never read "my-agent"'s memories.
+ */
 export function namespaceLabel(value: string): string {
-  const label = value.replace(/[%.:]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return label.length > 0 ? label : "%00";
+  const label = value.replace(/[^A-Za-z0-9-]/gu, (c) => `~${c.codePointAt(0)!.toString(16)}~`);
+  return label.length > 0 ? label : "~~";
 }
 
 /** The store namespace of one owner's memories of one agent. */

@@ -1,0 +1,281 @@
+/**
+ * A small Node HTTP service (node:http, no framework) that embeds both graphs.
+ *
+ *   npx tsx examples/service.ts          (or: npm run service)
+ *
+ *   POST /validate   { "request": string, "spec"?, "maxAttempts"?, "threadId"? }
+ *                    → the final validation state
+ *   POST /reflexion  { "tasks": string[], "maxLoops"?, "owner"? }
+ *                    → { results, steps, outcomes, usage }
+ *   GET  /healthz    → 200 when the service and its database answer
+ *
+ * State goes where openPersistence chooses: with DATABASE_URL=postgres://…
+ * checkpoints and long-term memory live in PostgreSQL, so any number of
+ * instances can serve the same threads and share Reflexion's memory; without
+ * it, in memory. Environment: PORT (default 3000), HOST (default 127.0.0.1),
+ * DATABASE_URL, and the model settings of the README (OPENAI_API_KEY or
+ * OPENAI_BASE_URL, LLM_MODEL, …).
+ *
+ * Status codes: 400 bad JSON, bad fields or bad run configuration; 404 unknown
+ * route; 405 wrong method; 413 body over 1 MB; 502 the model provider failed;
+ * 503 the database is unavailable; 500 anything else. Errors are
+ * { "error": "<message>" }. SIGTERM/SIGINT: stop accepting, finish the
+ * requests in flight (up to SHUTDOWN_GRACE_MS), close the database, exit 0.
+ */
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { readEnvironment } from "../src/configuration.js";
+import { ConfigurationError, ProviderError } from "../src/errors.js";
+import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
+import { buildReflexionGraph } from "../src/reflexion/graph.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+
+const MAX_BODY_BYTES = 1024 * 1024;
+/** How long in-flight requests may take to finish after SIGTERM before they are cut. */
+const SHUTDOWN_GRACE_MS = 30_000;
+const MAX_ID_CHARS = 200;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------------------
+// Start-up: configuration and persistence, refused with a clear message.
+
+function listenAddress(): { host: string; port: number } {
+  const host = process.env.HOST?.trim() || "127.0.0.1";
+  const raw = process.env.PORT?.trim() || "3000";
+  const port = Number(raw);
+  if (!/^\d+$/.test(raw) || port > 65_535) fail(`PORT must be a port number from 0 to 65535; got ${JSON.stringify(raw)}.`);
+  return { host, port };
+}
+
+const { host, port } = listenAddress();
+let env: ReturnType<typeof readEnvironment>;
+try {
+  env = readEnvironment();
+} catch (error) {
+  fail((error as Error).message);
+}
+if (!env.openaiApiKey && !env.openaiBaseUrl) {
+  fail("No model provider is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server).");
+}
+
+const persistence = await openPersistence({ env }).catch((error: unknown) => {
+  if (error instanceof ConfigurationError || error instanceof DatabaseUnavailableError) fail(error.message);
+  throw error;
+});
+const graphs = {
+  validation: buildValidationGraph({ checkpointer: persistence.checkpointer, store: persistence.store }),
+  reflexion: buildReflexionGraph({ checkpointer: persistence.checkpointer, store: persistence.store }),
+};
+
+// ---------------------------------------------------------------------------
+// Requests
+
+/** The body as a JSON object; 413 beyond MAX_BODY_BYTES, 400 when it is not a JSON object. */
+async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const declared = Number(req.headers["content-length"]);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let tooLarge = Number.isFinite(declared) && declared > MAX_BODY_BYTES;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) tooLarge = true;
+    // Keep reading (and dropping) an oversized body so the client receives the 413; give up on absurd ones.
+    if (tooLarge) {
+      if (size > 8 * MAX_BODY_BYTES) req.destroy();
+      continue;
+    }
+    chunks.push(chunk as Buffer);
+  }
+  if (tooLarge) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim().length === 0) throw new HttpError(400, "The body is empty; send a JSON object.");
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new HttpError(400, `The body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new HttpError(400, `The body must be a JSON object; got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}.`);
+  }
+  return body as Record<string, unknown>;
+}
+
+function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
+  const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) {
+    throw new HttpError(400, `Unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; the fields are ${allowed.join(", ")}.`);
+  }
+}
+
+function optionalId(body: Record<string, unknown>, field: string): string | undefined {
+  const value = body[field];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.trim().length === 0 || value.length > MAX_ID_CHARS) {
+    throw new HttpError(400, `${field} must be a non-empty string of at most ${MAX_ID_CHARS} characters.`);
+  }
+  return value;
+}
+
+interface RunControl {
+  signal: AbortSignal;
+}
+
+async function postValidate(body: Record<string, unknown>, run: RunControl) {
+  onlyFields(body, ["request", "spec", "maxAttempts", "threadId"]);
+  if (body.request === undefined) throw new HttpError(400, 'request is required: say what to generate, e.g. {"request": "A deployment config for payments-api"}.');
+  const threadId = optionalId(body, "threadId") ?? randomUUID();
+  const context: Record<string, unknown> = {};
+  if (body.spec !== undefined) context.spec = body.spec;
+  if (body.maxAttempts !== undefined) context.maxAttempts = body.maxAttempts;
+  const out = await graphs.validation.invoke(
+    { request: body.request as string },
+    // durability "sync": each step's checkpoint is committed before the next step starts.
+    { configurable: { thread_id: threadId }, context, durability: "sync", signal: run.signal },
+  );
+  const { success, result, errors, attempts, stopReason, spec, history, usage } = out;
+  return { threadId, success, result, errors, attempts, stopReason, spec, history, usage };
+}
+
+async function postReflexion(body: Record<string, unknown>, run: RunControl) {
+  onlyFields(body, ["tasks", "maxLoops", "owner"]);
+  if (body.tasks === undefined) throw new HttpError(400, 'tasks is required: a list of task strings, e.g. {"tasks": ["Explain recursion"]}.');
+  // A real service takes the owner from its authentication, not from the body.
+  const owner = optionalId(body, "owner");
+  const threadId = randomUUID();
+  const context: Record<string, unknown> = {};
+  if (body.maxLoops !== undefined) context.maxLoops = body.maxLoops;
+  const out = await graphs.reflexion.invoke(
+    { tasks: body.tasks as string[] },
+    { configurable: { thread_id: threadId, ...(owner ? { memoryOwner: owner } : {}) }, context, durability: "sync", signal: run.signal },
+  );
+  const { results, steps, outcomes, usage } = out;
+  return { threadId, results, steps, outcomes, usage };
+}
+
+const routes: Record<string, { method: string; handle: (body: Record<string, unknown>, run: RunControl) => Promise<unknown> }> = {
+  "/validate": { method: "POST", handle: postValidate },
+  "/reflexion": { method: "POST", handle: postReflexion },
+};
+
+function send(res: ServerResponse, status: number, payload: unknown, headers: Record<string, string> = {}): void {
+  if (res.headersSent || res.destroyed) return;
+  const text = JSON.stringify(payload);
+  res.writeHead(status, { "content-type": "application/json; charset=utf-8", "content-length": String(Buffer.byteLength(text)), ...headers });
+  res.end(text);
+}
+
+function errorResponse(error: unknown): { status: number; message: string } {
+  if (error instanceof HttpError) return { status: error.status, message: error.message };
+  if (error instanceof ConfigurationError) return { status: 400, message: error.message };
+  if (error instanceof ProviderError) return { status: 502, message: error.message };
+  if (error instanceof DatabaseUnavailableError) return { status: 503, message: error.message };
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code === "string" && /^(ECONNREFUSED|ETIMEDOUT|57P|08)/.test(code)) return { status: 503, message: "The database is unavailable; try again." };
+  process.stderr.write(`internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  return { status: 500, message: "Internal error." };
+}
+
+let shuttingDown = false;
+const inFlight = new Set<AbortController>();
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const path = (req.url ?? "/").split("?", 1)[0]!;
+  if (path === "/healthz") {
+    req.resume();
+    if (req.method !== "GET" && req.method !== "HEAD") return send(res, 405, { error: "Use GET /healthz." }, { allow: "GET, HEAD" });
+    if (shuttingDown) return send(res, 503, { status: "shutting down" });
+    try {
+      await persistence.ping();
+      return send(res, 200, { status: "ok", persistence: persistence.kind });
+    } catch (error) {
+      return send(res, 503, { status: "unavailable", error: (error as Error).message });
+    }
+  }
+  const route = routes[path];
+  if (!route) {
+    req.resume();
+    return send(res, 404, { error: `No route ${req.method} ${path}; the routes are POST /validate, POST /reflexion and GET /healthz.` });
+  }
+  if (req.method !== route.method) {
+    req.resume();
+    return send(res, 405, { error: `Use ${route.method} ${path}.` }, { allow: route.method });
+  }
+  // A client that goes away stops its run (its thread keeps the last checkpoint).
+  const control = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) control.abort(new Error("client disconnected"));
+  });
+  inFlight.add(control);
+  try {
+    const body = await readJsonObject(req);
+    send(res, 200, await route.handle(body, { signal: control.signal }));
+  } catch (error) {
+    if (control.signal.aborted && res.destroyed) return;
+    const { status, message } = errorResponse(error);
+    send(res, status, { error: message });
+  } finally {
+    inFlight.delete(control);
+  }
+}
+
+const server = createServer((req, res) => {
+  handle(req, res).catch((error: unknown) => {
+    process.stderr.write(`internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    send(res, 500, { error: "Internal error." });
+  });
+});
+server.requestTimeout = 0; // model calls can take minutes; LLM_TIMEOUT_MS bounds each one.
+
+server.on("error", (error: NodeJS.ErrnoException) => {
+  void persistence.close();
+  fail(error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use; set PORT to another port.` : `Cannot listen on ${host}:${port}: ${error.message}`);
+});
+
+server.listen(port, host, () => {
+  const address = server.address();
+  const actual = typeof address === "object" && address ? address.port : port;
+  const shown = host.includes(":") ? `[${host}]` : host;
+  process.stdout.write(`service listening on http://${shown}:${actual} (state: ${persistence.location})\n`);
+});
+
+// ---------------------------------------------------------------------------
+// Graceful shutdown
+
+async function shutdown(signal: string): Promise<void> {
+  if (shuttingDown) {
+    process.stderr.write(`${signal} again: exiting now\n`);
+    process.exit(1);
+  }
+  shuttingDown = true;
+  process.stderr.write(`${signal}: finishing ${inFlight.size} request(s) in flight, then closing\n`);
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  let cut = false;
+  const grace = setTimeout(() => {
+    cut = true;
+    for (const control of inFlight) control.abort(new Error("service shutting down"));
+    server.closeAllConnections();
+  }, SHUTDOWN_GRACE_MS);
+  await closed;
+  clearTimeout(grace);
+  await persistence.close();
+  process.stderr.write(cut ? "stopped (requests in flight were cut; their threads can be resumed)\n" : "stopped\n");
+  process.exit(0);
+}
+
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
