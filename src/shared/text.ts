@@ -53,7 +53,14 @@ function isHighSurrogate(code: number): boolean {
 }
 
 /** JSON-quote the longest prefix of `text` whose escaped form fits in `max` characters; reads only that prefix. */
+/** Characters JSON.stringify escapes, plus surrogates (which must not be cut in half). */
+const NEEDS_CARE = /["\\\u0000-\u001f\ud800-\udfff]/;
+
 function quoteBounded(text: string, max: number): { quoted: string; complete: boolean } {
+  // Fast path: plain text needs neither escaping nor care at the cut.
+  if (!NEEDS_CARE.test(text.length > max ? text.slice(0, max) : text)) {
+    return text.length <= max ? { quoted: `"${text}"`, complete: true } : { quoted: `"${text.slice(0, max)}"`, complete: false };
+  }
   let out = "";
   let used = 0;
   for (const ch of text) {

@@ -25,78 +25,120 @@ export interface ValidationReport {
   problemCount: number;
 }
 
-export function validateAgainstSpec(spec: Spec, value: unknown, limits: Partial<ValidationLimits> = {}): ValidationReport {
-  const { maxErrors, maxValueChars } = { ...DEFAULT_VALIDATION_LIMITS, ...limits };
-  const messages: string[] = [];
-  const seen = new Set<string>();
-  const push = (message: string) => {
-    if (!seen.has(message)) {
-      seen.add(message);
-      messages.push(message);
-    }
-  };
-
+export function validateAgainstSpec(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>): ValidationReport {
+  let messages: string[] | undefined;
   if (!spec.validateSchema(value)) {
+    const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
+    messages = [];
     for (const error of spec.validateSchema.errors ?? []) {
       const message = describeSchemaError(error, maxValueChars);
-      if (message !== null) push(boundMessage(message + conditionNote(error, spec.schema)));
+      if (message !== null) messages.push(boundMessage(message + conditionNote(error, spec.schema)));
     }
   }
-  for (const rule of spec.rules) {
-    const outcome = runRule(rule, value);
+  const rules = preparedRules(spec);
+  for (let i = 0; i < rules.length; i++) {
+    const outcome = runRule(rules[i], value);
     if (outcome === null) continue;
-    for (const message of Array.isArray(outcome) ? outcome : [outcome]) push(boundMessage(message));
+    messages ??= [];
+    if (typeof outcome === "string") messages.push(boundMessage(outcome));
+    else for (const message of outcome) messages.push(boundMessage(message));
   }
+  // The valid path allocates nothing but the report.
+  if (messages === undefined || messages.length === 0) return { valid: true, errors: [], problemCount: 0 };
 
-  const problemCount = messages.length;
+  const unique = [...new Set(messages)];
+  const maxErrors = limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
+  const problemCount = unique.length;
   const hidden = problemCount - maxErrors;
-  const errors = hidden > 0 ? [...messages.slice(0, maxErrors), `…and ${hidden} more problem${hidden === 1 ? "" : "s"}`] : messages;
-  return { valid: problemCount === 0, errors, problemCount };
+  const errors = hidden > 0 ? [...unique.slice(0, maxErrors), `…and ${hidden} more problem${hidden === 1 ? "" : "s"}`] : unique;
+  return { valid: false, errors, problemCount };
 }
 
-/** Run a rule only when all its inputs are present and well-typed. */
-function runRule(rule: BusinessRule, document: unknown): string | string[] | null {
-  const values: Record<string, unknown> = {};
-  for (const [path, type] of Object.entries(rule.inputs)) {
-    const found = getPath(document, path);
-    if (!found.present || !hasType(found.value, type)) return null;
-    values[path] = found.value;
+/**
+ * A rule with its inputs resolved once, not on every validation: paths split
+ * into segments, a type test per input, and one values object of a fixed
+ * shape that is refilled for each check (rules are synchronous and must not
+ * keep it).
+ */
+interface PreparedRule {
+  rule: BusinessRule;
+  /** Fills `values` from the document; false when an input is absent or of the wrong type. */
+  read: (document: unknown, values: Record<string, unknown>) => boolean;
+  values: Record<string, unknown>;
+}
+
+const prepared = new WeakMap<Spec, PreparedRule[]>();
+
+// One-entry cache in front of the WeakMap: a process usually validates against one spec at a time.
+let lastSpec: Spec | undefined;
+let lastRules: PreparedRule[] = [];
+
+function preparedRules(spec: Spec): PreparedRule[] {
+  if (spec === lastSpec) return lastRules;
+  let rules = prepared.get(spec);
+  if (rules === undefined) {
+    rules = spec.rules.map((rule) => {
+      const values: Record<string, unknown> = {};
+      for (const path of Object.keys(rule.inputs)) values[path] = undefined;
+      return { rule, read: compileInputReader(rule.inputs), values };
+    });
+    prepared.set(spec, rules);
   }
+  lastSpec = spec;
+  lastRules = rules;
+  return rules;
+}
+
+
+
+/** Run a rule only when all its inputs are present and well-typed. */
+function runRule(prepared: PreparedRule, document: unknown): string | string[] | null {
+  const values = prepared.values;
+  if (!prepared.read(document, values)) return null;
   let outcome: string | string[] | null;
   try {
-    outcome = rule.check(values, document);
+    outcome = prepared.rule.check(values, document);
   } catch (error) {
     // A rule that throws is a bug in the spec; never let it pass the value as valid.
-    return `rule ${JSON.stringify(rule.id)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`;
+    return `rule ${JSON.stringify(prepared.rule.id)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`;
   }
   if (Array.isArray(outcome)) return outcome.length > 0 ? outcome : null;
   return outcome;
 }
 
-function getPath(document: unknown, path: string): { present: boolean; value?: unknown } {
-  let current = document;
-  for (const key of path.split(".")) {
-    if (current === null || typeof current !== "object" || Array.isArray(current) || !Object.hasOwn(current, key)) {
-      return { present: false };
-    }
-    current = (current as Record<string, unknown>)[key];
-  }
-  return { present: true, value: current };
-}
 
-function hasType(value: unknown, type: FieldType): boolean {
-  switch (type) {
-    case "integer":
-      return Number.isInteger(value);
-    case "number":
-      return typeof value === "number" && Number.isFinite(value);
-    case "array":
-      return Array.isArray(value);
-    case "object":
-      return value !== null && typeof value === "object" && !Array.isArray(value);
-    default:
-      return typeof value === type;
-  }
+const TYPE_TESTS: Record<FieldType, (v: string) => string> = {
+  integer: (v) => `Number.isInteger(${v})`,
+  number: (v) => `(typeof ${v} === "number" && Number.isFinite(${v}))`,
+  string: (v) => `typeof ${v} === "string"`,
+  boolean: (v) => `typeof ${v} === "boolean"`,
+  array: (v) => `Array.isArray(${v})`,
+  object: (v) => `(${v} !== null && typeof ${v} === "object" && !Array.isArray(${v}))`,
+};
+
+/**
+ * Straight-line code that reads a rule's inputs (own properties of plain
+ * objects along each dotted path) and tests their types, as ajv does for
+ * schemas. Paths and types come from code-defined rules; every key is
+ * embedded with JSON.stringify.
+ */
+function compileInputReader(inputs: Record<string, FieldType>): PreparedRule["read"] {
+  const isObject = (v: string) => `(${v} !== null && typeof ${v} === "object" && !Array.isArray(${v}))`;
+  const lines: string[] = [];
+  let n = 0;
+  Object.entries(inputs).forEach(([path, type]) => {
+    let current = "document";
+    for (const key of path.split(".")) {
+      const next = `v${n++}`;
+      const k = JSON.stringify(key);
+      lines.push(`if (!${isObject(current)} || !Object.hasOwn(${current}, ${k})) return false;`, `const ${next} = ${current}[${k}];`);
+      current = next;
+    }
+    if (!(type in TYPE_TESTS)) throw new Error(`unknown input type ${JSON.stringify(type)} for ${JSON.stringify(path)}`);
+    lines.push(`if (!${TYPE_TESTS[type](current)}) return false;`, `values[${JSON.stringify(path)}] = ${current};`);
+  });
+  lines.push("return true;");
+  return new Function("document", "values", lines.join("\n")) as PreparedRule["read"];
 }
 
 const MAX_MESSAGE_CHARS = 300;
@@ -108,6 +150,18 @@ function boundMessage(message: string): string {
 /** JSON pointer (/a/0/b) to a readable path (a[0].b); the root is "the value". */
 export function pointerToPath(pointer: string): string {
   if (pointer === "") return "";
+  let out = readablePaths.get(pointer);
+  if (out !== undefined) return out;
+  out = convertPointer(pointer);
+  // The same few paths recur in every invalid answer; keep a small cache of them.
+  if (readablePaths.size >= 1_000) readablePaths.clear();
+  readablePaths.set(pointer, out);
+  return out;
+}
+
+const readablePaths = new Map<string, string>();
+
+function convertPointer(pointer: string): string {
   let out = "";
   for (const raw of pointer.slice(1).split("/")) {
     const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
@@ -141,6 +195,7 @@ function article(type: string): string {
  * constraint apply: the field's own schema may allow the value.
  */
 function conditionNote(error: ErrorObject, root: unknown): string {
+  if (!error.schemaPath.includes("/then") && !error.schemaPath.includes("/else")) return "";
   const parts = error.schemaPath.replace(/^#/, "").split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   for (let i = parts.length - 1; i >= 0; i--) {
     if (parts[i] !== "then" && parts[i] !== "else") continue;
