@@ -1,0 +1,185 @@
+/**
+ * The client side of the concurrency benchmark, in its own process so that
+ * its peak RSS is its own: N validation runs at once through the real
+ * ChatOpenAI client (built by the package's `createChatModel`) against the
+ * scripted server, then the same N runs as plain loops making the same calls.
+ *
+ *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 [--warmup 50] [--profile]
+ *
+ * Prints one line `RESULT {json}`.
+ */
+import diagnostics from "node:diagnostics_channel";
+import { pathToFileURL } from "node:url";
+import type { ModelRequest } from "../src/models.js";
+import { compiled } from "./compiled.js";
+import { profile, summarizeProfile, type ProfileSummary } from "./profile.js";
+
+export interface PhaseResult {
+  runs: number;
+  okRuns: number;
+  attempts: number;
+  wallMs: number;
+  cpuMs: number;
+  baselineRssMb: number;
+  peakRssMb: number;
+  /** Largest gap between two 10 ms RSS samples (how late the sampler's timer fired). */
+  maxSampleGapMs: number;
+  maxInFlightRequests: number;
+  /** Most requests on the wire at once (sent, no response headers yet). */
+  maxOnWire: number;
+  /** Distinct sockets that carried a request in the phase. */
+  socketsUsed: number;
+  connectionsOpened: number;
+  requestP50Ms: number;
+  requestP99Ms: number;
+}
+
+export interface WorkerResult {
+  graph: PhaseResult;
+  loop: PhaseResult;
+  /** process.resourceUsage().maxRSS at the end of the graph phase (lifetime peak), MB. */
+  maxRssAfterGraphMb: number;
+  undici: string;
+  /** A separate, untimed pass of the graph runs under the CPU profiler (with --profile). */
+  profile?: ProfileSummary;
+}
+
+// Instrumentation: requests in flight (the OpenAI client calls the global fetch) and new connections (undici's diagnostics channel).
+let inFlight = 0;
+let maxInFlight = 0;
+let durations: number[] = [];
+let connections = 0;
+const realFetch = globalThis.fetch;
+globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
+  inFlight++;
+  if (inFlight > maxInFlight) maxInFlight = inFlight;
+  const start = performance.now();
+  try {
+    return await realFetch(...args);
+  } finally {
+    inFlight--;
+    durations.push(performance.now() - start);
+  }
+};
+diagnostics.subscribe("undici:client:connected", () => {
+  connections++;
+});
+// Requests on the wire: headers sent on a socket, response headers not yet received. A per-origin connection cap would bound this.
+let onWire = 0;
+let maxOnWire = 0;
+let sockets = new WeakSet<object>();
+let socketsUsed = 0;
+diagnostics.subscribe("undici:client:sendHeaders", (message) => {
+  onWire++;
+  if (onWire > maxOnWire) maxOnWire = onWire;
+  const socket = (message as { socket?: object }).socket;
+  if (socket && !sockets.has(socket)) {
+    sockets.add(socket);
+    socketsUsed++;
+  }
+});
+const answered = () => {
+  onWire = Math.max(0, onWire - 1);
+};
+diagnostics.subscribe("undici:request:headers", answered);
+diagnostics.subscribe("undici:request:error", answered);
+
+const mb = (bytes: number) => bytes / 2 ** 20;
+
+async function phase(runs: number, one: (i: number) => Promise<{ success: boolean; attempts: number }>): Promise<PhaseResult> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const baseline = process.memoryUsage().rss;
+  let peak = baseline;
+  let last = performance.now();
+  let maxGap = 0;
+  const sampler = setInterval(() => {
+    const now = performance.now();
+    maxGap = Math.max(maxGap, now - last);
+    last = now;
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 10);
+  maxInFlight = 0;
+  connections = 0;
+  maxOnWire = 0;
+  sockets = new WeakSet<object>();
+  socketsUsed = 0;
+  durations = [];
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const outcomes = await Promise.all(Array.from({ length: runs }, (_, i) => one(i)));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  const sorted = [...durations].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? NaN;
+  return {
+    runs,
+    okRuns: outcomes.filter((o) => o.success && o.attempts === 2).length,
+    attempts: outcomes.reduce((n, o) => n + o.attempts, 0),
+    wallMs,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    baselineRssMb: mb(baseline),
+    peakRssMb: mb(peak),
+    maxSampleGapMs: maxGap,
+    maxInFlightRequests: maxInFlight,
+    maxOnWire,
+    socketsUsed,
+    connectionsOpened: connections,
+    requestP50Ms: at(50),
+    requestP99Ms: at(99),
+  };
+}
+
+export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
+  // The package and the plain loop as compiled JavaScript (see bench/compiled.ts).
+  const { readEnvironment } = await compiled<typeof import("../src/configuration.js")>("src/configuration");
+  const { createChatModel } = await compiled<typeof import("../src/models.js")>("src/models");
+  const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
+  const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
+  const { plainValidationLoop } = await compiled<typeof import("./plain-loop.js")>("bench/plain-loop");
+  const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: 0, timeoutMs: 120_000 };
+  const model = (request: ModelRequest) => createChatModel(request, env);
+  const spec = builtinSpecs.get("deployment-config");
+  if (!spec) throw new Error("deployment-config spec missing");
+  const graph = buildValidationGraph({ model });
+  const context = { spec: "deployment-config", maxAttempts: 3 };
+  const request = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
+  const graphRun = (i: number) => graph.invoke({ request: request(i) }, { context });
+  const loopRun = (i: number) => plainValidationLoop(model, spec, request(i), 3, env.model);
+
+  // Warm-up: load and compile everything once; open some connections.
+  await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
+  await Promise.all(Array.from({ length: warmup }, (_, i) => loopRun(i)));
+
+  const graphPhase = await phase(runs, graphRun);
+  const maxRssAfterGraphMb = process.resourceUsage().maxRSS / 1024;
+  const loopPhase = await phase(runs, loopRun);
+  let summary: ProfileSummary | undefined;
+  if (withProfile) {
+    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => graphRun(i))), 200);
+    summary = summarizeProfile(profiled.profile, 12);
+  }
+  return { graph: graphPhase, loop: loopPhase, maxRssAfterGraphMb, undici: process.versions.undici ?? "unknown", profile: summary };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const arg = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const baseUrl = arg("--base-url");
+  if (!baseUrl) throw new Error("--base-url is required");
+  const result = await runWorker(baseUrl, Number(arg("--runs") ?? 1000), Number(arg("--warmup") ?? 50), argv.includes("--profile"));
+  process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,75 @@
+/**
+ * The scripted OpenAI-compatible server (tests/support/openai-server.ts) in
+ * its own process, with a responder for the benchmarks, so that the server's
+ * CPU does not count against the graphs being measured.
+ *
+ *   node --import tsx bench/model-server.ts --port 0 --latency-ms 100 --mode invalid-then-valid
+ *
+ * Modes (each reply depends only on the request, so any number of runs can share the server):
+ *   invalid-then-valid  first attempt: a deployment config that breaks both cross-field rules;
+ *                       a retry (its prompt carries validator errors): the spec's valid example.
+ *   never-valid         always the broken config.
+ *
+ * Prints `READY <baseURL>`. A line `STATS` on stdin prints `STATS {"requests":…,"cpuMs":…}`.
+ */
+import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { builtinSpecs } from "../src/specs/registry.js";
+import { startScriptedOpenAIServer, type RecordedRequest } from "../tests/support/openai-server.js";
+
+const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
+export const VALID_REPLY = JSON.stringify(example);
+export const BROKEN_REPLY = JSON.stringify({ ...example, replicas: 8, health_check: { path: "/healthz", timeout_seconds: 30, interval_seconds: 10 } });
+
+export type ServerMode = "invalid-then-valid" | "never-valid";
+
+export function replyFor(mode: ServerMode, req: RecordedRequest): string {
+  if (mode === "never-valid") return BROKEN_REPLY;
+  const last = req.messages.at(-1)?.content ?? "";
+  return last.includes("A validator rejected it") ? VALID_REPLY : BROKEN_REPLY;
+}
+
+async function main(argv: string[]): Promise<void> {
+  const arg = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const mode = (arg("--mode") ?? "invalid-then-valid") as ServerMode;
+  if (mode !== "invalid-then-valid" && mode !== "never-valid") throw new Error(`unknown --mode ${mode}`);
+  let requests = 0;
+  const server = await startScriptedOpenAIServer({
+    port: Number(arg("--port") ?? 0),
+    latencyMs: Number(arg("--latency-ms") ?? 0),
+    responder: (req) => {
+      requests++;
+      return replyFor(mode, req);
+    },
+  });
+  // The recorded requests are not needed here; drop them so memory stays flat.
+  const recorded = server.requests;
+  const trim = setInterval(() => recorded.splice(0, recorded.length), 1000);
+  trim.unref();
+  process.stdout.write(`READY ${server.baseURL}\n`);
+
+  const lines = createInterface({ input: process.stdin });
+  lines.on("line", (line) => {
+    if (line.trim() === "STATS") {
+      const cpu = process.cpuUsage();
+      process.stdout.write(`STATS ${JSON.stringify({ requests, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.memoryUsage().rss / 2 ** 20 })}\n`);
+    }
+  });
+  const stop = (): void => {
+    void server.close().then(() => process.exit(0));
+  };
+  // The parent closing our stdin (or going away) ends the server too.
+  lines.once("close", stop);
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });
+}

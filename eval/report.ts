@@ -1,0 +1,192 @@
+/**
+ * The evaluation's outputs: a markdown table (stdout) and a self-contained
+ * HTML report (inline CSS and SVG charts; no scripts, fonts or images to
+ * fetch, so it opens without a network).
+ */
+import type { EvalRecord, EvalRun, StrategySummary } from "./harness.js";
+import { SIMULATION_RULES } from "./simulated-model.js";
+
+export const formatPercent = (x: number): string => `${(x * 100).toFixed(1)}%`;
+export const formatCalls = (x: number): string => x.toFixed(2);
+export const formatTokens = (x: number): string => String(Math.round(x));
+export const formatMs = (x: number): string => x.toFixed(1);
+
+export function modelLine(run: EvalRun): string {
+  return run.meta.simulated
+    ? `simulated model (seed ${run.meta.seed}) — not a real LLM; reviewer miss rate ${run.meta.missRate}`
+    : `${run.meta.model}`;
+}
+
+function summaryRow(s: StrategySummary): string[] {
+  return [
+    s.name,
+    formatPercent(s.validRate),
+    formatPercent(s.claimedRate),
+    formatPercent(s.falseApprovalRate),
+    formatPercent(s.falseAmongClaimed),
+    formatCalls(s.meanCalls),
+    formatTokens(s.meanTokens),
+    formatMs(s.p50LatencyMs),
+    String(s.failures),
+  ];
+}
+
+export const SUMMARY_HEADER = [
+  "strategy",
+  "valid output (validator)",
+  "claimed success",
+  "false approvals",
+  "invalid among claimed",
+  "model calls / request",
+  "tokens / request",
+  "latency p50 ms",
+  "failures",
+];
+
+function mdTable(header: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
+  return [line(header), `| ${header.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
+}
+
+function breakdown(run: EvalRun, key: "spec" | "difficulty"): { values: string[]; rows: { strategy: string; rates: number[] }[] } {
+  const values = [...new Set(run.records.map((r) => r[key]))];
+  const rows = run.strategies.map((s) => ({
+    strategy: s.name,
+    rates: values.map((v) => {
+      const mine = run.records.filter((r) => r.strategy === s.id && r[key] === v);
+      return mine.length === 0 ? 0 : mine.filter((r) => r.valid).length / mine.length;
+    }),
+  }));
+  return { values, rows };
+}
+
+export function renderMarkdown(run: EvalRun): string {
+  const bySpec = breakdown(run, "spec");
+  const byDifficulty = breakdown(run, "difficulty");
+  return [
+    `Model: ${modelLine(run)}`,
+    `Requests: ${run.meta.requests} across ${bySpec.values.length} specs; at most ${run.meta.maxAttempts} attempts per request for every strategy.`,
+    "",
+    mdTable(SUMMARY_HEADER, run.summaries.map(summaryRow)),
+    "",
+    "Valid output by spec:",
+    "",
+    mdTable(["strategy", ...bySpec.values], bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)])),
+    "",
+    "Valid output by difficulty:",
+    "",
+    mdTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)])),
+    "",
+    "Valid output: the deterministic validator accepts the strategy's final output. False approvals: the strategy claimed success and the validator rejects the output (share of all requests).",
+  ].join("\n");
+}
+
+// ---------------------------------------------------------------------------
+// HTML
+
+const esc = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+
+const COLORS = ["#2b6cb0", "#805ad5", "#c05621", "#2f855a"];
+
+/** A horizontal bar chart as inline SVG. */
+export function barChart(title: string, items: { label: string; value: number; display: string }[], max: number): string {
+  const rowH = 28;
+  const labelW = 290;
+  const barW = 320;
+  const width = labelW + barW + 90;
+  const height = 30 + items.length * rowH;
+  const scale = max > 0 ? barW / max : 0;
+  const bars = items
+    .map((item, i) => {
+      const y = 24 + i * rowH;
+      const w = Math.max(0, item.value * scale);
+      return [
+        `<text x="${labelW - 8}" y="${y + 15}" text-anchor="end" class="label">${esc(item.label)}</text>`,
+        `<rect x="${labelW}" y="${y + 2}" width="${w.toFixed(1)}" height="${rowH - 8}" fill="${COLORS[i % COLORS.length]}" rx="2"></rect>`,
+        `<text x="${(labelW + w + 6).toFixed(1)}" y="${y + 15}" class="value">${esc(item.display)}</text>`,
+      ].join("");
+    })
+    .join("\n");
+  return `<figure><svg viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" role="img" aria-label="${esc(title)}">
+<text x="0" y="14" class="title">${esc(title)}</text>
+${bars}
+</svg></figure>`;
+}
+
+function htmlTable(header: string[], rows: string[][], className = ""): string {
+  return `<table class="${className}"><thead><tr>${header.map((h) => `<th>${esc(h)}</th>`).join("")}</tr></thead><tbody>${rows
+    .map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join("")}</tr>`)
+    .join("")}</tbody></table>`;
+}
+
+function recordRow(r: EvalRecord, names: Map<string, string>): string[] {
+  return [
+    r.requestId,
+    r.spec,
+    r.difficulty,
+    names.get(r.strategy) ?? r.strategy,
+    r.claimedSuccess ? "yes" : "no",
+    r.valid ? "valid" : `invalid (${r.finalErrors.length} error${r.finalErrors.length === 1 ? "" : "s"})`,
+    r.falseApproval ? "FALSE APPROVAL" : "",
+    String(r.calls),
+    String(r.totalTokens),
+    formatMs(r.latencyMs),
+    r.failure ? "failed" : "",
+  ];
+}
+
+export function renderHtml(run: EvalRun): string {
+  const names = new Map(run.strategies.map((s) => [s.id, s.name]));
+  const items = (f: (s: StrategySummary) => number, display: (x: number) => string) => run.summaries.map((s) => ({ label: s.name, value: f(s), display: display(f(s)) }));
+  const maxOf = (f: (s: StrategySummary) => number) => Math.max(...run.summaries.map(f), 0) * 1.1 || 1;
+  const bySpec = breakdown(run, "spec");
+  const byDifficulty = breakdown(run, "difficulty");
+  const charts = [
+    barChart("Valid output (deterministic validator)", items((s) => s.validRate, formatPercent), 1),
+    barChart("False approvals (claimed success, invalid output)", items((s) => s.falseApprovalRate, formatPercent), 1),
+    barChart("Model calls per request", items((s) => s.meanCalls, formatCalls), maxOf((s) => s.meanCalls)),
+    barChart("Tokens per request", items((s) => s.meanTokens, formatTokens), maxOf((s) => s.meanTokens)),
+  ];
+  const simulation = run.meta.simulated
+    ? `<section><h2>How the simulated model behaves</h2><ul>${SIMULATION_RULES.map((r) => `<li>${esc(r)}</li>`).join("")}</ul></section>`
+    : "";
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Evaluation: validation loop vs alternatives</title>
+<style>
+body { font: 14px/1.5 system-ui, sans-serif; margin: 2rem auto; max-width: 1100px; color: #1a202c; padding: 0 1rem; }
+h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; }
+.model { padding: .6rem .9rem; border-left: 4px solid #c05621; background: #fffaf0; font-weight: 600; }
+table { border-collapse: collapse; margin: .8rem 0; } th, td { border: 1px solid #cbd5e0; padding: .3rem .6rem; text-align: left; }
+th { background: #edf2f7; } td:nth-child(n+2) { font-variant-numeric: tabular-nums; }
+figure { margin: 1rem 0; } svg .title { font-weight: 600; font-size: 13px; } svg .label, svg .value { font-size: 12px; fill: #2d3748; }
+.records td, .records th { font-size: 12px; padding: .15rem .4rem; }
+</style>
+</head>
+<body>
+<h1>Evaluation: the validation loop against the alternatives</h1>
+<p class="model">Numbers produced by: ${esc(modelLine(run))}</p>
+<p>${run.meta.requests} requests across ${bySpec.values.length} specs, at most ${run.meta.maxAttempts} attempts per request for every strategy. Run on ${esc(run.meta.date)} in ${(run.meta.durationMs / 1000).toFixed(1)} s.
+Validity is judged by the deterministic validator on each strategy's final output, whatever the strategy claimed.</p>
+<h2>Summary</h2>
+${htmlTable(SUMMARY_HEADER, run.summaries.map(summaryRow), "summary")}
+<h2>Charts</h2>
+${charts.join("\n")}
+<h2>Valid output by spec</h2>
+${htmlTable(["strategy", ...bySpec.values], bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
+<h2>Valid output by difficulty</h2>
+${htmlTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
+<h2>Strategies</h2>
+<ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
+<p>False approvals: the strategy claimed success (valid, approved, or passed its gate) and the validator rejects the output; shown as a share of all requests and of the claimed successes.</p>
+${simulation}
+<h2>Every request</h2>
+<details><summary>${run.records.length} records</summary>
+${htmlTable(["request", "spec", "difficulty", "strategy", "claimed", "validator", "", "calls", "tokens", "ms", ""], run.records.map((r) => recordRow(r, names)), "records")}
+</details>
+</body>
+</html>
+`;
+}

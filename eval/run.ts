@@ -1,0 +1,118 @@
+/**
+ * The evaluation: the same requests through four strategies, judged by the
+ * deterministic validator.
+ *
+ *   npm run eval                                   # simulated model (seed 1), all strategies, all requests
+ *   npm run eval -- --seed 7 --miss-rate 0.5       # another simulation
+ *   OPENAI_API_KEY=… npm run eval -- --base-url https://api.openai.com/v1 --model gpt-4o-mini
+ *   npm run eval -- --base-url http://localhost:11434/v1 --model qwen2.5:7b --concurrency 2
+ *
+ * Options: --out FILE (HTML report, default eval/report.html), --json FILE (records),
+ * --max-attempts N (default 3), --per-spec N (first N requests of each spec),
+ * --strategies validation,first-error,self-review,reflexion, --concurrency N,
+ * --latency-ms N (simulated latency per call).
+ *
+ * Prints the markdown table on stdout; progress on stderr.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { dirname } from "node:path";
+import { pathToFileURL } from "node:url";
+import { readEnvironment } from "../src/configuration.js";
+import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
+import { runEval, type EvalRun } from "./harness.js";
+import { renderHtml, renderMarkdown } from "./report.js";
+import { DEFAULT_MISS_RATE, simulatedModelSource } from "./simulated-model.js";
+import { STRATEGIES } from "./strategies.js";
+import { SUITE, type EvalRequest } from "./suite.js";
+
+export interface EvalCliResult {
+  run: EvalRun;
+  markdown: string;
+  html: string;
+  htmlPath: string;
+}
+
+function option(argv: string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
+/** The first `n` requests of each spec, in suite order. */
+export function perSpec(suite: readonly EvalRequest[], n: number): EvalRequest[] {
+  const counts = new Map<string, number>();
+  return suite.filter((r) => {
+    const c = counts.get(r.spec) ?? 0;
+    counts.set(r.spec, c + 1);
+    return c < n;
+  });
+}
+
+export async function main(argv: string[], log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<EvalCliResult> {
+  const baseUrl = option(argv, "--base-url");
+  const modelName = option(argv, "--model");
+  const real = baseUrl !== undefined || modelName !== undefined;
+  const seed = Number(option(argv, "--seed") ?? 1);
+  const missRate = Number(option(argv, "--miss-rate") ?? DEFAULT_MISS_RATE);
+  const maxAttempts = Number(option(argv, "--max-attempts") ?? 3);
+  const concurrency = Number(option(argv, "--concurrency") ?? 1);
+  const htmlPath = option(argv, "--out") ?? "eval/report.html";
+  const jsonPath = option(argv, "--json");
+  const perSpecCount = option(argv, "--per-spec");
+  const wanted = option(argv, "--strategies")?.split(",");
+  const strategies = wanted ? STRATEGIES.filter((s) => wanted.includes(s.id)) : STRATEGIES;
+  if (strategies.length === 0) throw new Error(`--strategies: none of ${wanted?.join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
+  const suite = perSpecCount ? perSpec(SUITE, Number(perSpecCount)) : [...SUITE];
+
+  let model: ModelSource;
+  let description: string;
+  let name: string;
+  if (real) {
+    const env = { ...readEnvironment(), ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) };
+    name = modelName ?? env.model;
+    model = (request: ModelRequest) => createChatModel({ ...request, model: name }, env);
+    const where = env.openaiBaseUrl ? (() => { const u = new URL(env.openaiBaseUrl as string); return `${u.host}${u.pathname}`; })() : "OpenAI";
+    description = `${name} at ${where} (an OpenAI-compatible endpoint)`;
+  } else {
+    name = "simulated";
+    model = simulatedModelSource({ seed, missRate, suite: SUITE, latencyMs: Number(option(argv, "--latency-ms") ?? 0) });
+    description = `simulated model (seed ${seed}) — not a real LLM`;
+    log(`eval: no --base-url/--model given: using the ${description} (see eval/simulated-model.ts)`);
+  }
+
+  let done = 0;
+  const total = suite.length * strategies.length;
+  const run = await runEval({
+    model,
+    modelName: name,
+    meta: { model: description, simulated: !real, ...(real ? {} : { seed, missRate }) },
+    suite,
+    strategies,
+    maxAttempts,
+    concurrency,
+    onRecord: (r) => {
+      done++;
+      if (real || done % 40 === 0 || done === total) log(`eval: ${done}/${total} ${r.strategy} ${r.requestId}: ${r.valid ? "valid" : "invalid"}${r.failure ? ` (failed: ${r.failure.slice(0, 120)})` : ""}`);
+    },
+  });
+
+  const markdown = renderMarkdown(run);
+  const html = renderHtml(run);
+  mkdirSync(dirname(htmlPath), { recursive: true });
+  writeFileSync(htmlPath, html);
+  if (jsonPath) writeFileSync(jsonPath, JSON.stringify(run, null, 2));
+  log(`eval: wrote ${htmlPath}${jsonPath ? ` and ${jsonPath}` : ""}`);
+  return { run, markdown, html, htmlPath };
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    ({ markdown }) => {
+      process.stdout.write(`${markdown}\n`);
+      process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * Smoke test of the benchmarks: each runs in quick mode (tiny sizes) and its
+ * results are well formed. No timing assertions: targets are goals reported
+ * in BENCHMARKS.md, not tests.
+ */
+import { describe, expect, it } from "vitest";
+import type { BenchResult } from "../../bench/common.js";
+import * as concurrency from "../../bench/concurrency.js";
+import * as overhead from "../../bench/graph-overhead.js";
+import * as memory from "../../bench/memory-scale.js";
+import * as prompt from "../../bench/prompt-growth.js";
+import { renderReport } from "../../bench/run.js";
+import * as validator from "../../bench/validator-speed.js";
+
+const quick = { quick: true };
+const results: BenchResult[] = [];
+
+function expectWellFormed(r: BenchResult): void {
+  results.push(r);
+  expect(r.markdown).toContain("## ");
+  expect(r.rows.length).toBeGreaterThan(0);
+  for (const row of r.rows) {
+    expect(Number.isFinite(row.value), `${r.id}: ${row.label}`).toBe(true);
+    expect(row.value, `${r.id}: ${row.label}`).toBeGreaterThan(0);
+  }
+  expect(r.comparisons.length).toBeGreaterThan(0);
+  for (const c of r.comparisons) {
+    for (const v of [c.value, c.reference, c.ratio]) {
+      expect(Number.isFinite(v), `${r.id}: ${c.label}`).toBe(true);
+      expect(v, `${r.id}: ${c.label}`).toBeGreaterThan(0);
+    }
+    // The ratio is computed from the two numbers reported next to it.
+    expect(c.ratio).toBeCloseTo(c.ratioOf === "value/reference" ? c.value / c.reference : c.reference / c.value, 9);
+  }
+  for (const check of r.checks) expect(check.ok, `${r.id}: ${check.description} (${check.detail ?? ""})`).toBe(true);
+  for (const t of r.targets) expect(t.met === null || typeof t.met === "boolean").toBe(true);
+}
+
+/** A comparison's value and reference are figures of the same run (its rows). */
+function expectFromRows(r: BenchResult, label: string, valueRow: string, referenceRow: string): void {
+  const c = r.comparisons.find((x) => x.label === label);
+  expect(c, label).toBeDefined();
+  expect(c!.value).toBe(r.rows.find((x) => x.label === valueRow)?.value);
+  expect(c!.reference).toBe(r.rows.find((x) => x.label === referenceRow)?.value);
+}
+
+describe("benchmarks in quick mode", () => {
+  it("validator speed: the hand-written checker agrees with the validator on every input", async () => {
+    const r = await validator.run(quick);
+    expectWellFormed(r);
+    const agreement = r.checks.find((c) => c.description.startsWith("hand-written checker and validateAgainstSpec give the same verdict"));
+    expect(agreement?.ok).toBe(true);
+    expectFromRows(r, "validateAgainstSpec, valid inputs", "validateAgainstSpec, valid", "hand-written checker, valid");
+    const python = r.comparisons.find((c) => c.label.includes("article's validate_config, valid"));
+    if (python) expect(python.reference).toBe(r.rows.find((x) => x.label === "Python validate_config, valid")?.value);
+    else expect(r.notRun?.[0]).toMatch(/^not run: python3\/jsonschema not available/);
+  }, 30_000);
+
+  it("validator speed: a missing python3 is reported, not a failure", async () => {
+    const r = await validator.run({ quick: true, python: "python3-that-does-not-exist" });
+    expectWellFormed(r);
+    expect(r.notRun?.[0]).toMatch(/^not run: python3\/jsonschema not available/);
+    expect(r.targets.filter((t) => t.description.includes("Python")).every((t) => t.met === null)).toBe(true);
+    expect(r.markdown).toContain("not run: python3/jsonschema not available");
+  }, 30_000);
+
+  it("framework overhead: graph vs plain loop, with a profile", async () => {
+    const r = await overhead.run(quick);
+    expectWellFormed(r);
+    expectFromRows(r, "compiled graph, per attempt", "graph, per attempt", "plain loop, per attempt");
+    expect(r.markdown).toContain("Top functions by self time");
+    expect(r.markdown).toContain("What could be removed");
+  }, 30_000);
+
+  it("prompt growth: sizes per attempt over a run that uses every attempt", async () => {
+    const r = await prompt.run(quick);
+    expectWellFormed(r);
+    expect(r.rows.filter((x) => x.unit === "chars")).toHaveLength(5);
+    expect(r.rows.filter((x) => x.unit === "tokens")).toHaveLength(5);
+  }, 30_000);
+
+  it("concurrency: real ChatOpenAI against the scripted server in another process", async () => {
+    const r = await concurrency.run(quick);
+    expectWellFormed(r);
+    expectFromRows(r, "graph vs plain loop: wall time", "graph wall time", "plain loop wall time");
+    expect(r.comparisons[0].reference).toBe(r.rows.find((x) => x.label === "ideal wall time")?.value);
+  }, 50_000);
+
+  it("memory at scale: index vs scan, same answers", async () => {
+    const r = await memory.run(quick);
+    expectWellFormed(r);
+    expectFromRows(r, "search p50 at 1,000 entries", "search p50 @1000", "scan p50 @1000");
+  }, 30_000);
+
+  it("the report carries the machine, the Node version and every section", () => {
+    const report = renderReport(results, quick, Date.now());
+    expect(report).toContain("# Benchmarks");
+    expect(report).toContain(process.version);
+    expect(report).toMatch(/cores/);
+    for (const r of results) expect(report).toContain(r.markdown.split("\n")[0]);
+  });
+});
