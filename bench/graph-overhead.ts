@@ -48,7 +48,6 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const { generationSystemPrompt } = await compiled<typeof import("../src/validation/prompts.js")>("src/validation/prompts");
   const { InstantModel } = await compiled<typeof import("./instant-model.js")>("bench/instant-model");
   const { plainValidationLoop } = await compiled<typeof import("./plain-loop.js")>("bench/plain-loop");
-  const { buildAnnotationValidationGraph } = await compiled<typeof import("./annotation-graph.js")>("bench/annotation-graph");
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
   const valid = JSON.stringify(spec.example);
@@ -59,19 +58,12 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
 
   const graphModel = new InstantModel(answers);
   const loopModel = new InstantModel(answers);
-  const annotationModel = new InstantModel(answers);
   const graph = buildValidationGraph({ model: graphModel });
-  // The same nodes and edges with an Annotation state: no zod check of node updates.
-  const annotationGraph = buildAnnotationValidationGraph({ model: annotationModel });
   const context = { spec: "deployment-config", maxAttempts: ATTEMPTS_PER_RUN };
 
   let wrongRuns = 0;
   const graphRun = async () => {
     const out = await graph.invoke({ request: REQUEST }, { context });
-    if (!out.success || out.attempts !== ATTEMPTS_PER_RUN) wrongRuns++;
-  };
-  const annotationRun = async () => {
-    const out = await annotationGraph.invoke({ request: REQUEST }, { context } as never);
     if (!out.success || out.attempts !== ATTEMPTS_PER_RUN) wrongRuns++;
   };
   const loopRun = async () => {
@@ -88,19 +80,15 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const rounds = opts.quick ? 2 : 7;
   await timeRuns(graphRun, opts.quick ? 3 : 200); // warm-up
   await timeRuns(loopRun, opts.quick ? 3 : 200);
-  await timeRuns(annotationRun, opts.quick ? 3 : 200);
   const graphSamples: number[] = [];
   const loopSamples: number[] = [];
-  const annotationSamples: number[] = [];
   for (let r = 0; r < rounds; r++) {
     // Alternate, so that drift in the machine's load affects all alike.
     graphSamples.push(await timeRuns(graphRun, runs));
     loopSamples.push(await timeRuns(loopRun, runs));
-    annotationSamples.push(await timeRuns(annotationRun, runs));
   }
   const graphUs = median(graphSamples);
   const loopUs = median(loopSamples);
-  const annotationUs = median(annotationSamples);
   const overheadUs = graphUs - loopUs;
 
   // Work every node repeats: the run configuration parsed with zod, the spec resolved.
@@ -119,7 +107,6 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
 
   const comparisons = [
     compare("compiled graph, per attempt", graphUs, loopUs, "µs", "plain async loop, same calls", "value/reference"),
-    compare("compiled graph vs the same graph with an Annotation state, per attempt", graphUs, annotationUs, "µs", "Annotation state (no zod check of updates)", "value/reference"),
   ];
   const targets: Target[] = [
     {
@@ -129,12 +116,11 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     },
   ];
   const checks = [
-    { description: `every timed run made exactly ${ATTEMPTS_PER_RUN} attempts and ended valid (graph, Annotation graph and loop alike)`, ok: wrongRuns === 0, detail: `${wrongRuns} wrong runs` },
+    { description: `every timed run made exactly ${ATTEMPTS_PER_RUN} attempts and ended valid (graph and loop alike)`, ok: wrongRuns === 0, detail: `${wrongRuns} wrong runs` },
   ];
   const rows = [
     { label: "graph, per attempt", value: graphUs, unit: "µs" },
     { label: "plain loop, per attempt", value: loopUs, unit: "µs" },
-    { label: "graph with an Annotation state, per attempt", value: annotationUs, unit: "µs" },
     { label: "graph machinery, per attempt", value: overheadUs, unit: "µs" },
     { label: "ensureValidationConfig, per call", value: configUs, unit: "µs" },
     { label: "resolveSpec (built-in name), per call", value: resolveUs, unit: "µs" },
@@ -155,7 +141,6 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         ["compiled validation graph", fmt(graphUs)],
         ["plain async loop, same calls", fmt(loopUs)],
         ["difference (graph machinery)", fmt(overheadUs)],
-        ["the same graph with an Annotation state (bench/annotation-graph.ts)", fmt(annotationUs)],
       ],
     ),
     "",
@@ -169,7 +154,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "",
     profileMarkdown(summary, profiledRuns, hotspots, graphUs),
     "",
-    removableMarkdown(summary, hotspots, { graphUs, loopUs, annotationUs, configUs, resolveUs, systemPromptUs }),
+    removableMarkdown(summary, hotspots, { graphUs, loopUs, configUs, resolveUs, systemPromptUs }),
   ].join("\n");
 
   return { id: "overhead", title: "Framework overhead", rows, comparisons, targets, checks, markdown };
@@ -212,7 +197,7 @@ function profileMarkdown(summary: ProfileSummary, runs: number, hotspots: Hotspo
 function removableMarkdown(
   summary: ProfileSummary,
   hotspots: HotspotTime[],
-  m: { graphUs: number; loopUs: number; annotationUs: number; configUs: number; resolveUs: number; systemPromptUs: number },
+  m: { graphUs: number; loopUs: number; configUs: number; resolveUs: number; systemPromptUs: number },
 ): string {
   const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
   const hot = (prefix: string) => hotspots.find((h) => h.label.includes(prefix))?.share ?? 0;
@@ -221,21 +206,17 @@ function removableMarkdown(
   return [
     "### What could be removed",
     "",
-    `1. **Zod validation of every node update** (${pct(hot("validateStateUpdates"))}, ≈ ${us(hot("validateStateUpdates"))} µs per attempt). ` +
-      "Because the state is a zod object, LangGraph checks each node's update against a partial copy of the state schema, and builds that partial schema " +
-      "(and zod's compiled parser for it) again on every write, re-checking values the package's own typed nodes produced. " +
-      `Measured: the same nodes and edges with a LangGraph Annotation state take ${fmt(m.annotationUs)} µs per attempt instead of ${fmt(m.graphUs)} µs ` +
-      `(${fmt(m.graphUs - m.annotationUs)} µs less). The price: zod state is what gives Studio its forms with descriptions and defaults; a cached partial schema upstream would keep both. ` +
-      `zod's self time in all: ${pct(zod)}.`,
-    `2. **A \`RunTree\` per runnable call with tracing off** (${pct(hot("RunTree"))}, ≈ ${us(hot("RunTree"))} µs per attempt): LangChain's async-local-storage wrapper builds a langsmith RunTree ` +
+    "Already removed: **zod validation of every node update.** With a zod state object, LangGraph checks each node's update against a partial copy of the state " +
+      "schema and rebuilds that schema (and zod's compiled parser for it) on every write: about a fifth of the graph's time when it was measured. The graphs now " +
+      "run on Annotation channels derived from the same zod definitions (`channelsOf` in src/shared/state.ts), and keep the zod objects for input, output and " +
+      `run configuration, which is what Studio's forms are built from. zod's remaining self time: ${pct(zod)}.`,
+    `1. **A \`RunTree\` per runnable call with tracing off** (${pct(hot("RunTree"))}, ≈ ${us(hot("RunTree"))} µs per attempt): LangChain's async-local-storage wrapper builds a langsmith RunTree ` +
       "(with a UUIDv7 from the crypto RNG and environment look-ups) for every node, every router and every channel write. Only an upstream change removes it.",
-    `3. **Callback-manager set-up** (${pct(hot("_configureSync"))}): configured for every node and every model call even with no callbacks; upstream.`,
-    `4. **Per-step checkpoint and task preparation** (${pct(hot("_putCheckpoint"))} + ${pct(hot("_prepareNextTasks"))}): two supersteps per attempt (generate, validate). ` +
+    `2. **Callback-manager set-up** (${pct(hot("_configureSync"))}): configured for every node and every model call even with no callbacks; upstream.`,
+    `3. **Per-step checkpoint and task preparation** (${pct(hot("_putCheckpoint"))} + ${pct(hot("_prepareNextTasks"))}): two supersteps per attempt (generate, validate). ` +
       "Merging the two nodes into one would halve the steps, at the cost of Studio and traces no longer showing generation and validation as separate stages.",
-    `5. **Run configuration parsed in every node** (${pct(hot("ensureValidationConfig"))}): \`ensureValidationConfig\` is a zod parse (${fmt(m.configUs)} µs a call) made by both nodes, plus \`resolveSpec\` (${fmt(m.resolveUs)} µs); ` +
+    `4. **Run configuration parsed in every node** (${pct(hot("ensureValidationConfig"))}): \`ensureValidationConfig\` is a zod parse (${fmt(m.configUs)} µs a call) made by both nodes, plus \`resolveSpec\` (${fmt(m.resolveUs)} µs); ` +
       "it could be parsed once per run at the front door and passed on.",
-    `6. **System prompt rebuilt per attempt** (${pct(hot("generationSystemPrompt"))}; ${fmt(m.systemPromptUs)} µs a call): \`generationSystemPrompt(spec)\` walks the schema every attempt; it could be cached per spec. ` +
-      "The plain loop pays this too.",
     `- Not removable: the model call (through LangChain's BaseChatModel), the parser (${pct(hot("extractJson"))}) and the validator (${pct(hot("validateAgainstSpec"))}), which the plain loop makes as well: ${fmt(m.loopUs)} µs per attempt in all.`,
   ].join("\n");
 }

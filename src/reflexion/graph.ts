@@ -15,6 +15,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import type { LooseContext } from "../shared/guards.js";
 import { checkTasks, ensureReflexionConfig, MAX_TASKS, ReflexionConfigSchema } from "../configuration.js";
 import { guardFrontDoor } from "../shared/guards.js";
+import { channelsOf } from "../shared/state.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { resolveSpec } from "../specs/registry.js";
 import { failTaskOnProviderError, makeReflexionNodes, type ReflexionNodeOptions } from "./nodes.js";
@@ -33,7 +34,8 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions = {}) 
   const nodes = makeReflexionNodes(options);
   const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY, errorHandler: failTaskOnProviderError, ends: ["memory"] };
   return new StateGraph({
-    state: ReflexionState,
+    // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
+    state: channelsOf(ReflexionState) as unknown as typeof ReflexionState,
     input: ReflexionInputSchema,
     output: ReflexionOutputSchema,
     // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.

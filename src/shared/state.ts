@@ -6,6 +6,7 @@
  * server gives Studio forms with descriptions and defaults for the state, the
  * input, the output and the run configuration.
  */
+import { Annotation, type AnnotationRoot, type StateDefinition } from "@langchain/langgraph";
 import { registry } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "./usage.js";
@@ -50,4 +51,32 @@ export function stateObject<T extends z.core.$ZodLooseShape>(shape: T) {
     if (field instanceof z.ZodDefault && !registry.has(field)) field.register(registry, {});
   }
   return z.object(shape);
+}
+
+/**
+ * The channels of a zod state, as an Annotation: the same fields, reducers and
+ * defaults. Graphs run on this and keep the zod objects for their input,
+ * output and context, which is what Studio's forms are built from. A zod
+ * state makes LangGraph re-derive and re-run a partial zod schema on every
+ * node update; the Annotation channels skip that (the nodes are typed, and the
+ * front door checks what comes in).
+ */
+export function channelsOf(schema: z.ZodObject): AnnotationRoot<StateDefinition> {
+  const channels: StateDefinition = {};
+  for (const [key, field] of Object.entries(schema.shape) as [string, z.ZodType][]) {
+    const meta = registry.get(field) as { reducer?: { fn: (a: unknown, b: unknown) => unknown }; default?: () => unknown } | undefined;
+    const initial = meta?.default ?? defaultOf(field);
+    channels[key] = meta?.reducer
+      ? Annotation<unknown, unknown>({ reducer: meta.reducer.fn, default: initial })
+      : initial
+        ? Annotation<unknown, unknown>({ reducer: (_current, next) => next, default: initial })
+        : Annotation<unknown>();
+  }
+  return Annotation.Root(channels);
+}
+
+/** A getter for a zod field's default value, or undefined when it has none. */
+function defaultOf(field: z.ZodType): (() => unknown) | undefined {
+  if (!(field instanceof z.ZodDefault)) return undefined;
+  return () => field.parse(undefined);
 }

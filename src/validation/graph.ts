@@ -9,6 +9,7 @@ import { END, START, StateGraph } from "@langchain/langgraph";
 import type { LooseContext } from "../shared/guards.js";
 import { checkRequestText, ensureValidationConfig, ValidationConfigSchema } from "../configuration.js";
 import { guardFrontDoor } from "../shared/guards.js";
+import { channelsOf } from "../shared/state.js";
 import { resolveSpec } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
@@ -23,7 +24,8 @@ export interface ValidationGraphOptions extends ValidationNodeOptions {
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
   const { generate, validate, routeAfterValidate } = makeValidationNodes(options);
   return new StateGraph({
-    state: ValidationState,
+    // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
+    state: channelsOf(ValidationState) as unknown as typeof ValidationState,
     input: ValidationInputSchema,
     output: ValidationOutputSchema,
     // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.

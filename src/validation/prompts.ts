@@ -10,7 +10,19 @@ export const MAX_ERRORS_SECTION_CHARS = 8_000;
 /** Upper bound on everything a retry prompt adds to the request: echoed output, errors and instructions. */
 export const MAX_FEEDBACK_CHARS = MAX_ECHOED_OUTPUT_CHARS + MAX_ERRORS_SECTION_CHARS + 500;
 
+const systemPrompts = new WeakMap<Spec, string>();
+
+/** The system prompt for a spec: its constraints and rules in words (built once per spec). */
 export function generationSystemPrompt(spec: Spec): string {
+  let prompt = systemPrompts.get(spec);
+  if (prompt === undefined) {
+    prompt = buildSystemPrompt(spec);
+    systemPrompts.set(spec, prompt);
+  }
+  return prompt;
+}
+
+function buildSystemPrompt(spec: Spec): string {
   return [
     `You write JSON objects of this kind: ${spec.description}`,
     "Reply with exactly one JSON object and nothing else: no explanation, no code fences.",
