@@ -21,7 +21,24 @@ export type ChatModelFactory = (request: ModelRequest) => BaseChatModel;
 /** A graph's model: one chat model for every call, or a factory asked per run and role. */
 export type ModelSource = BaseChatModel | ChatModelFactory;
 
+/**
+ * Models are built once per distinct setting and reused: a ChatOpenAI owns an
+ * HTTP client, and building one per call costs CPU and memory under load.
+ */
+const models = new Map<string, BaseChatModel>();
+const MAX_CACHED_MODELS = 64;
+
 export function createChatModel(request: ModelRequest, env: Environment = readEnvironment()): BaseChatModel {
+  const key = JSON.stringify([request.model, request.temperature, env.openaiApiKey, env.openaiBaseUrl, env.timeoutMs, env.maxRetries]);
+  const cached = models.get(key);
+  if (cached) return cached;
+  const model = buildChatModel(request, env);
+  if (models.size >= MAX_CACHED_MODELS) models.delete(models.keys().next().value as string);
+  models.set(key, model);
+  return model;
+}
+
+function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel {
   if (!env.openaiApiKey && !env.openaiBaseUrl) {
     throw new ConfigurationError(
       "No model provider is configured: set OPENAI_API_KEY (for OpenAI), or OPENAI_BASE_URL (any OpenAI-compatible server, " +
