@@ -1,7 +1,7 @@
 /** The README's embedded example runs as written, against the scripted OpenAI-compatible server. */
-import { spawn } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { runNode } from "../support/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
 
 let server: ScriptedServer;
@@ -23,19 +23,8 @@ afterAll(async () => server?.close());
 
 describe("examples/embedded.ts", () => {
   it("runs as written", async () => {
-    const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      // `--conditions=source` resolves the package's own name to its TypeScript source instead of dist/.
-      const child = spawn(process.execPath, ["--conditions=source", "--import", "tsx", "examples/embedded.ts"], {
-        env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (d) => (stdout += d));
-      child.stderr.on("data", (d) => (stderr += d));
-      child.on("error", reject);
-      child.on("close", (code) => resolve({ code, stdout, stderr }));
-    });
+    // `--conditions=source` resolves the package's own name to its TypeScript source instead of dist/.
+    const result = await runNode(["--conditions=source", "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("valid after 2 attempt(s)");

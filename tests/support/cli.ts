@@ -1,9 +1,16 @@
-/** Runs the package's command line in a child process, with only the given environment. */
+/** Runs a Node program of the package (the CLI, an example) in a child process, with only the given environment. */
 import { spawn } from "node:child_process";
 
-export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export interface ChildResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
+export function runNode(nodeArgs: string[], env: Record<string, string>): Promise<ChildResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/generate.ts", ...args], {
+    const child = spawn(process.execPath, ["--import", "tsx", ...nodeArgs], {
       env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -14,4 +21,9 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+/** The command line: `npm run generate -- <args…>`. */
+export function runCli(args: string[], env: Record<string, string>): Promise<ChildResult> {
+  return runNode(["src/cli/generate.ts", ...args], env);
 }
