@@ -187,3 +187,8 @@ export function rng(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/** The comparisons, targets and checks of a benchmark, as the lines every report section ends its figures with. */
+export function outcomeBlocks(comparisons: readonly Comparison[], targets: readonly Target[], checks: BenchResult["checks"]): string {
+  return [comparisonTable(comparisons), "", "Targets:", targetLines(targets), "", "Checks:", checkLines(checks)].join("\n");
+}

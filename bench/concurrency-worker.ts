@@ -6,7 +6,14 @@
  *
  *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 [--warmup 50] [--profile]
  *
- * Prints one line `RESULT {json}`.
+ * With --faults, only the graph runs, against a server that fails some calls
+ * (bench/model-server.ts --fail-every N), with the client's own retries on
+ * (maxRetries 2); every run is waited for up to a deadline and counted by how
+ * it ended (valid, explicit failure, provider error, or lost):
+ *
+ *   node --expose-gc --import tsx bench/concurrency-worker.ts --faults --base-url URL --runs 1000 [--warmup 50] [--deadline-ms 120000]
+ *
+ * Prints one line `RESULT {json}` (a WorkerResult, or a FaultWorkerResult with --faults).
  */
 import diagnostics from "node:diagnostics_channel";
 import { pathToFileURL } from "node:url";
@@ -44,18 +51,57 @@ export interface WorkerResult {
   profile?: ProfileSummary;
 }
 
+/** How the graph runs ended when some model calls fail (see runFaultWorker). */
+export interface FaultPhaseResult {
+  runs: number;
+  /** How long each run was waited for before it counted as lost. */
+  deadlineMs: number;
+  /** Client-side retries of a failed model call (the Environment's maxRetries). */
+  maxRetries: number;
+  /** Runs that resolved with success: true. */
+  valid: number;
+  /** Valid runs whose final state records exactly 2 attempts: the faults the client retried are not validation attempts. */
+  validAfterTwoAttempts: number;
+  /** Runs that resolved with success: false and a stopReason. */
+  explicitFailure: number;
+  /** Runs that rejected with an error naming the provider (a ProviderError after the client's retries). */
+  providerError: number;
+  /** Runs that did not settle within the deadline, or ended in any other state. */
+  lost: number;
+  /** How the runs that were not valid ended, with counts: `stopReason: …`, the provider error's `name: message…`, or what a lost run did. */
+  endings: Record<string, number>;
+  wallMs: number;
+  cpuMs: number;
+  /** Chat-completion requests the client sent in the timed runs (the client's retries included). */
+  requests: number;
+  /** Of those, the ones answered with HTTP 503. */
+  faultAnswers: number;
+}
+
+export interface FaultWorkerResult {
+  faults: FaultPhaseResult;
+  /** Requests sent and 503 answers received over the whole process (warm-up included), to compare with the server's counts. */
+  requestsTotal: number;
+  faultAnswersTotal: number;
+}
+
 // Instrumentation: requests in flight (the OpenAI client calls the global fetch) and new connections (undici's diagnostics channel).
 let inFlight = 0;
 let maxInFlight = 0;
 let durations: number[] = [];
 let connections = 0;
+let fetchCalls = 0;
+let answers503 = 0;
 const realFetch = globalThis.fetch;
 globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
   inFlight++;
+  fetchCalls++;
   if (inFlight > maxInFlight) maxInFlight = inFlight;
   const start = performance.now();
   try {
-    return await realFetch(...args);
+    const response = await realFetch(...args);
+    if (response.status === 503) answers503++;
+    return response;
   } finally {
     inFlight--;
     durations.push(performance.now() - start);
@@ -131,14 +177,15 @@ async function phase(runs: number, one: (i: number) => Promise<{ success: boolea
   };
 }
 
-export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
+/** The graph run and the plain-loop run, through ChatOpenAI built by `createChatModel` against `baseUrl`. */
+async function validationRuns(baseUrl: string, maxRetries: number) {
   // The package and the plain loop as compiled JavaScript (see bench/compiled.ts).
   const { readEnvironment } = await compiled<typeof import("../src/configuration.js")>("src/configuration");
   const { createChatModel } = await compiled<typeof import("../src/models.js")>("src/models");
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
   const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
   const { plainValidationLoop } = await compiled<typeof import("./plain-loop.js")>("bench/plain-loop");
-  const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: 0, timeoutMs: 120_000 };
+  const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries, timeoutMs: 120_000 };
   const model = (request: ModelRequest) => createChatModel(request, env);
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
@@ -147,6 +194,11 @@ export async function runWorker(baseUrl: string, runs: number, warmup: number, w
   const request = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
   const graphRun = (i: number) => graph.invoke({ request: request(i) }, { context });
   const loopRun = (i: number) => plainValidationLoop(model, spec, request(i), 3, env.model);
+  return { graphRun, loopRun };
+}
+
+export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
+  const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
 
   // Warm-up: load and compile everything once; open some connections.
   await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
@@ -163,6 +215,93 @@ export async function runWorker(baseUrl: string, runs: number, warmup: number, w
   return { graph: graphPhase, loop: loopPhase, maxRssAfterGraphMb, undici: process.versions.undici ?? "unknown", profile: summary };
 }
 
+type Ending =
+  | { kind: "valid"; attempts: unknown }
+  | { kind: "explicit-failure"; what: string }
+  | { kind: "provider-error"; what: string }
+  | { kind: "lost"; what: string };
+
+const prefix = (text: string, max = 120) => (text.length <= max ? text : `${text.slice(0, max)}…`);
+
+/** How a run that settled ended. */
+function endingOf(settled: { ok: true; value: unknown } | { ok: false; error: unknown }): Ending {
+  if (settled.ok) {
+    const out = settled.value as { success?: unknown; stopReason?: unknown; attempts?: unknown } | null;
+    if (out?.success === true) return { kind: "valid", attempts: out.attempts };
+    if (out?.success === false && typeof out.stopReason === "string") return { kind: "explicit-failure", what: `stopReason: ${out.stopReason}` };
+    return { kind: "lost", what: `resolved with success ${String(out?.success)} and stopReason ${String(out?.stopReason)}` };
+  }
+  const e = settled.error as { name?: unknown; message?: unknown } | null;
+  const name = typeof e?.name === "string" ? e.name : typeof settled.error;
+  const message = typeof e?.message === "string" ? e.message : String(settled.error);
+  const what = `${name}: ${prefix(message)}`;
+  return name === "ProviderError" || /provider/i.test(message) ? { kind: "provider-error", what } : { kind: "lost", what: `rejected with ${what}` };
+}
+
+/** Start one run and wait for it up to `deadlineMs`; a run still pending then is lost. */
+function endingWithin(start: () => Promise<unknown>, deadlineMs: number): Promise<Ending> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ kind: "lost", what: `not settled within ${deadlineMs / 1000} s` }), deadlineMs);
+    let running: Promise<unknown>;
+    try {
+      running = start();
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    running.then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(endingOf({ ok: true, value }));
+      },
+      (error: unknown) => {
+        clearTimeout(timer);
+        resolve(endingOf({ ok: false, error }));
+      },
+    );
+  });
+}
+
+/**
+ * The graph runs against a server that fails some calls (bench/model-server.ts --fail-every N), with the
+ * client's own retries on: after a warm-up against the same server, N runs at once, each counted by how it ended.
+ */
+export async function runFaultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs = 120_000, maxRetries = 2): Promise<FaultWorkerResult> {
+  const { graphRun } = await validationRuns(baseUrl, maxRetries);
+  await Promise.all(Array.from({ length: warmup }, (_, i) => endingWithin(() => graphRun(i), deadlineMs)));
+
+  (globalThis as { gc?: () => void }).gc?.();
+  const calls0 = fetchCalls;
+  const faults0 = answers503;
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  const endings = await Promise.all(Array.from({ length: runs }, (_, i) => endingWithin(() => graphRun(i), deadlineMs)));
+  const wallMs = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+
+  const count = (kind: Ending["kind"]) => endings.filter((e) => e.kind === kind).length;
+  const tally: Record<string, number> = {};
+  for (const e of endings) if (e.kind !== "valid") tally[`${e.kind}: ${e.what}`] = (tally[`${e.kind}: ${e.what}`] ?? 0) + 1;
+  return {
+    faults: {
+      runs,
+      deadlineMs,
+      maxRetries,
+      valid: count("valid"),
+      validAfterTwoAttempts: endings.filter((e) => e.kind === "valid" && e.attempts === 2).length,
+      explicitFailure: count("explicit-failure"),
+      providerError: count("provider-error"),
+      lost: count("lost"),
+      endings: tally,
+      wallMs,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+      requests: fetchCalls - calls0,
+      faultAnswers: answers503 - faults0,
+    },
+    requestsTotal: fetchCalls,
+    faultAnswersTotal: answers503,
+  };
+}
+
 async function main(argv: string[]): Promise<void> {
   const arg = (name: string): string | undefined => {
     const i = argv.indexOf(name);
@@ -170,7 +309,11 @@ async function main(argv: string[]): Promise<void> {
   };
   const baseUrl = arg("--base-url");
   if (!baseUrl) throw new Error("--base-url is required");
-  const result = await runWorker(baseUrl, Number(arg("--runs") ?? 1000), Number(arg("--warmup") ?? 50), argv.includes("--profile"));
+  const runs = Number(arg("--runs") ?? 1000);
+  const warmup = Number(arg("--warmup") ?? 50);
+  const result = argv.includes("--faults")
+    ? await runFaultWorker(baseUrl, runs, warmup, Number(arg("--deadline-ms") ?? 120_000))
+    : await runWorker(baseUrl, runs, warmup, argv.includes("--profile"));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 

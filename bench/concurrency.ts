@@ -3,6 +3,11 @@
  * ChatOpenAI client against the scripted server with a fixed latency per
  * call; every run needs two attempts (invalid, then valid), so the ideal wall
  * time is 2 × latency. Server and client each run in their own process.
+ *
+ * A second phase repeats the graph runs against a second server that fails
+ * every 10th call with HTTP 503 (bench/model-server.ts --fail-every 10), with
+ * the client's own retries on, and counts how every run ended: valid,
+ * explicit failure, provider error, or lost (not settled by a deadline).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -10,15 +15,12 @@ import { fileURLToPath } from "node:url";
 import {
   checkLines,
   compare,
-  comparisonTable,
   fmt,
   table,
-  targetLines,
   type BenchOptions,
   type BenchResult,
-  type Target,
-} from "./common.js";
-import type { PhaseResult, WorkerResult } from "./concurrency-worker.js";
+  type Target, outcomeBlocks } from "./common.js";
+import type { FaultWorkerResult, PhaseResult, WorkerResult } from "./concurrency-worker.js";
 import type { ProfileSummary } from "./profile.js";
 
 function profileSection(p: ProfileSummary, runs: number): string {
@@ -34,6 +36,9 @@ function profileSection(p: ProfileSummary, runs: number): string {
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const ATTEMPTS_PER_RUN = 2;
+/** The fault phase: every FAIL_EVERY-th model call is answered with HTTP 503. */
+const FAIL_EVERY = 10;
+const FAULT_LABEL = `With ${100 / FAIL_EVERY}% of model calls failing (503)`;
 
 /** Start a TypeScript child process; resolve with it and the first stdout line that starts with `prefix`. */
 function spawnTs(file: string, args: string[], nodeFlags: string[] = []): ChildProcess {
@@ -68,23 +73,54 @@ function lineStartingWith(child: ChildProcess, prefix: string, timeoutMs: number
 export interface ConcurrencyOptions extends BenchOptions {
   runs?: number;
   latencyMs?: number;
+  /** How long each run of the fault phase is waited for before it counts as lost. */
+  faultDeadlineMs?: number;
 }
 
-export async function run(opts: ConcurrencyOptions): Promise<BenchResult> {
-  const runs = opts.runs ?? (opts.quick ? 20 : 1000);
-  const latencyMs = opts.latencyMs ?? (opts.quick ? 20 : 100);
-  const warmup = opts.quick ? 4 : 50;
+type ServerStats = { requests: number; faults: number; cpuMs: number; rssMb: number };
 
-  const server = spawnTs("./model-server.ts", ["--port", "0", "--latency-ms", String(latencyMs), "--mode", "invalid-then-valid"]);
+/** How the runs of the fault phase ended, and what the server injected. */
+export interface FaultPhaseSummary {
+  label: string;
+  failEvery: number;
+  runs: number;
+  valid: number;
+  explicitFailure: number;
+  providerError: number;
+  lost: number;
+  /** Valid runs whose final state records exactly 2 attempts. */
+  validAfterTwoAttempts: number;
+  wallMs: number;
+  cpuMs: number;
+  /** 503 answers the server injected over the phase (warm-up included) and the requests it received. */
+  faultsInjected: number;
+  serverRequests: number;
+  /** 503 answers the client received during the timed runs, out of the requests it sent then. */
+  faultsInTimedRuns: number;
+  requestsInTimedRuns: number;
+  endings: Record<string, number>;
+}
+
+export interface ConcurrencyResult extends BenchResult {
+  faults: FaultPhaseSummary;
+}
+
+/** Ask a model server for its counters. */
+async function serverStats(server: ChildProcess): Promise<ServerStats> {
+  const statsLine = lineStartingWith(server, "STATS ", 10_000);
+  server.stdin?.write("STATS\n");
+  return JSON.parse(await statsLine) as ServerStats;
+}
+
+/** Run one worker against its own model server; stop both afterwards. */
+async function withServer<T>(serverArgs: string[], workerArgs: (baseUrl: string) => string[]): Promise<{ result: T; stats: ServerStats }> {
+  const server = spawnTs("./model-server.ts", serverArgs);
   let worker: ChildProcess | undefined;
   try {
     const baseUrl = await lineStartingWith(server, "READY ", 30_000);
-    worker = spawnTs("./concurrency-worker.ts", ["--base-url", baseUrl, "--runs", String(runs), "--warmup", String(warmup), "--profile"], ["--expose-gc"]);
-    const result = JSON.parse(await lineStartingWith(worker, "RESULT ", 600_000)) as WorkerResult;
-    const statsLine = lineStartingWith(server, "STATS ", 10_000);
-    server.stdin?.write("STATS\n");
-    const stats = JSON.parse(await statsLine) as { requests: number; cpuMs: number; rssMb: number };
-    return report(result, stats, runs, latencyMs, warmup);
+    worker = spawnTs("./concurrency-worker.ts", workerArgs(baseUrl), ["--expose-gc"]);
+    const result = JSON.parse(await lineStartingWith(worker, "RESULT ", 600_000)) as T;
+    return { result, stats: await serverStats(server) };
   } finally {
     if (worker && worker.exitCode === null) worker.kill();
     server.stdin?.end();
@@ -92,7 +128,47 @@ export async function run(opts: ConcurrencyOptions): Promise<BenchResult> {
   }
 }
 
-function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssMb: number }, runs: number, latencyMs: number, warmup: number): BenchResult {
+export async function run(opts: ConcurrencyOptions): Promise<ConcurrencyResult> {
+  const runs = opts.runs ?? (opts.quick ? 20 : 1000);
+  const latencyMs = opts.latencyMs ?? (opts.quick ? 20 : 100);
+  const warmup = opts.quick ? 4 : 50;
+  const deadlineMs = opts.faultDeadlineMs ?? (opts.quick ? 30_000 : 120_000);
+  const serverArgs = ["--port", "0", "--latency-ms", String(latencyMs), "--mode", "invalid-then-valid"];
+
+  const main = await withServer<WorkerResult>(serverArgs, (baseUrl) => ["--base-url", baseUrl, "--runs", String(runs), "--warmup", String(warmup), "--profile"]);
+  const faulty = await withServer<FaultWorkerResult>([...serverArgs, "--fail-every", String(FAIL_EVERY)], (baseUrl) => [
+    "--faults",
+    "--base-url",
+    baseUrl,
+    "--runs",
+    String(runs),
+    "--warmup",
+    String(warmup),
+    "--deadline-ms",
+    String(deadlineMs),
+  ]);
+  const f = faulty.result.faults;
+  const faults: FaultPhaseSummary = {
+    label: FAULT_LABEL,
+    failEvery: FAIL_EVERY,
+    runs: f.runs,
+    valid: f.valid,
+    explicitFailure: f.explicitFailure,
+    providerError: f.providerError,
+    lost: f.lost,
+    validAfterTwoAttempts: f.validAfterTwoAttempts,
+    wallMs: f.wallMs,
+    cpuMs: f.cpuMs,
+    faultsInjected: faulty.stats.faults,
+    serverRequests: faulty.stats.requests,
+    faultsInTimedRuns: f.faultAnswers,
+    requestsInTimedRuns: f.requests,
+    endings: f.endings,
+  };
+  return { ...report(main.result, main.stats, faulty.result, faulty.stats, runs, latencyMs, warmup), faults };
+}
+
+function report(r: WorkerResult, server: ServerStats, fw: FaultWorkerResult, faultServer: ServerStats, runs: number, latencyMs: number, warmup: number): BenchResult {
   const idealMs = ATTEMPTS_PER_RUN * latencyMs;
   const g = r.graph;
   const l = r.loop;
@@ -101,6 +177,7 @@ function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssM
     compare(`plain loop, same calls: wall time of ${runs} concurrent runs`, l.wallMs, idealMs, "ms", "ideal", "value/reference"),
     compare("graph vs plain loop: wall time", g.wallMs, l.wallMs, "ms", "plain loop", "value/reference"),
     compare("graph vs plain loop: client CPU time", g.cpuMs, l.cpuMs, "ms", "plain loop", "value/reference"),
+    compare(`graph, ${FAULT_LABEL.toLowerCase()}, vs without: wall time`, fw.faults.wallMs, g.wallMs, "ms", "no failures", "value/reference"),
   ];
   const graphRatio = g.wallMs / idealMs;
   const targets: Target[] = [
@@ -121,6 +198,25 @@ function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssM
       description: `the HTTP client did not serialise the calls: at least ${Math.min(runs, 100)} requests on the wire at once, each on its own socket`,
       ok: Math.min(g.maxOnWire, l.maxOnWire) >= Math.min(runs, 100),
       detail: `most on the wire at once: graph ${g.maxOnWire}, loop ${l.maxOnWire}; sockets used: graph ${g.socketsUsed}, loop ${l.socketsUsed}; ${expectedRequests} requests per phase`,
+    },
+  ];
+  const f = fw.faults;
+  const ended = f.valid + f.explicitFailure + f.providerError;
+  const faultChecks = [
+    {
+      description: `${FAULT_LABEL.toLowerCase()}: every run ended, none lost (valid, explicit failure or provider error within ${f.deadlineMs / 1000} s)`,
+      ok: f.lost === 0 && ended === f.runs && f.runs === runs,
+      detail: `${f.valid} valid + ${f.explicitFailure} explicit failure + ${f.providerError} provider error = ${ended} of ${f.runs} runs; ${f.lost} lost`,
+    },
+    {
+      description: `faults did not count as validation attempts: every valid run has exactly ${ATTEMPTS_PER_RUN} attempts in its final state`,
+      ok: f.validAfterTwoAttempts === f.valid,
+      detail: `${f.validAfterTwoAttempts}/${f.valid} valid runs`,
+    },
+    {
+      description: `the server failed every ${FAIL_EVERY}th call with 503 and the client received each of those answers`,
+      ok: faultServer.faults > 0 && faultServer.faults === Math.floor(faultServer.requests / FAIL_EVERY) && fw.faultAnswersTotal === faultServer.faults,
+      detail: `${faultServer.faults} faults in ${faultServer.requests} requests (warm-up included); 503 answers received by the client: ${fw.faultAnswersTotal}`,
     },
   ];
   const phaseRow = (name: string, p: PhaseResult) => [
@@ -150,13 +246,7 @@ function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssM
       [phaseRow("compiled graph", g), phaseRow("plain loop, same calls", l)],
     ),
     "",
-    comparisonTable(comparisons),
-    "",
-    "Targets:",
-    targetLines(targets),
-    "",
-    "Checks:",
-    checkLines(checks),
+    outcomeBlocks(comparisons, targets, checks),
     "",
     `Connection limits: the OpenAI client (openai v6) calls the global \`fetch\`, i.e. Node's bundled undici (${r.undici}), whose default dispatcher opens as many connections per origin as there are requests ` +
       "(`connections: null`, no per-origin cap), so nothing needs configuring. The table shows it: \"requests on the wire\" counts requests whose headers undici has sent on a socket and whose response has not arrived " +
@@ -164,6 +254,8 @@ function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssM
       `The scripted server used ${fmt(server.cpuMs)} ms of CPU in its own process for ${server.requests} requests. ` +
       "When the wall time exceeds the ideal, the client's CPU time is the reason: the work of all runs is serialised on one JavaScript thread, so wall time ≈ max(ideal, client CPU time).",
     r.profile ? `\n${profileSection(r.profile, runs)}` : "",
+    "",
+    faultSection(fw, faultServer, faultChecks, runs, latencyMs, warmup),
   ].join("\n");
   const rows = [
     { label: "graph wall time", value: g.wallMs, unit: "ms" },
@@ -172,6 +264,39 @@ function report(r: WorkerResult, server: { requests: number; cpuMs: number; rssM
     { label: "graph peak RSS", value: g.peakRssMb, unit: "MB" },
     { label: "graph client CPU", value: g.cpuMs, unit: "ms" },
     { label: "plain loop client CPU", value: l.cpuMs, unit: "ms" },
+    { label: `graph wall time, ${100 / FAIL_EVERY}% of calls failing`, value: f.wallMs, unit: "ms" },
+    { label: `graph client CPU, ${100 / FAIL_EVERY}% of calls failing`, value: f.cpuMs, unit: "ms" },
   ];
-  return { id: "concurrency", title: "Concurrency", rows, comparisons, targets, checks, markdown };
+  return { id: "concurrency", title: "Concurrency", rows, comparisons, targets, checks: [...checks, ...faultChecks], markdown };
+}
+
+function faultSection(fw: FaultWorkerResult, server: ServerStats, checks: BenchResult["checks"], runs: number, latencyMs: number, warmup: number): string {
+  const f = fw.faults;
+  const share = (n: number) => `${((n * 100) / Math.max(1, f.runs)).toFixed(1)}%`;
+  const endings = Object.entries(f.endings).sort((a, b) => b[1] - a[1]);
+  return [
+    `### ${FAULT_LABEL}`,
+    "",
+    `The same ${runs} graph runs at once, against a second scripted server (its own process, ${latencyMs} ms latency per call) started with \`--fail-every ${FAIL_EVERY}\`: ` +
+      `every ${FAIL_EVERY}th chat-completion request it receives, counted in order of arrival, is answered with HTTP 503 instead of its reply. ` +
+      `The client's own retries are on (\`maxRetries: ${f.maxRetries}\` in the Environment given to \`createChatModel\`; LangChain's client waits about 1–2 s before the first retry and 2–4 s before the second), ` +
+      `so a call fails for good only when it and both of its retries draw a 503; the graph then ends with a ProviderError that says so. ` +
+      `After a warm-up of ${warmup} runs against the same server, each run is waited for up to ${f.deadlineMs / 1000} s and counted by how it ended: ` +
+      "valid (`success: true`), explicit failure (`success: false` with a `stopReason`), provider error (the run rejected with an error naming the provider), " +
+      "or lost (still pending at the deadline, or any other ending).",
+    "",
+    table(
+      ["client", "runs", "valid", "explicit failure", "provider error", "lost", "wall ms", "client CPU ms", "requests sent (retries included)", "503 answers received"],
+      [[FAULT_LABEL, f.runs, f.valid, f.explicitFailure, f.providerError, f.lost, fmt(f.wallMs), fmt(f.cpuMs), f.requests, f.faultAnswers]],
+    ),
+    "",
+    `Outcomes: ${f.valid} valid (${share(f.valid)}), ${f.explicitFailure} explicit failure (${share(f.explicitFailure)}), ${f.providerError} provider error (${share(f.providerError)}), ${f.lost} lost (${share(f.lost)}).`,
+    "",
+    ...(endings.length > 0 ? ["How the runs that were not valid ended:", ...endings.map(([what, n]) => `- ${n} × ${what}`), ""] : []),
+    `The server injected ${server.faults} faults in ${server.requests} requests over the phase, warm-up included (${f.faultAnswers} of them during the timed runs, out of ${f.requests} requests); ` +
+      `it used ${fmt(server.cpuMs)} ms of CPU.`,
+    "",
+    "Checks:",
+    checkLines(checks),
+  ].join("\n");
 }

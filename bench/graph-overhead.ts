@@ -8,19 +8,15 @@
  * in every node is measured directly.
  */
 import {
-  checkLines,
   compare,
-  comparisonTable,
   fmt,
   median,
   nowNs,
   table,
-  targetLines,
   timePerCall,
   type BenchOptions,
   type BenchResult,
-  type Target,
-} from "./common.js";
+  type Target, outcomeBlocks } from "./common.js";
 import { compiled } from "./compiled.js";
 import { inclusiveTimes, profile, summarizeProfile, type Hotspot, type ProfileSummary } from "./profile.js";
 
@@ -144,13 +140,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       ],
     ),
     "",
-    comparisonTable(comparisons),
-    "",
-    "Targets:",
-    targetLines(targets),
-    "",
-    "Checks:",
-    checkLines(checks),
+    outcomeBlocks(comparisons, targets, checks),
     "",
     profileMarkdown(summary, profiledRuns, hotspots, graphUs),
     "",

@@ -13,20 +13,16 @@ import type { MemoryEntry } from "../src/reflexion/memory.js";
 type MemoryModule = typeof import("../src/reflexion/memory.js");
 import { compiled } from "./compiled.js";
 import {
-  checkLines,
   compare,
-  comparisonTable,
   fmt,
   nowNs,
   rng,
   summarize,
   table,
-  targetLines,
   type BenchOptions,
   type BenchResult,
   type Comparison,
-  type Target,
-} from "./common.js";
+  type Target, outcomeBlocks } from "./common.js";
 
 const VOCABULARY_SIZE = 5_000;
 
@@ -272,13 +268,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       ]),
     ),
     "",
-    comparisonTable(comparisons),
-    "",
-    "Targets:",
-    targetLines(targets),
-    "",
-    "Checks:",
-    checkLines(checks),
+    outcomeBlocks(comparisons, targets, checks),
     "",
     `Near-duplicates skipped while filling the store: ${duplicatesSkipped.toLocaleString("en-US")}; among the timed inserts: ${results.map((r) => `${r.size.toLocaleString("en-US")}: ${r.timedDuplicates}`).join(", ")}.`,
   ].join("\n");

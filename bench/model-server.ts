@@ -3,25 +3,39 @@
  * its own process, with a responder for the benchmarks, so that the server's
  * CPU does not count against the graphs being measured.
  *
- *   node --import tsx bench/model-server.ts --port 0 --latency-ms 100 --mode invalid-then-valid
+ *   node --import tsx bench/model-server.ts --port 0 --latency-ms 100 --mode invalid-then-valid [--fail-every N]
  *
  * Modes (each reply depends only on the request, so any number of runs can share the server):
  *   invalid-then-valid  first attempt: a deployment config that breaks both cross-field rules;
  *                       a retry (its prompt carries validator errors): the spec's valid example.
  *   never-valid         always the broken config.
  *
- * Prints `READY <baseURL>`. A line `STATS` on stdin prints `STATS {"requests":…,"cpuMs":…}`.
+ * --fail-every N: every N-th chat-completion request, counted in order of arrival (the N-th,
+ * the 2N-th, …), is answered with a transient fault, HTTP 503 (`{ fault: "status", status: 503 }`),
+ * instead of its scripted reply, after the same latency. N = 10 fails 10% of the calls; a client's
+ * retry is a new request and is counted like any other. Without the option (or with 0) nothing fails.
+ *
+ * Prints `READY <baseURL>`. A line `STATS` on stdin prints `STATS {"requests":…,"faults":…,"cpuMs":…,"rssMb":…}`
+ * (`faults`: the requests answered with the injected 503).
  */
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { builtinSpecs } from "../src/specs/registry.js";
-import { startScriptedOpenAIServer, type RecordedRequest } from "../tests/support/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../tests/support/openai-server.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);
 export const BROKEN_REPLY = JSON.stringify({ ...example, replicas: 8, health_check: { path: "/healthz", timeout_seconds: 30, interval_seconds: 10 } });
 
 export type ServerMode = "invalid-then-valid" | "never-valid";
+
+/** The transient fault injected by --fail-every: the provider is briefly unavailable. */
+export const TRANSIENT_FAULT: ScriptedReply = { fault: "status", status: 503 };
+
+/** Whether the request that arrived `nth` (1-based) gets the injected fault. */
+export function failsAt(nth: number, failEvery: number): boolean {
+  return failEvery > 0 && nth % failEvery === 0;
+}
 
 export function replyFor(mode: ServerMode, req: RecordedRequest): string {
   if (mode === "never-valid") return BROKEN_REPLY;
@@ -36,12 +50,19 @@ async function main(argv: string[]): Promise<void> {
   };
   const mode = (arg("--mode") ?? "invalid-then-valid") as ServerMode;
   if (mode !== "invalid-then-valid" && mode !== "never-valid") throw new Error(`unknown --mode ${mode}`);
+  const failEvery = Number(arg("--fail-every") ?? 0);
+  if (!Number.isInteger(failEvery) || failEvery < 0) throw new Error(`--fail-every must be a non-negative integer; got ${arg("--fail-every")}`);
   let requests = 0;
+  let faults = 0;
   const server = await startScriptedOpenAIServer({
     port: Number(arg("--port") ?? 0),
     latencyMs: Number(arg("--latency-ms") ?? 0),
     responder: (req) => {
       requests++;
+      if (failsAt(requests, failEvery)) {
+        faults++;
+        return TRANSIENT_FAULT;
+      }
       return replyFor(mode, req);
     },
   });
@@ -55,7 +76,7 @@ async function main(argv: string[]): Promise<void> {
   lines.on("line", (line) => {
     if (line.trim() === "STATS") {
       const cpu = process.cpuUsage();
-      process.stdout.write(`STATS ${JSON.stringify({ requests, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.memoryUsage().rss / 2 ** 20 })}\n`);
+      process.stdout.write(`STATS ${JSON.stringify({ requests, faults, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.memoryUsage().rss / 2 ** 20 })}\n`);
     }
   });
   const stop = (): void => {

@@ -16,16 +16,12 @@ import { buildValidationGraph } from "../src/validation/graph.js";
 import { firstAttemptPrompt, generationSystemPrompt } from "../src/validation/prompts.js";
 import { startScriptedOpenAIServer } from "../tests/support/openai-server.js";
 import {
-  checkLines,
   compare,
-  comparisonTable,
   fmt,
   table,
-  targetLines,
   type BenchOptions,
   type BenchResult,
-  type Target,
-} from "./common.js";
+  type Target, outcomeBlocks } from "./common.js";
 
 const MAX_ATTEMPTS = 5;
 const REQUEST = "A deployment config for payments-api with 8 replicas";
@@ -95,13 +91,7 @@ export async function run(_opts: BenchOptions): Promise<BenchResult> {
         chars.map((c, i) => [String(i + 1), i === 0 ? "—" : String(out.history[i - 1].errors.length), fmt(c), fmt(tokens[i]), fmt(transcriptChars[i])]),
       ),
       "",
-      comparisonTable(comparisons),
-      "",
-      "Targets:",
-      targetLines(targets),
-      "",
-      "Checks:",
-      checkLines(checks),
+      outcomeBlocks(comparisons, targets, checks),
       "",
       "The retry prompt carries the request, the previous answer (bounded to 4,000 characters) and its errors (at most 20 messages of at most 300 characters), never the whole history, " +
         "so its size depends on the last answer, not on the attempt number.",

@@ -8,18 +8,14 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import {
-  checkLines,
   compare,
-  comparisonTable,
   fmt,
   table,
-  targetLines,
   timePerCall,
   type BenchOptions,
   type BenchResult,
   type Comparison,
-  type Target,
-} from "./common.js";
+  type Target, outcomeBlocks } from "./common.js";
 import { compiled } from "./compiled.js";
 import { INVALID_CONFIGS, VALID_CONFIGS, mutatedConfigs } from "./deployment-inputs.js";
 
@@ -204,13 +200,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       ],
     ),
     "",
-    comparisonTable(comparisons),
-    "",
-    "Targets:",
-    targetLines(targets),
-    "",
-    "Checks:",
-    checkLines(checks),
+    outcomeBlocks(comparisons, targets, checks),
     "",
     `Where the valid path's time goes: the compiled ajv schema check alone takes ${fmt(us(ajvValidNs))} µs; the other ${fmt(us(validatorValidNs - ajvValidNs))} µs of \`validateAgainstSpec\` ` +
       "run the business rules (src/validation/validate.ts): each rule's input reader is compiled once per spec to straight-line code, as ajv does for schemas, " +

@@ -84,7 +84,24 @@ describe("benchmarks in quick mode", () => {
     expectWellFormed(r);
     expectFromRows(r, "graph vs plain loop: wall time", "graph wall time", "plain loop wall time");
     expect(r.comparisons[0].reference).toBe(r.rows.find((x) => x.label === "ideal wall time")?.value);
-  }, 50_000);
+
+    // The phase with 10% of model calls failing: every run is counted once, by how it ended, and none is lost.
+    const f = r.faults;
+    expect(r.markdown).toContain(`### ${f.label}`);
+    expect(f.label).toBe("With 10% of model calls failing (503)");
+    expect(f.runs).toBe(20);
+    for (const n of [f.valid, f.explicitFailure, f.providerError, f.lost, f.validAfterTwoAttempts, f.faultsInjected, f.faultsInTimedRuns]) {
+      expect(Number.isInteger(n) && n >= 0).toBe(true);
+    }
+    expect(f.valid + f.explicitFailure + f.providerError + f.lost).toBe(f.runs);
+    expect(f.lost).toBe(0);
+    expect(f.validAfterTwoAttempts).toBe(f.valid);
+    expect(f.faultsInjected).toBeGreaterThan(0);
+    expect(f.faultsInjected).toBe(Math.floor(f.serverRequests / f.failEvery));
+    expect(f.faultsInTimedRuns).toBeLessThanOrEqual(f.faultsInjected);
+    expect(Object.values(f.endings).reduce((a, b) => a + b, 0)).toBe(f.runs - f.valid);
+    expect(r.checks.find((c) => c.description.includes("every run ended, none lost"))?.ok).toBe(true);
+  }, 120_000);
 
   it("memory at scale: index vs scan, same answers", async () => {
     const r = await memory.run(quick);
