@@ -176,19 +176,11 @@ export function checkLines(checks: BenchResult["checks"]): string {
   return checks.map((c) => `- ${c.ok ? "✅" : "❌"} ${c.description}${c.detail ? ` (${c.detail})` : ""}`).join("\n");
 }
 
-/** Seeded PRNG (mulberry32): the same seed gives the same sequence. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The comparisons, targets and checks of a benchmark, as the lines every report section ends its figures with. */
 export function outcomeBlocks(comparisons: readonly Comparison[], targets: readonly Target[], checks: BenchResult["checks"]): string {
   return [comparisonTable(comparisons), "", "Targets:", targetLines(targets), "", "Checks:", checkLines(checks)].join("\n");
 }
+
+/** Seeded PRNG (mulberry32): the same seed gives the same sequence. */
+export { seededRandom as rng } from "../tests/support/random.js";

@@ -14,6 +14,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { ChatModelFactory, ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { SUITE, type Difficulty, type EvalRequest } from "./suite.js";
+import { seededRandom as random } from "../tests/support/random.js";
 
 // ---------------------------------------------------------------------------
 // Defects: ways to break a spec's example, and what fixing them means
@@ -158,16 +159,6 @@ function hash(...parts: (string | number)[]): number {
   return h >>> 0;
 }
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------
 // Building answers

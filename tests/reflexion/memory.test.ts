@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { seededRandom as rng } from "../support/random.js";
 import {
   DEDUP_THRESHOLD,
   LONG_TERM_SCORE_THRESHOLD,
@@ -27,17 +28,6 @@ function entry(task: string, overrides: Partial<MemoryEntry> = {}): MemoryEntry 
   return { ...step(task), id: memoryId(sequence), createdAt: sequence, ...overrides };
 }
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function words(prefix: string, n: number): string[] {
   return Array.from({ length: n }, (_, i) => `${prefix}${i}`);
