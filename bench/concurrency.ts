@@ -19,7 +19,9 @@ import {
   table,
   type BenchOptions,
   type BenchResult,
-  type Target, outcomeBlocks } from "./common.js";
+  outcomeBlocks,
+  type Target,
+} from "./common.js";
 import type { FaultWorkerResult, PhaseResult, WorkerResult } from "./concurrency-worker.js";
 import type { ProfileSummary } from "./profile.js";
 

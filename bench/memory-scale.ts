@@ -22,7 +22,9 @@ import {
   type BenchOptions,
   type BenchResult,
   type Comparison,
-  type Target, outcomeBlocks } from "./common.js";
+  outcomeBlocks,
+  type Target,
+} from "./common.js";
 
 const VOCABULARY_SIZE = 5_000;
 

@@ -21,7 +21,9 @@ import {
   table,
   type BenchOptions,
   type BenchResult,
-  type Target, outcomeBlocks } from "./common.js";
+  outcomeBlocks,
+  type Target,
+} from "./common.js";
 
 const MAX_ATTEMPTS = 5;
 const REQUEST = "A deployment config for payments-api with 8 replicas";

@@ -15,7 +15,9 @@ import {
   type BenchOptions,
   type BenchResult,
   type Comparison,
-  type Target, outcomeBlocks } from "./common.js";
+  outcomeBlocks,
+  type Target,
+} from "./common.js";
 import { compiled } from "./compiled.js";
 import { INVALID_CONFIGS, VALID_CONFIGS, mutatedConfigs } from "./deployment-inputs.js";
 

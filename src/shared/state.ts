@@ -1,10 +1,11 @@
 /**
  * State definitions both graphs share: the token-usage ledger, the
  * append-only list channel used for per-attempt and per-step records, and
- * `stateObject`, which builds a graph's state, input or output schema.
- * Plain zod v4 objects (not Annotation, not StateSchema) so that the LangGraph
- * server gives Studio forms with descriptions and defaults for the state, the
- * input, the output and the run configuration.
+ * `stateObject`, which builds a graph's state, input or output schema, and
+ * `channelsOf`, the Annotation channels a graph runs on. The schemas are plain
+ * zod v4 objects (not Annotation, not StateSchema) so that the LangGraph server
+ * gives Studio forms with descriptions and defaults for the input, the output
+ * and the run configuration.
  */
 import { Annotation, type AnnotationRoot, type StateDefinition } from "@langchain/langgraph";
 import { registry } from "@langchain/langgraph/zod";

@@ -1,6 +1,5 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/errors.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { promptOf } from "../support/scripted-model.js";
