@@ -5,11 +5,11 @@
  */
 import { createHash } from "node:crypto";
 import { SpecError } from "../errors.js";
-import { ajvFor } from "./ajv.js";
 import { apiRequestSpec } from "./builtin/api-request.js";
 import { dbQuerySpec } from "./builtin/db-query.js";
 import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
+import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import { defineSpec, type JsonSchema, type Spec } from "./spec.js";
 
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map(
@@ -29,7 +29,7 @@ export interface InlineSpec {
 }
 
 /** Largest inline spec accepted, as JSON text. */
-export const MAX_INLINE_SPEC_CHARS = 100_000;
+export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
 const CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
 
@@ -90,11 +90,8 @@ function compileInline(value: unknown, text: string | undefined): Spec {
     { untrusted: true },
   );
   inlineCache.set(key, spec);
-  if (inlineCache.size > CACHE_SIZE) {
-    const [oldestKey, oldest] = inlineCache.entries().next().value as [string, Spec];
-    inlineCache.delete(oldestKey);
-    ajvFor("untrusted").removeSchema(oldest.schema);
-  }
+  // Each spec owns its ajv instance: dropping the oldest frees its compiled code.
+  if (inlineCache.size > CACHE_SIZE) inlineCache.delete(inlineCache.keys().next().value as string);
   return spec;
 }
 
