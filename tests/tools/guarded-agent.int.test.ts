@@ -5,7 +5,8 @@
  * Checks what crosses the wire: the tool's parameters and the error text the model receives.
  */
 import { ChatOpenAI } from "@langchain/openai";
-import { HumanMessage, type AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { HumanMessage, type AIMessage, type AIMessageChunk, type BaseMessage } from "@langchain/core/messages";
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countDeployCalls, createDeployAgent, type DeploymentConfig } from "../../examples/guarded-agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
@@ -84,5 +85,34 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     checkConversation(server.requests);
     expect(countDeployCalls(final!.messages)).toEqual({ calls: 2, ran: 1 });
     expect(deployed).toEqual([fixed]);
+  }, 60_000);
+
+  it("the README's example runs as written", async () => {
+    server.requests.length = 0;
+    const readme = readFileSync("README.md", "utf8");
+    const section = readme.slice(readme.indexOf("## Guarding your agent's tool calls"));
+    const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
+    // Plain JavaScript in a TypeScript block; `--conditions=source` resolves the package's own name to its source.
+    const result = await runNode(["--conditions=source", "--input-type=module", "-e", code], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Deployed payments-api.\n");
+    checkConversation(server.requests);
+    expect(server.requests[2].body.messages.at(-1).content).toBe("deployed payments-api: 8 replicas");
+  }, 60_000);
+
+  it("a tool call whose arguments are not JSON never reaches the tool: LangChain files it as invalid and the agent ends", async () => {
+    const local = await startScriptedOpenAIServer({ replies: [{ content: null, toolCalls: [{ id: "c0", name: "deploy_service", arguments: '{"replicas": 8,' }] }] });
+    try {
+      const deployed: DeploymentConfig[] = [];
+      const model = new ChatOpenAI({ model: "scripted", apiKey: "test", configuration: { baseURL: local.baseURL }, maxRetries: 0 });
+      const result = await createDeployAgent({ model, deploy: (c) => (deployed.push(c), "deployed") }).invoke({ messages: [new HumanMessage("go")] });
+      expect(local.requests).toHaveLength(1);
+      expect((result.messages.at(-1) as AIMessage).invalid_tool_calls).toHaveLength(1);
+      expect(countDeployCalls(result.messages)).toEqual({ calls: 0, ran: 0 });
+      expect(deployed).toEqual([]);
+    } finally {
+      await local.close();
+    }
   }, 60_000);
 });
