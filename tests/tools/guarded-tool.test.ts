@@ -104,6 +104,12 @@ describe("guardedTool: one call", () => {
     expect(received).toEqual([valid]);
   });
 
+  it("outside a graph there is no conversation to count: every call is validated, none is budgeted", async () => {
+    const { tool, received } = deployTool(2);
+    for (let i = 0; i < 4; i++) expect(await tool.invoke(call(lowCpu, `c${i}`))).toMatchObject({ content: invalidText(1, 2, [LOW_CPU_ERROR]) });
+    expect(received).toEqual([]);
+  });
+
   it("reads text arguments with the validation graph's JSON parser", async () => {
     const { tool, received } = deployTool();
     await expect(tool.invoke("```json\n" + JSON.stringify(valid) + "\n```")).resolves.toBe("deployed payments-api");
@@ -292,12 +298,15 @@ describe("guardedTool: the attempt budget in an agent", () => {
       invalidText(2, 2, [LOW_CPU_ERROR]),
       refusal(2),
     ]);
+    // The records the budget counts survive the checkpointer's serialisation.
+    const saved = toolResults((await agent.getState(thread)).values.messages as BaseMessage[]);
+    expect(saved.map((m) => guardRecordOf(m)?.outcome ?? "ran")).toEqual(["invalid", "ran", "invalid", "invalid", "refused"]);
     const second = await agent.invoke({ messages: [new HumanMessage("try again")] }, thread);
     expect(toolResults(second.messages).at(-1)!.content).toBe("deployed payments-api");
     expect(received).toEqual([valid, valid]);
   });
 
-  it("numbers parallel calls in one model message as if made one after another", async () => {
+  it.each(["v1", "v2"] as const)("numbers parallel calls in one model message as if made one after another (createReactAgent %s)", async (version) => {
     const { tool, received } = deployTool(2);
     const model = fakeModel()
       .respondWithTools([
@@ -308,7 +317,7 @@ describe("guardedTool: the attempt budget in an agent", () => {
         { name: "deploy_service", args: valid, id: "p5" },
       ])
       .respond(new AIMessage("done"));
-    const out = await createReactAgent({ llm: model, tools: [tool] }).invoke({ messages: [new HumanMessage("deploy")] });
+    const out = await createReactAgent({ llm: model, tools: [tool], version }).invoke({ messages: [new HumanMessage("deploy")] });
     expect(toolResults(out.messages).map((m) => [m.tool_call_id, m.content])).toEqual([
       ["p1", invalidText(1, 2, [LOW_CPU_ERROR])],
       ["p2", "deployed payments-api"],
