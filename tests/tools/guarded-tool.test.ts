@@ -156,6 +156,12 @@ describe("guardedTool: one call", () => {
     expect(seen).toEqual([{ code: "VIP-40", percent: 40 }, { page: 2 }]);
   });
 
+  it("passes its limits to the parser and the validator", async () => {
+    const t = guardedTool({ spec, name: "deploy_service", func: () => "ran", limits: { maxErrors: 1, maxDepth: 2 } });
+    expect(await t.invoke({})).toContain("Errors:\n1. service_name is missing; it is required\n2. …and 3 more problems\n");
+    expect(await t.invoke({ ...valid, extra: { a: { b: {} } } })).toContain("1. The JSON nests deeper than 2 levels; the expected object is shallow.");
+  });
+
   it("refuses, when built, what it cannot guard", () => {
     const func = () => "x";
     expect(() => guardedTool({ spec: "no-such-spec", name: "t", func })).toThrow(SpecError);
