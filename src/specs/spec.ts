@@ -4,6 +4,7 @@
  * and the prompt are both generated from it, so they cannot drift apart.
  */
 import type { ValidateFunction } from "ajv";
+import { z } from "zod";
 import { SpecError } from "../errors.js";
 import { checkSchema, compileSchema } from "./ajv.js";
 import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
@@ -28,16 +29,26 @@ export interface BusinessRule {
   check(values: Record<string, any>, document: unknown): string | string[] | null;
 }
 
-export interface SpecDefinition {
+export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType> {
   name: string;
   description: string;
-  schema: JsonSchema;
+  /**
+   * A JSON Schema, or a zod 4 schema. A zod schema's JSON Schema (for the
+   * validator's exact messages, the prompt and Studio) is derived from it
+   * once; its refinements (`refine`, `superRefine`, `check`) run as business
+   * rules, and a valid result is zod's output (transforms and defaults applied).
+   */
+  schema: S;
   rules?: BusinessRule[];
   /** One valid example, shown to the model and used in tests. */
   example?: unknown;
 }
 
-export interface Spec {
+/** The type of a valid value: the zod schema's output, or unknown for a JSON Schema. */
+export type SpecOutput<S> = S extends z.ZodType ? z.output<S> : unknown;
+
+/** A compiled spec; `T` is the type of a value that passes it. */
+export interface Spec<T = unknown> {
   readonly name: string;
   readonly description: string;
   readonly schema: JsonSchema;
@@ -51,19 +62,31 @@ export interface Spec {
   readonly untrusted: boolean;
   /** For a run-time spec: the most subschemas that can apply to one value of an answer. */
   readonly applicationsPerValue?: number;
+  /** For a zod spec: the zod schema, whose refinements run as rules and whose output is the typed result. */
+  readonly zod?: z.ZodType<T>;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 
 /** Make a spec; the schema is compiled here, once. Throws SpecError when it does not compile. */
-export function defineSpec(definition: SpecDefinition, options: { untrusted?: boolean } = {}): Spec {
+export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDefinition<S>, options: { untrusted?: boolean } = {}): Spec<SpecOutput<S>> {
   const problems: string[] = [];
+  const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
+  let jsonSchema = definition.schema as JsonSchema;
+  if (zod) {
+    try {
+      // draft-07: what ajv's default dialect and most providers' structured-output modes read.
+      jsonSchema = z.toJSONSchema(zod, { target: "draft-7", io: "input" }) as JsonSchema;
+    } catch (error) {
+      problems.push(`its zod schema has no JSON Schema form (${(error as Error).message.slice(0, 200)}); use JSON-representable types and put other checks in .refine()`);
+    }
+  }
   if (typeof definition.name !== "string" || !NAME.test(definition.name)) {
     problems.push(`spec name must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(definition.name)}`);
   }
   if (typeof definition.description !== "string") problems.push("spec description must be a string");
-  if (definition.schema === null || typeof definition.schema !== "object" || Array.isArray(definition.schema)) {
-    problems.push("spec schema must be a JSON Schema object");
+  if (jsonSchema === null || typeof jsonSchema !== "object" || Array.isArray(jsonSchema)) {
+    problems.push("spec schema must be a JSON Schema object or a zod schema");
   }
   const ids = new Set<string>();
   for (const rule of definition.rules ?? []) {
@@ -73,7 +96,7 @@ export function defineSpec(definition: SpecDefinition, options: { untrusted?: bo
   if (problems.length > 0) throw new SpecError(problems.map((p) => `Spec ${JSON.stringify(definition.name)}: ${p}`));
 
   const untrusted = options.untrusted ?? false;
-  const schema = definition.schema;
+  const schema = jsonSchema;
   let verdict: ValidateFunction;
   let applicationsPerValue: number | undefined;
   try {
@@ -92,14 +115,15 @@ export function defineSpec(definition: SpecDefinition, options: { untrusted?: bo
   return Object.freeze({
     name: definition.name,
     description: definition.description,
-    schema: definition.schema,
+    schema,
     rules: Object.freeze([...(definition.rules ?? [])]),
     example: definition.example,
     checkSchema: verdict,
     validateSchema: lazyExplanation(schema, untrusted),
     untrusted,
     applicationsPerValue,
-  });
+    zod,
+  }) as Spec<SpecOutput<S>>;
 }
 
 /** The all-errors validator, compiled the first time a value fails (most specs meet far more valid answers than invalid ones). */

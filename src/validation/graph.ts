@@ -49,7 +49,8 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     state: channelsOf(ValidationState) as unknown as typeof ValidationState,
     input: input as unknown as typeof ValidationInputSchema,
     output: ValidationOutputSchema,
-    // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.
+    // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset
+    // (LangGraph types `context` as every field required). Typed settings: `satisfies ValidationSettings`, or generateValidated.
     context: context as unknown as LooseContext,
   })
     .addNode("begin", begin)
@@ -61,7 +62,6 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     .addConditionalEdges("validate", routeAfterValidate, { generate: "generate", [END]: END });
 }
 
-/** LangGraph types `context` as the schema's output (every field required); callers pass any subset. */
 type LooseContext = import("zod").ZodObject<{}>;
 
 /** The compiled validation graph. */

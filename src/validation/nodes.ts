@@ -110,7 +110,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
 
     return {
       success: report.valid,
-      result: parsed.ok ? parsed.value : null,
+      // A valid result is the spec's output (a zod spec's transforms and defaults applied).
+      result: parsed.ok ? (report.valid ? (report as { value?: unknown }).value : parsed.value) : null,
       errors: report.errors,
       stopReason,
       spec: spec.name,

@@ -37,15 +37,17 @@ function countValues(value: unknown, max: number): number {
 
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
 
-export interface ValidationReport {
+export interface ValidationReport<T = unknown> {
   valid: boolean;
+  /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself). */
+  value?: T;
   /** Messages, capped at `maxErrors` (plus one "…and N more" line when cut). */
   errors: string[];
   /** How many problems were found in all, before the cap. */
   problemCount: number;
 }
 
-export function validateAgainstSpec(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>): ValidationReport {
+export function validateAgainstSpec<T>(spec: Spec<T>, value: unknown, limits?: Partial<ValidationLimits>): ValidationReport<T> {
   let messages: string[] | undefined;
   if (spec.untrusted) {
     // A run-time spec's cost is bounded per value; the answer's size bounds the rest.
@@ -92,8 +94,28 @@ export function validateAgainstSpec(spec: Spec, value: unknown, limits?: Partial
     if (typeof outcome === "string") messages.push(boundMessage(outcome));
     else for (const message of outcome) messages.push(boundMessage(message));
   }
+  let output: unknown = value;
+  if (spec.zod) {
+    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
+    const schemaPassed = verdict === true;
+    const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
+    try {
+      const parsed = spec.zod.safeParse(value);
+      if (parsed.success) output = parsed.data;
+      else {
+        for (const issue of parsed.error.issues) {
+          // ajv has already described the structure; zod adds its refinements (and anything ajv let through).
+          if (!schemaPassed && issue.code !== "custom") continue;
+          (messages ??= []).push(boundMessage(describeZodIssue(issue, value, maxValueChars)));
+        }
+        if (schemaPassed && (messages === undefined || messages.length === 0)) (messages ??= []).push("the value does not pass the spec's zod schema");
+      }
+    } catch (error) {
+      (messages ??= []).push(`a refinement of the spec ${JSON.stringify(spec.name)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`);
+    }
+  }
   // The valid path allocates nothing but the report.
-  if (messages === undefined || messages.length === 0) return { valid: true, errors: [], problemCount: 0 };
+  if (messages === undefined || messages.length === 0) return { valid: true, value: output as T, errors: [], problemCount: 0 };
 
   const unique = [...new Set(messages)];
   const maxErrors = limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
@@ -188,6 +210,17 @@ function compileInputReader(inputs: Record<string, FieldType>): PreparedRule["re
   });
   lines.push("return true;");
   return new Function("document", "values", lines.join("\n")) as PreparedRule["read"];
+}
+
+/** A zod issue in the package's form: the field by path, the value found, what is required. */
+function describeZodIssue(issue: { path: PropertyKey[]; message: string }, document: unknown, maxValueChars: number): string {
+  let found: unknown = document;
+  for (const key of issue.path) {
+    found = found !== null && typeof found === "object" && Object.hasOwn(found, key as string) ? (found as Record<PropertyKey, unknown>)[key] : undefined;
+  }
+  const pointer = issue.path.map((key) => `/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+  const at = pointerToPath(pointer) || "the value";
+  return `${at} is ${describeValue(found, maxValueChars)}; ${issue.message}`;
 }
 
 const MAX_MESSAGE_CHARS = 300;

@@ -1,0 +1,65 @@
+/**
+ * One call for embedding users: generate a value that passes a spec, with
+ * exact-error retries, typed from the spec. It runs the compiled validation
+ * graph (the same nodes, checks and limits), not a second loop.
+ */
+import type { BaseCheckpointSaver } from "@langchain/langgraph";
+import type { ValidationConfigInput } from "../configuration.js";
+import type { ModelSource } from "../models.js";
+import type { TokenUsage } from "../shared/usage.js";
+import type { SpecRef } from "../specs/registry.js";
+import type { Spec } from "../specs/spec.js";
+import { buildValidationGraph } from "./graph.js";
+import type { AttemptRecord, StopReason } from "./state.js";
+
+/** Run settings of the validation graph (the `context` of a run); unknown keys are compile errors and refused at run time. */
+export type ValidationSettings = Partial<ValidationConfigInput>;
+
+interface OutcomeBase {
+  attempts: number;
+  /** Name of the spec the output was validated against. */
+  spec: string;
+  history: AttemptRecord[];
+  usage: TokenUsage;
+}
+
+/** What a validation run ended with: on success the result has the spec's type; on failure it is whatever the model last produced. */
+export type ValidationOutcome<T = unknown> =
+  | (OutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
+  | (OutcomeBase & { success: false; stopReason: Exclude<StopReason, "valid">; result: unknown; errors: string[] });
+
+export interface GenerateValidatedOptions<T> extends Omit<ValidationSettings, "spec" | "model"> {
+  /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. */
+  model?: ModelSource;
+  /** The model name asked of the factory (the run setting `model`); defaults to LLM_MODEL. */
+  modelName?: string;
+  /** The spec: a Spec from defineSpec (typed), a built-in name or an inline JSON spec. */
+  spec: Spec<T> | SpecRef;
+  /** What to generate, in plain words. */
+  request: string;
+  /** With a checkpointer, the run is durable and resumable on this thread. */
+  checkpointer?: BaseCheckpointSaver;
+  threadId?: string;
+  signal?: AbortSignal;
+}
+
+/** Generate, validate, feed the exact errors back, retry; resolves with the outcome (it throws only for bad settings or provider failures). */
+export async function generateValidated<T = unknown>(options: GenerateValidatedOptions<T>): Promise<ValidationOutcome<T>> {
+  const { model, modelName, spec, request, checkpointer, threadId, signal, ...rest } = options;
+  const settings: ValidationSettings = modelName === undefined ? rest : { ...rest, model: modelName };
+  const graph = buildValidationGraph({ model, spec: spec as SpecRef, checkpointer });
+  const out = await graph.invoke(
+    { request },
+    { context: settings, signal, ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() } } : {}) },
+  );
+  return {
+    success: out.success,
+    stopReason: out.stopReason,
+    result: out.result,
+    errors: out.errors,
+    attempts: out.attempts,
+    spec: out.spec,
+    history: out.history,
+    usage: out.usage,
+  } as ValidationOutcome<T>;
+}
