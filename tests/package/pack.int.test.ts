@@ -18,8 +18,9 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { REPO_ROOT } from "../support/dev-server.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
 
-// Measured on a 2-core machine shared with other work: pack (with its build) ~20-40 s,
-// install ~12-30 s, tsc ~5-15 s, each npx run ~2-5 s. The margins are for a busier machine.
+// Measured on a 2-core machine shared with other work (three runs): npm pack, with its build, 20-47 s;
+// npm install 12-21 s; tsc 3-17 s; node run.mjs 1-5 s; each npx run 2-8 s; the whole file 24-108 s.
+// The timeouts leave a margin of about ten times for a busier machine.
 const SETUP_TIMEOUT = 600_000;
 const STEP_TIMEOUT = 180_000;
 
@@ -92,7 +93,7 @@ beforeAll(async () => {
   const pack = await timed("npm pack", () => run("npm", ["pack", "--json", "--pack-destination", work], REPO_ROOT));
   if (pack.code !== 0) throw new Error(explain("npm pack", pack));
   // npm prints the `prepare` script's output before the JSON report.
-  [packed] = JSON.parse(pack.stdout.slice(pack.stdout.indexOf("[")));
+  [packed] = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m)));
 
   consumer = join(work, "consumer");
   await cp(join(REPO_ROOT, "tests/package/consumer"), consumer, { recursive: true });
