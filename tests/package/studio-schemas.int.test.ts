@@ -7,7 +7,7 @@
  * accept: what it allows runs, what it refuses is refused.
  */
 import { Client } from "@langchain/langgraph-sdk";
-import Ajv2020 from "ajv/dist/2020.js";
+import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { startDevServer, type DevServer } from "../support/dev-server.js";
