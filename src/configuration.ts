@@ -82,52 +82,91 @@ const boundedInt = (name: string, min: number, max: number) =>
     .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
     .max(max, { error: `${name} must be an integer from ${min} to ${max}` });
 
-const specField = z
-  .union([z.string(), z.record(z.string(), z.unknown())], {
-    error: "spec must be a built-in spec name or an inline JSON spec ({name, description, schema})",
-  })
-  .describe(
-    `Which spec defines "valid": a built-in name (${[...builtinSpecs.keys()].join(", ")}) or an inline JSON spec, ` +
-      `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
+/**
+ * A field with a default. Callers may leave it out, and the forms Studio builds
+ * must not mark it required; after parsing it is always there. The LangGraph
+ * server derives a graph's context schema from the input side of a pipe, where
+ * the field is optional (with its default shown); the output side keeps the
+ * parsed type exact (never undefined).
+ */
+function withDefault<T extends z.ZodType>(field: T, value: NoInfer<z.core.util.NoUndefined<z.output<T>>>) {
+  type Out = z.core.util.NoUndefined<z.output<T>>;
+  const optional = field.default(value).optional();
+  // The default has been applied on the left, so the right side never sees undefined.
+  return optional.pipe(field as unknown as z.ZodType<Out, Out | undefined>);
+}
+
+const BUILTIN_SPEC_NAMES = [...builtinSpecs.keys()] as [string, ...string[]];
+
+/** A spec reference: a built-in name (offered as a list), or an inline JSON spec as text or as an object. */
+const specRef = () =>
+  z.union(
+    [
+      z.enum(BUILTIN_SPEC_NAMES).meta({ title: "Built-in spec", description: "One of the specs that ship with the package." }),
+      z.string().meta({
+        title: "Inline spec (JSON text)",
+        description: 'An inline spec as JSON text: {"name": …, "description": …, "schema": {JSON Schema}}, or a bare JSON Schema.',
+      }),
+      z.record(z.string(), z.unknown()).meta({
+        title: "Inline spec (JSON object)",
+        description: "An inline spec: {name, description, schema}, or a bare JSON Schema; cross-field rules use $data and if/then.",
+      }),
+    ],
+    { error: "spec must be a built-in spec name or an inline JSON spec ({name, description, schema})" },
   );
 
 export const ValidationConfigSchema = z.object({
-  spec: specField.default(DEFAULT_SPEC_NAME),
-  maxAttempts: boundedInt("maxAttempts", 1, 10)
-    .default(DEFAULT_MAX_ATTEMPTS)
-    .describe("Most generate→validate attempts before the run ends with success: false (1-10)."),
-  model: modelName("model").optional().describe("Chat model name; defaults to LLM_MODEL or gpt-4o-mini."),
-  temperature: temperature.default(0).describe("Sampling temperature for generation (0-2)."),
-  stopOnNoProgress: z
-    .boolean({ error: "stopOnNoProgress must be true or false" })
-    .default(false)
-    .describe("End early when an attempt has exactly the same errors as the one before it."),
+  spec: withDefault(specRef(), DEFAULT_SPEC_NAME).meta({
+    title: "Spec",
+    description:
+      `Which spec defines "valid": a built-in name (${BUILTIN_SPEC_NAMES.join(", ")}) or an inline JSON spec, ` +
+      `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
+  }),
+  maxAttempts: withDefault(boundedInt("maxAttempts", 1, 10), DEFAULT_MAX_ATTEMPTS).meta({
+    title: "Max attempts",
+    description: "Most generate→validate attempts before the run ends with success: false (1-10).",
+  }),
+  model: modelName("model").optional().meta({ title: "Model", description: "Chat model name; defaults to LLM_MODEL or gpt-4o-mini." }),
+  temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
+  stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
+    title: "Stop on no progress",
+    description: "End early when an attempt has exactly the same errors as the one before it.",
+  }),
 });
 
 export const ReflexionConfigSchema = z.object({
-  maxLoops: boundedInt("maxLoops", 1, 10).default(DEFAULT_MAX_LOOPS).describe("Most reflexion iterations per task (1-10)."),
-  memoryCapacity: boundedInt("memoryCapacity", 1, 1_000_000)
-    .default(DEFAULT_MEMORY_CAPACITY)
-    .describe("Most long-term memory entries kept; the oldest are dropped first."),
-  useMemory: z
-    .boolean({ error: "useMemory must be true or false" })
-    .default(true)
-    .describe("Give the actor reflections from earlier tasks and runs. false reproduces the reference, whose memory never reaches the actor."),
-  systemPrompt: z.string({ error: "systemPrompt must be a string" }).max(MAX_REQUEST_CHARS).optional().describe("System prompt for the actor."),
-  agentName: z
-    .string({ error: "agentName must be a string" })
-    .regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "agentName must be 1-64 letters, digits, '_' or '-'" })
-    .default("reflexion-agent")
-    .describe("Name of the agent; memories are kept per agent name (and per user when authenticated)."),
-  model: modelName("model").optional().describe("Model for every role unless a role names its own."),
-  actorModel: modelName("actorModel").optional().describe("Model for the actor and refine steps."),
-  evaluatorModel: modelName("evaluatorModel").optional().describe("Model for the evaluator."),
-  reflectorModel: modelName("reflectorModel").optional().describe("Model for the reflector."),
-  temperature: temperature.default(0.7).describe("Sampling temperature for the actor (the evaluator runs at 0)."),
-  spec: z
-    .union([z.string(), z.record(z.string(), z.unknown())])
+  maxLoops: withDefault(boundedInt("maxLoops", 1, 10), DEFAULT_MAX_LOOPS).meta({
+    title: "Max loops",
+    description: "Most reflexion iterations per task (1-10).",
+  }),
+  memoryCapacity: withDefault(boundedInt("memoryCapacity", 1, 1_000_000), DEFAULT_MEMORY_CAPACITY).meta({
+    title: "Memory capacity",
+    description: "Most long-term memory entries kept; the oldest are dropped first.",
+  }),
+  useMemory: withDefault(z.boolean({ error: "useMemory must be true or false" }), true).meta({
+    title: "Use memory",
+    description: "Give the actor reflections from earlier tasks and runs. false reproduces the reference, whose memory never reaches the actor.",
+  }),
+  systemPrompt: z
+    .string({ error: "systemPrompt must be a string" })
+    .max(MAX_REQUEST_CHARS)
     .optional()
-    .describe("Optional deterministic gate: a spec every response must also pass (a built-in name or an inline JSON spec)."),
+    .meta({ title: "System prompt", description: "System prompt for the actor." }),
+  agentName: withDefault(
+    z.string({ error: "agentName must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "agentName must be 1-64 letters, digits, '_' or '-'" }),
+    "reflexion-agent",
+  ).meta({ title: "Agent name", description: "Name of the agent; memories are kept per agent name (and per user when authenticated)." }),
+  model: modelName("model").optional().meta({ title: "Model", description: "Model for every role unless a role names its own." }),
+  actorModel: modelName("actorModel").optional().meta({ title: "Actor model", description: "Model for the actor and refine steps." }),
+  evaluatorModel: modelName("evaluatorModel").optional().meta({ title: "Evaluator model", description: "Model for the evaluator." }),
+  reflectorModel: modelName("reflectorModel").optional().meta({ title: "Reflector model", description: "Model for the reflector." }),
+  temperature: withDefault(temperature, 0.7).meta({ title: "Temperature", description: "Sampling temperature for the actor (the evaluator runs at 0)." }),
+  spec: specRef()
+    .optional()
+    .meta({
+      title: "Gate spec",
+      description: "Optional deterministic gate: a spec every response must also pass (a built-in name or an inline JSON spec).",
+    }),
 });
 
 export type ValidationConfig = z.output<typeof ValidationConfigSchema> & { model: string };

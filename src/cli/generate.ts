@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * Command line: generate one validated JSON object.
  *
@@ -162,9 +163,23 @@ function loadSpecArgument(value: string): string {
   return text;
 }
 
-const isMain = process.argv[1] !== undefined && import.meta.url === (await import("node:url")).pathToFileURL(process.argv[1]).href;
-if (isMain) {
-  const code = await runGenerateCli(process.argv.slice(2), {
+/** True when this file is the program being run, also through a symlink such as the package's bin link in node_modules/.bin. */
+async function isMainModule(): Promise<boolean> {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  const [{ realpathSync }, { pathToFileURL }] = await Promise.all([import("node:fs"), import("node:url")]);
+  try {
+    return import.meta.url === pathToFileURL(realpathSync(entry)).href;
+  } catch {
+    return false;
+  }
+}
+
+if (await isMainModule()) {
+  // The installed command is `langgraph-trustworthy-output generate …`; the subcommand word is optional.
+  const args = process.argv.slice(2);
+  if (args[0] === "generate") args.shift();
+  const code = await runGenerateCli(args, {
     stdout: (t) => process.stdout.write(t),
     stderr: (t) => process.stderr.write(t),
   });

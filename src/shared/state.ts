@@ -14,28 +14,28 @@ import { addUsage, ZERO_USAGE, type TokenUsage } from "./usage.js";
 
 export const TokenUsageSchema = z
   .object({
-    inputTokens: z.number().describe("Prompt tokens"),
-    outputTokens: z.number().describe("Completion tokens"),
-    totalTokens: z.number().describe("Prompt + completion tokens"),
-    calls: z.number().describe("Model calls"),
+    inputTokens: z.number().meta({ title: "Input tokens", description: "Prompt tokens" }),
+    outputTokens: z.number().meta({ title: "Output tokens", description: "Completion tokens" }),
+    totalTokens: z.number().meta({ title: "Total tokens", description: "Prompt + completion tokens" }),
+    calls: z.number().meta({ title: "Model calls", description: "Model calls" }),
   })
-  .describe("Token usage");
+  .meta({ title: "Token usage", description: "Token usage" });
 
 /** A usage channel: each update is added to the running total. */
-export function usageChannel(description = "Total token usage of the run") {
+export function usageChannel(description = "Total token usage of the run", title = "Token usage") {
   // The default lives in the registry (the channel's initial value) and in the
   // metadata (the JSON Schema): a zod .default() would make the type optional.
-  return TokenUsageSchema.meta({ description, default: { ...ZERO_USAGE } }).register(registry, {
+  return TokenUsageSchema.meta({ title, description, default: { ...ZERO_USAGE } }).register(registry, {
     reducer: { fn: (total: TokenUsage, next: TokenUsage) => addUsage(total, next) },
     default: () => ({ ...ZERO_USAGE }),
   });
 }
 
-/** An append-only list channel: each update's items are appended. */
-export function appendChannel<T extends z.ZodType>(item: T, description: string) {
+/** An append-only list channel: each update's items are appended. Without a title, stateObject gives it one from its key. */
+export function appendChannel<T extends z.ZodType>(item: T, description: string, title?: string) {
   return z
     .array(item)
-    .meta({ description, default: [] })
+    .meta({ ...(title === undefined ? {} : { title }), description, default: [] })
     .register(registry, {
       reducer: { fn: (list: z.output<T>[], next: z.output<T>[]) => list.concat(next) },
       default: () => [],
@@ -45,13 +45,28 @@ export function appendChannel<T extends z.ZodType>(item: T, description: string)
 /**
  * A zod object whose fields' `.default()` values are also the initial values
  * of the graph's channels (LangGraph reads channel defaults from its schema
- * registry, not from zod itself).
+ * registry, not from zod itself). A field without a title gets one from its
+ * key (`stopReason` → "Stop reason"), so every field of every form Studio
+ * shows has one.
  */
 export function stateObject<T extends z.core.$ZodLooseShape>(shape: T) {
-  for (const field of Object.values(shape) as z.ZodType[]) {
+  for (const [key, field] of Object.entries(shape) as [string, z.ZodType][]) {
     if (field instanceof z.ZodDefault && !registry.has(field)) field.register(registry, {});
+    const meta = z.globalRegistry.get(field);
+    // Added to the field's own metadata (not a clone), so its LangGraph registry entry still applies.
+    if (meta?.title === undefined) z.globalRegistry.add(field, { ...meta, title: titleFromKey(key) });
   }
   return z.object(shape);
+}
+
+/** A form title from a field key: "maxAttempts" → "Max attempts", "stop_reason" → "Stop reason". */
+export function titleFromKey(key: string): string {
+  const words = key
+    .replace(/[_-]+/g, " ")
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .trim()
+    .toLowerCase();
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /**

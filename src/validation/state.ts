@@ -6,30 +6,34 @@ import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../s
 
 export const StopReasonSchema = z
   .enum(["valid", "max_attempts", "no_progress"])
-  .describe("Why the run ended: valid output, out of attempts, or the same errors twice in a row");
+  .meta({ title: "Stop reason", description: "Why the run ended: valid output, out of attempts, or the same errors twice in a row" });
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 export const AttemptRecordSchema = z.object({
-  attempt: z.number().describe("1-based attempt number"),
-  output: z.string().describe("The model's raw answer (bounded)"),
-  errors: z.array(z.string()).describe("Validation errors of this attempt; empty when valid"),
-  valid: z.boolean(),
+  attempt: z.number().meta({ title: "Attempt", description: "1-based attempt number" }),
+  output: z.string().meta({ title: "Model output", description: "The model's raw answer (bounded)" }),
+  errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
+  valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
   usage: TokenUsageSchema,
-});
+}).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
-const request = z.string().describe("What to generate, in plain words, e.g. 'A deployment config for payments-api with 8 replicas'");
+const request = z
+  .string()
+  .meta({ title: "Request", description: "What to generate, in plain words, e.g. 'A deployment config for payments-api with 8 replicas'" });
 
 export const ValidationInputSchema = stateObject({ request });
 
 const outcome = {
-  success: z.boolean().default(false).describe("True only when the last attempt passed the validator"),
-  result: z.unknown().default(null).describe("The parsed value of the last attempt (null when it was not JSON)"),
-  errors: z.array(z.string()).default([]).describe("The last attempt's validation errors"),
-  attempts: z.number().default(0).describe("Attempts made (model answers received)"),
-  stopReason: StopReasonSchema.nullable().default(null).describe("Why the run ended (valid, max_attempts, no_progress); null until it ends"),
-  spec: z.string().default("").describe("Name of the spec the output was validated against"),
-  history: appendChannel(AttemptRecordSchema, "One record per attempt: raw output, errors, token usage"),
+  success: z.boolean().default(false).meta({ title: "Success", description: "True only when the last attempt passed the validator" }),
+  result: z.unknown().default(null).meta({ title: "Result", description: "The parsed value of the last attempt (null when it was not JSON)" }),
+  errors: z.array(z.string()).default([]).meta({ title: "Errors", description: "The last attempt's validation errors" }),
+  attempts: z.number().default(0).meta({ title: "Attempts", description: "Attempts made (model answers received)" }),
+  stopReason: StopReasonSchema.nullable()
+    .default(null)
+    .meta({ title: "Stop reason", description: "Why the run ended (valid, max_attempts, no_progress); null until it ends" }),
+  spec: z.string().default("").meta({ title: "Spec", description: "Name of the spec the output was validated against" }),
+  history: appendChannel(AttemptRecordSchema, "One record per attempt: raw output, errors, token usage", "History"),
   usage: usageChannel(),
 };
 
@@ -57,7 +61,7 @@ export const ValidationState = stateObject({
     .object({ output: z.string(), usage: TokenUsageSchema })
     .nullable()
     .default(null)
-    .describe("The latest model answer, before validation"),
+    .meta({ title: "Draft", description: "The latest model answer, before validation" }),
 });
 
 export type ValidationStateType = z.output<typeof ValidationState>;

@@ -23,8 +23,8 @@ afterAll(async () => server?.close());
 
 describe("examples/embedded.ts", () => {
   it("runs as written", async () => {
-    // `--conditions=source` resolves the package's own name to its TypeScript source instead of dist/.
-    const result = await runNode(["--conditions=source", "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    // `--conditions=langgraph-trustworthy-output-source` resolves the package's own name to its TypeScript source instead of dist/ (a condition of its own, so a consumer's "source" condition never points at files the tarball does not hold).
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("valid after 2 attempt(s)");
