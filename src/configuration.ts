@@ -132,6 +132,12 @@ export const ValidationConfigSchema = z.object({
     title: "Stop on no progress",
     description: "End early when an attempt has exactly the same errors as the one before it.",
   }),
+  onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
+    title: "On failure",
+    description:
+      'What happens when the model runs out of attempts (or makes no progress): "end" ends with success: false; "interrupt" pauses the run for a person, ' +
+      "who may supply a corrected value (held to the same spec), a new request, or a rejection. Needs a checkpointer.",
+  }),
 });
 
 export const ReflexionConfigSchema = z.object({

@@ -1,8 +1,11 @@
 /**
  * The deterministic validation graph:
  *
- *   START → begin → generate → validate ─┬─ retry → generate
- *                                        └─ done  → END   (valid, out of attempts, or no progress)
+ *   START → begin → generate → validate ─┬─ retry  → generate
+ *                                        ├─ failed → review ─┬─ again       → review    (onFailure: "interrupt")
+ *                                        │                   ├─ new request → generate
+ *                                        │                   └─ valid or rejected → END
+ *                                        └─ done   → END   (valid; or out of attempts / no progress with onFailure: "end")
  *
  * `begin` runs once per new request: it fixes the run's settings and clears
  * the thread's previous run. Resuming an interrupted run continues where it
@@ -42,7 +45,7 @@ function frontDoor(options: ValidationNodeOptions) {
 
 /** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
-  const { begin, generate, validate, routeAfterValidate } = makeValidationNodes(options);
+  const { begin, generate, validate, review, routeAfterValidate } = makeValidationNodes(options);
   const { input, context } = frontDoor(options);
   return new StateGraph({
     // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
@@ -56,10 +59,11 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     .addNode("begin", begin)
     .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
     .addNode("validate", validate)
+    .addNode("review", review, { ends: ["review", "generate", END] })
     .addEdge(START, "begin")
     .addEdge("begin", "generate")
     .addEdge("generate", "validate")
-    .addConditionalEdges("validate", routeAfterValidate, { generate: "generate", [END]: END });
+    .addConditionalEdges("validate", routeAfterValidate, { generate: "generate", review: "review", [END]: END });
 }
 
 type LooseContext = import("zod").ZodObject<{}>;

@@ -1,7 +1,7 @@
 /** The validation graph's nodes: thin adapters around the prompts, the model call, the parser and the validator. */
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { Overwrite } from "@langchain/langgraph";
+import { Command, END, interrupt, Overwrite } from "@langchain/langgraph";
 import { checkRequestText, ensureValidationConfig, type EnsureOptions, type ValidationConfigInput } from "../configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
@@ -67,6 +67,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       model: cfg.model,
       temperature: cfg.temperature,
       stopOnNoProgress: cfg.stopOnNoProgress,
+      onFailure: cfg.onFailure,
+      attemptLimit: cfg.maxAttempts,
     };
     return {
       run,
@@ -86,7 +88,9 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const run = settingsOf(state);
     const spec = runSpec(run);
     const model = resolveModel(options.model, { model: run.model, temperature: run.temperature, role: "generate" });
-    const previous = state.history.at(-1);
+    // After a person's new request the model starts afresh: no earlier answer is quoted.
+    const last = state.history.at(-1);
+    const previous = last?.by === "human" ? undefined : last;
     const messages = [
       new SystemMessage(generationSystemPrompt(spec)),
       new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
@@ -105,7 +109,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
 
     let stopReason: StopReason | null = null;
     if (report.valid) stopReason = "valid";
-    else if (state.attempts >= run.maxAttempts) stopReason = "max_attempts";
+    else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
     else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, report.errors)) stopReason = "no_progress";
 
     return {
@@ -118,7 +122,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       draft: null,
       history: [
         {
-          attempt: state.attempts,
+          attempt: state.history.length + 1,
           output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
           errors: report.errors,
           valid: report.valid,
@@ -128,11 +132,118 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     };
   }
 
-  function routeAfterValidate(state: ValidationStateType): "generate" | "__end__" {
-    return state.stopReason === null ? "generate" : "__end__";
+  function routeAfterValidate(state: ValidationStateType): "generate" | "review" | "__end__" {
+    if (state.stopReason === null) return "generate";
+    if (state.stopReason !== "valid" && state.run?.onFailure === "interrupt") return "review";
+    return "__end__";
   }
 
-  return { begin, generate, validate, routeAfterValidate };
+  /**
+   * A person finishes what the model could not: the run pauses (LangGraph's
+   * interrupt) with the request, the last output and its exact errors, and
+   * resumes with a corrected value (held to the same spec: a value that fails
+   * is shown again with its errors), a new request (the model tries again with
+   * a fresh attempt budget), or a rejection.
+   */
+  function review(state: ValidationStateType): Command {
+    const run = settingsOf(state);
+    const spec = runSpec(run);
+    const last = state.history.at(-1);
+    const answer = interrupt<ReviewRequest, unknown>({
+      kind: "review",
+      request: run.request,
+      spec: spec.name,
+      output: last?.output ?? "",
+      errors: state.errors,
+      attempts: state.attempts,
+      answers: REVIEW_ANSWERS,
+    });
+    const decision = readReviewAnswer(answer);
+    const record = (output: string, errors: string[], valid: boolean) => ({
+      attempt: state.history.length + 1,
+      output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
+      errors,
+      valid,
+      usage: { ...ZERO_USAGE },
+      by: "human" as const,
+    });
+    if (decision.kind === "invalid") {
+      // Not an answer the review understands: ask again, saying why.
+      return new Command({ update: { errors: [decision.problem] }, goto: "review" });
+    }
+    if (decision.kind === "reject") {
+      return new Command({ update: { stopReason: "rejected", success: false, history: [record(`rejected${decision.reason ? `: ${decision.reason}` : ""}`, [], false)] }, goto: END });
+    }
+    if (decision.kind === "request") {
+      let request: string;
+      try {
+        request = checkRequestText(decision.request, "the new request");
+      } catch (error) {
+        return new Command({ update: { errors: [(error as Error).message] }, goto: "review" });
+      }
+      return new Command({
+        update: {
+          run: { ...run, request, attemptLimit: state.attempts + run.maxAttempts },
+          stopReason: null,
+          history: [record(`new request: ${request}`, [], false)],
+        },
+        goto: "generate",
+      });
+    }
+    const text = typeof decision.value === "string" ? decision.value : JSON.stringify(decision.value) ?? "";
+    const parsed = extractJson(text);
+    const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+    const update = {
+      success: report.valid,
+      result: parsed.ok ? (report.valid ? (report as { value?: unknown }).value : parsed.value) : null,
+      errors: report.errors,
+      stopReason: report.valid ? ("valid" as const) : state.stopReason,
+      history: [record(text, report.errors, report.valid)],
+    };
+    // Nothing invalid passes because a person typed it: a failing value is shown again with its errors.
+    return new Command({ update, goto: report.valid ? END : "review" });
+  }
+
+  return { begin, generate, validate, review, routeAfterValidate };
+}
+
+/** What a person may answer at the review step. */
+export const REVIEW_ANSWERS = {
+  value: "a corrected value (JSON text or an object): it must pass the same spec",
+  request: "a new request: the model tries again with a fresh attempt budget",
+  reject: "a rejection (optionally with a reason): the run ends with success false",
+} as const;
+
+/** The review step's interrupt payload: what the person sees. */
+export interface ReviewRequest {
+  kind: "review";
+  request: string;
+  spec: string;
+  output: string;
+  errors: string[];
+  attempts: number;
+  answers: typeof REVIEW_ANSWERS;
+}
+
+type ReviewDecision =
+  | { kind: "value"; value: unknown }
+  | { kind: "request"; request: unknown }
+  | { kind: "reject"; reason?: string }
+  | { kind: "invalid"; problem: string };
+
+/** A resume value: `{ value }`, `{ request }` or `{ reject: true, reason? }`. */
+export function readReviewAnswer(answer: unknown): ReviewDecision {
+  if (answer !== null && typeof answer === "object" && !Array.isArray(answer)) {
+    const a = answer as Record<string, unknown>;
+    const keys = Object.keys(a).filter((k) => k !== "reason");
+    if (keys.length === 1 && keys[0] === "value") return { kind: "value", value: a.value };
+    if (keys.length === 1 && keys[0] === "request") return { kind: "request", request: a.request };
+    if (keys.length === 1 && keys[0] === "reject" && a.reject === true) return { kind: "reject", reason: typeof a.reason === "string" ? a.reason.slice(0, 500) : undefined };
+  }
+  return {
+    kind: "invalid",
+    problem: 'the review answer must be one of {"value": <the corrected JSON>}, {"request": "<a new request>"} or {"reject": true, "reason"?: "…"}',
+  };
 }
 
 function sameErrors(a: readonly string[], b: readonly string[]): boolean {

@@ -5,8 +5,8 @@ import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StopReasonSchema = z
-  .enum(["valid", "max_attempts", "no_progress"])
-  .meta({ title: "Stop reason", description: "Why the run ended: valid output, out of attempts, or the same errors twice in a row" });
+  .enum(["valid", "max_attempts", "no_progress", "rejected"])
+  .meta({ title: "Stop reason", description: "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, or a person rejected it" });
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 export const AttemptRecordSchema = z.object({
@@ -15,6 +15,7 @@ export const AttemptRecordSchema = z.object({
   errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
   valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
   usage: TokenUsageSchema,
+  by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
 }).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
@@ -48,6 +49,9 @@ export const RunSettingsSchema = z
     model: z.string(),
     temperature: z.number(),
     stopOnNoProgress: z.boolean(),
+    onFailure: z.enum(["end", "interrupt"]),
+    /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
+    attemptLimit: z.number(),
   })
   .describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;

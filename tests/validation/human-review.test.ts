@@ -1,0 +1,86 @@
+/** When the model gives up, a person finishes: the run pauses for review, and the person is held to the same spec. */
+import { Command, MemorySaver } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { scriptedModel } from "../support/scripted-model.js";
+
+const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
+const BROKEN = { ...VALID, replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };
+const REQUEST = { request: "A deployment config for payments-api with 8 replicas" };
+
+async function pausedRun(model = scriptedModel([JSON.stringify(BROKEN)])) {
+  const graph = buildValidationGraph({ model, checkpointer: new MemorySaver() });
+  const config = { configurable: { thread_id: `review-${Math.random()}` }, context: { maxAttempts: 1, onFailure: "interrupt" as const } };
+  await graph.invoke(REQUEST, config);
+  return { graph, config, model };
+}
+
+async function payload(graph: Awaited<ReturnType<typeof pausedRun>>["graph"], config: object) {
+  const state = await graph.getState(config);
+  return state.tasks.flatMap((t) => t.interrupts).at(-1)?.value as Record<string, any> | undefined;
+}
+
+describe("human review (onFailure: interrupt)", () => {
+  it("out of attempts, the run pauses with the request, the last output, its exact errors and the answers allowed", async () => {
+    const { graph, config } = await pausedRun();
+    const state = await graph.getState(config);
+    expect(state.next).toEqual(["review"]);
+    expect(state.values.success).toBe(false);
+    const shown = await payload(graph, config);
+    expect(shown).toMatchObject({ kind: "review", request: REQUEST.request, spec: "deployment-config", attempts: 1 });
+    expect(JSON.parse(shown!.output)).toEqual(BROKEN);
+    expect(shown!.errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect(Object.keys(shown!.answers)).toEqual(["value", "request", "reject"]);
+  });
+
+  it("a person's invalid value is refused with its errors and asked again; a valid one ends the run, marked as the person's", async () => {
+    const { graph, config } = await pausedRun();
+    const still = { ...BROKEN, resources: { cpu_limit: 0.8, memory_limit_mb: 512 } };
+    await graph.invoke(new Command({ resume: { value: still } }), config);
+    let state = await graph.getState(config);
+    expect(state.next).toEqual(["review"]);
+    expect(state.values.success).toBe(false);
+    expect((await payload(graph, config))!.errors).toEqual(["resources.cpu_limit is 0.8; replicas=8 requires resources.cpu_limit >= 1.0"]);
+
+    const fixed = { ...BROKEN, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
+    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(fixed) } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", result: fixed, attempts: 1 });
+    expect(out.history.map((h) => [h.by ?? "model", h.valid])).toEqual([["model", false], ["human", false], ["human", true]]);
+    state = await graph.getState(config);
+    expect(state.next).toEqual([]);
+  });
+
+  it("a new request gives the model a fresh attempt budget and a first-attempt prompt", async () => {
+    const model = scriptedModel([JSON.stringify(BROKEN), JSON.stringify(VALID)]);
+    const { graph, config } = await pausedRun(model);
+    const out = await graph.invoke(new Command({ resume: { request: "A deployment config for payments-api with 3 replicas" } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
+    const prompt = String(model.calls[1].messages.at(-1)!.content);
+    expect(prompt).toContain("3 replicas");
+    expect(prompt).not.toContain("A validator rejected it");
+    expect(out.history.map((h) => h.by ?? "model")).toEqual(["model", "human", "model"]);
+  });
+
+  it("a rejection ends the run with success false and stopReason rejected", async () => {
+    const { graph, config } = await pausedRun();
+    const out = await graph.invoke(new Command({ resume: { reject: true, reason: "not needed" } }), config);
+    expect(out).toMatchObject({ success: false, stopReason: "rejected" });
+    expect(out.history.at(-1)).toMatchObject({ by: "human", output: "rejected: not needed" });
+  });
+
+  it("an answer of the wrong shape is not taken for a value: the person is asked again, told what to send", async () => {
+    const { graph, config } = await pausedRun();
+    await graph.invoke(new Command({ resume: { replicas: 3 } }), config);
+    expect((await graph.getState(config)).next).toEqual(["review"]);
+    expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"value"/);
+  });
+
+  it("with the default onFailure (end) the run ends as before, without pausing", async () => {
+    const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify(BROKEN)]), checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "no-review" }, context: { maxAttempts: 1 } };
+    const out = await graph.invoke(REQUEST, config);
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts" });
+    expect((await graph.getState(config)).next).toEqual([]);
+  });
+});
