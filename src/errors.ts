@@ -64,21 +64,40 @@ export class ProviderError extends Error {
     if (error instanceof ProviderError) return error;
     const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
     const status = typeof e?.status === "number" ? e.status : undefined;
-    const said = typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error);
-    const kind = typeof e?.name === "string" && e.name !== "Error" ? `${e.name}: ` : "";
+    const said = (typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error)) + causeDetail(error);
+    // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
+    const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
+    const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;
+    const name = named ?? (status === undefined && className && className !== "Error" && className !== "Object" ? className : "");
+    const kind = name ? `${name}: ` : "";
     const where = node ? ` in node "${node}"` : "";
     const prefix = status ? `Model provider failed${where} with HTTP ${status}` : `Model provider failed${where}`;
     // The client has already retried HTTP errors, connection faults and timeouts with backoff;
     // anything else (a malformed body, no choices) is worth another try at the node level.
     // A streamed answer that stalled past the deadline never reached the client's retries: the node retries it.
     const streamStalled = error instanceof ModelTimeoutError && error.streamed;
-    const clientRetried = !streamStalled && (status !== undefined || /Connection|Timeout|Abort/i.test(String(e?.name ?? "")));
+    const clientRetried = !streamStalled && (status !== undefined || /Connection|Timeout|Abort/i.test(name));
     // LangChain's client stops at once on a 429 without retry-after ("capacity") and leaves the waiting to the caller.
     const capacity = (error as { rateLimitType?: unknown })?.rateLimitType === "capacity";
     const transient = !clientRetried || capacity;
     // Redact before truncating, so a cut cannot leave the start of a key behind.
     return new ProviderError(`${prefix}: ${kind}${truncate(redactSecrets(said), 500)}`, { cause: error, status, node, transient });
   }
+}
+
+/**
+ * What lies under a connection fault ("Connection error." alone says nothing): the causes' messages,
+ * e.g. " (fetch failed: connect ECONNREFUSED 127.0.0.1:9)".
+ */
+function causeDetail(error: unknown): string {
+  const parts: string[] = [];
+  let cause = (error as { cause?: unknown })?.cause;
+  for (let depth = 0; depth < 3 && cause !== null && typeof cause === "object"; depth++) {
+    const message = (cause as { message?: unknown }).message;
+    if (typeof message === "string" && message.length > 0 && !parts.includes(message)) parts.push(message);
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return parts.length > 0 ? ` (${parts.join(": ")})` : "";
 }
 
 function truncate(text: string, max: number): string {
@@ -105,7 +124,7 @@ const REDACTED = "[redacted]";
 
 /**
  * Error text with secrets replaced by "[redacted]": every configured key (and OPENAI_API_KEY from the
- * environment), `Bearer …` tokens and `sk-…`-shaped keys. Providers and proxies echo the Authorization
+ * environment), `Bearer …` tokens, `sk-…`-shaped keys and credentials in URLs. Providers and proxies echo the Authorization
  * header in their error bodies; what they say is passed on, the key is not.
  */
 export function redactSecrets(text: string): string {
@@ -116,5 +135,7 @@ export function redactSecrets(text: string): string {
   for (const secret of secrets) out = out.split(secret).join(REDACTED);
   return out
     .replace(/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`)
+    // Credentials in a URL (http://user:password@host/…), which fetch errors quote.
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']+@/gi, `$1${REDACTED}@`)
     .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED);
 }
