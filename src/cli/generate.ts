@@ -297,6 +297,11 @@ async function main(): Promise<void> {
     }
     process.exit(EXIT.internal);
   };
+  // A reader that stops early (`| head`) is not an error of the run.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    fatal(error);
+  });
   process.on("unhandledRejection", fatal);
   process.on("uncaughtException", fatal);
   const interrupt = new AbortController();
