@@ -56,3 +56,7 @@ export {
 } from "./configuration.js";
 export { createChatModel, resolveModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
 export { addUsage, ZERO_USAGE, type TokenUsage } from "./shared/usage.js";
+
+// Guarding your own agent's tool calls
+export { guardedTool, DEFAULT_TOOL_ATTEMPTS, type GuardedToolOptions } from "./tools/guarded-tool.js";
+export { guardRecordOf, type GuardRecord } from "./tools/budget.js";

@@ -12,10 +12,9 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import type { LooseContext } from "../shared/guards.js";
 import { checkTasks, ensureReflexionConfig, MAX_TASKS, ReflexionConfigSchema } from "../configuration.js";
-import { guardFrontDoor } from "../shared/guards.js";
-import { channelsOf } from "../shared/state.js";
+import { checkedContext, checkedInput } from "../shared/guards.js";
+import { channelsOf, stateObject } from "../shared/state.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { resolveSpec } from "../specs/registry.js";
 import { failTaskOnProviderError, makeReflexionNodes, type ReflexionNodeOptions } from "./nodes.js";
@@ -32,14 +31,19 @@ export const REFLEXION_RECURSION_LIMIT = 1 + MAX_TASKS * (1 + 4 * 10) + 10;
 /** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
 export function createReflexionGraphBuilder(options: ReflexionNodeOptions = {}) {
   const nodes = makeReflexionNodes(options);
+  const input = stateObject({ tasks: checkedInput(ReflexionInputSchema.shape.tasks, (value) => void checkTasks(value)) });
+  const context = checkedContext(ReflexionConfigSchema, (given) => {
+    const cfg = ensureReflexionConfig({ context: given }, options);
+    if (cfg.spec !== undefined) resolveSpec(cfg.spec);
+  }, ["memoryOwner"]);
   const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY, errorHandler: failTaskOnProviderError, ends: ["memory"] };
   return new StateGraph({
     // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
     state: channelsOf(ReflexionState) as unknown as typeof ReflexionState,
-    input: ReflexionInputSchema,
+    input: input as unknown as typeof ReflexionInputSchema,
     output: ReflexionOutputSchema,
     // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.
-    context: ReflexionConfigSchema as unknown as LooseContext,
+    context: context as unknown as import("zod").ZodObject<{}>,
   })
     .addNode("memory", nodes.memory)
     .addNode("actor", nodes.actor, modelNode)
@@ -59,12 +63,5 @@ export function buildReflexionGraph(options: ReflexionGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
   const compiled = createReflexionGraphBuilder(nodeOptions).compile({ checkpointer, store });
   compiled.name = "Reflexion";
-  const graph = compiled.withConfig({ recursionLimit: REFLEXION_RECURSION_LIMIT });
-  return guardFrontDoor(graph, {
-    input: (input) => void checkTasks(input.tasks),
-    config: (config) => {
-      const cfg = ensureReflexionConfig(config, nodeOptions);
-      if (cfg.spec !== undefined) resolveSpec(cfg.spec);
-    },
-  });
+  return compiled.withConfig({ recursionLimit: REFLEXION_RECURSION_LIMIT });
 }

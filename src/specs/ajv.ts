@@ -1,14 +1,58 @@
 /**
- * The two ajv instances specs compile with. Built-in specs are trusted code and
- * use JavaScript's RegExp; specs supplied at run time are not, so their
- * `pattern`s run on RE2 (linear time) and a pattern RE2 cannot run is refused.
+ * How a spec's JSON Schema becomes a validator. Every spec is compiled in an
+ * ajv instance of its own, so the compiled code (and anything the schema
+ * registered, such as an `$id`) is freed with the spec. The dialect follows
+ * the schema's `$schema` (draft-07 when absent, 2019-09, 2020-12); any other
+ * `$schema` is refused. Built-in specs are trusted code and use JavaScript's
+ * RegExp; specs supplied at run time are not, so their `pattern`s run on RE2
+ * (linear time) and a pattern RE2 cannot run is refused.
  */
-import { Ajv, type Options } from "ajv";
+import { Ajv, type Options, type ValidateFunction } from "ajv";
+import Ajv2019Module from "ajv/dist/2019.js";
+import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { RE2JS } from "re2js";
+import { SpecError } from "../errors.js";
 
-// ajv-formats is CommonJS; under NodeNext its default export is the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
+// ajv-formats and ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
+const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
+const addFormats = cjs<(ajv: Ajv) => Ajv>(addFormatsModule);
+type AjvClass = new (options: Options) => Ajv;
+const Ajv2019 = cjs<AjvClass>(Ajv2019Module);
+const Ajv2020 = cjs<AjvClass>(Ajv2020Module);
+
+export type Dialect = "draft-07" | "2019-09" | "2020-12";
+
+const DIALECTS: Record<string, Dialect> = {
+  "http://json-schema.org/draft-07/schema": "draft-07",
+  "https://json-schema.org/draft/2019-09/schema": "2019-09",
+  "https://json-schema.org/draft/2020-12/schema": "2020-12",
+};
+
+const CLASSES: Record<Dialect, AjvClass> = { "draft-07": Ajv as unknown as AjvClass, "2019-09": Ajv2019, "2020-12": Ajv2020 };
+
+/** The dialect a schema declares with `$schema` (draft-07 when it declares none). */
+export function dialectOf(schema: Record<string, unknown>): Dialect {
+  const declared = schema.$schema;
+  if (declared === undefined) return "draft-07";
+  if (typeof declared !== "string") throw new SpecError(`"$schema" must be a string; got ${JSON.stringify(declared)?.slice(0, 60)}.`);
+  const key = declared.replace(/#$/, "").replace(/^https:\/\/json-schema\.org\/draft-07\//, "http://json-schema.org/draft-07/");
+  const dialect = DIALECTS[key];
+  if (dialect) return dialect;
+  throw new SpecError(
+    `Unsupported "$schema" ${JSON.stringify(declared.slice(0, 100))}: use draft-07 (http://json-schema.org/draft-07/schema#, or no "$schema"), ` +
+      "2019-09 (https://json-schema.org/draft/2019-09/schema) or 2020-12 (https://json-schema.org/draft/2020-12/schema).",
+  );
+}
+
+/**
+ * Characters of an answer that patterns of run-time specs may read in one
+ * validation. RE2 runs in linear time, but slowly (about a microsecond a
+ * character on a busy core), so the total is bounded too: past it, a pattern
+ * fails (the value is refused, never passed) and the validator says why.
+ */
+export const PATTERN_CHARS_PER_VALIDATION = 250_000;
+export const patternBudget = { used: 0 };
 
 /**
  * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes.
@@ -18,7 +62,11 @@ const addFormats = ((addFormatsModule as unknown as { default?: unknown }).defau
 function re2Engine(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
   const compiled = RE2JS.compile(pattern);
   const key = `re2:/${pattern}/${flags}`;
-  return { test: (s: string) => compiled.matcher(s).find(), toString: () => key };
+  const test = (s: string) => {
+    patternBudget.used += s.length;
+    return patternBudget.used <= PATTERN_CHARS_PER_VALIDATION && compiled.matcher(s).find();
+  };
+  return { test, toString: () => key };
 }
 re2Engine.code = 'require("re2js").RE2JS';
 
@@ -26,26 +74,49 @@ const baseOptions: Options = {
   allErrors: true,
   $data: true,
   verbose: true, // errors carry the offending value and the keyword's schema, for exact messages
+  ownProperties: true, // `required` and `properties` see the value's own fields, never Object.prototype's
   strict: true,
   strictTypes: false,
   strictTuples: false,
   strictRequired: false,
   allowUnionTypes: true,
   logger: false,
-  addUsedSchema: false, // run-time specs may carry an $id; never register it globally
 };
 
-function createAjv(untrusted: boolean): Ajv {
-  const ajv = new Ajv(untrusted ? { ...baseOptions, code: { regExp: re2Engine } } : baseOptions);
-  addFormats(ajv);
+/** One instance per dialect that only checks schemas against the meta-schema (compiled once), never compiles a spec. */
+const checkers = new Map<Dialect, Ajv>();
+
+function checker(dialect: Dialect): Ajv {
+  let ajv = checkers.get(dialect);
+  if (ajv === undefined) {
+    ajv = new CLASSES[dialect]({ ...baseOptions, allErrors: true });
+    checkers.set(dialect, ajv);
+  }
   return ajv;
 }
 
-let trusted: Ajv | undefined;
-let untrusted: Ajv | undefined;
+/** Check a schema against its dialect's meta-schema; throws when it does not conform. */
+export function checkSchema(schema: Record<string, unknown>): void {
+  const dialect = dialectOf(schema);
+  const meta = checker(dialect);
+  if (!meta.validateSchema(schema)) {
+    throw new Error(`the schema does not conform to JSON Schema ${dialect}: ${meta.errorsText(meta.errors, { dataVar: "schema" })}`);
+  }
+}
 
-/** The shared ajv instance for trusted (built-in, code-defined) or untrusted (run-time JSON) specs. */
-export function ajvFor(kind: "trusted" | "untrusted"): Ajv {
-  if (kind === "trusted") return (trusted ??= createAjv(false));
-  return (untrusted ??= createAjv(true));
+/**
+ * Compile a checked schema in an ajv instance of its own: the verdict (stops
+ * at the first error, so its cost is that of reading the answer once) or the
+ * explanation (every error, with the offending values, for the messages).
+ */
+export function compileSchema(schema: Record<string, unknown>, options: { untrusted: boolean; allErrors: boolean }): ValidateFunction {
+  const ajv = new CLASSES[dialectOf(schema)]({
+    ...baseOptions,
+    allErrors: options.allErrors,
+    verbose: true,
+    validateSchema: false,
+    ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
+  });
+  addFormats(ajv);
+  return ajv.compile(schema);
 }

@@ -3,12 +3,13 @@
  * at run time (Studio, the server, a file). Run-time specs are compiled once per
  * distinct text and kept in a small LRU cache.
  */
+import { createHash } from "node:crypto";
 import { SpecError } from "../errors.js";
-import { ajvFor } from "./ajv.js";
 import { apiRequestSpec } from "./builtin/api-request.js";
 import { dbQuerySpec } from "./builtin/db-query.js";
 import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
+import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import { defineSpec, type JsonSchema, type Spec } from "./spec.js";
 
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map(
@@ -28,7 +29,7 @@ export interface InlineSpec {
 }
 
 /** Largest inline spec accepted, as JSON text. */
-export const MAX_INLINE_SPEC_CHARS = 100_000;
+export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
 const CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
 
@@ -89,11 +90,8 @@ function compileInline(value: unknown, text: string | undefined): Spec {
     { untrusted: true },
   );
   inlineCache.set(key, spec);
-  if (inlineCache.size > CACHE_SIZE) {
-    const [oldestKey, oldest] = inlineCache.entries().next().value as [string, Spec];
-    inlineCache.delete(oldestKey);
-    ajvFor("untrusted").removeSchema(oldest.schema);
-  }
+  // Each spec owns its ajv instance: dropping the oldest frees its compiled code.
+  if (inlineCache.size > CACHE_SIZE) inlineCache.delete(inlineCache.keys().next().value as string);
   return spec;
 }
 
@@ -103,4 +101,55 @@ function safeStringify(value: unknown): string {
   } catch {
     throw new SpecError("The inline spec cannot be serialised as JSON (does it contain a cycle?).");
   }
+}
+
+/**
+ * What a run records about its spec, so that resuming the run (in this or
+ * another process) validates against exactly the spec it started with: a
+ * built-in by name, a run-time spec by its JSON, a code-defined spec by name
+ * and fingerprint (its rules are code, so the resuming graph must carry the
+ * same spec).
+ */
+export type SpecRecord =
+  | { kind: "builtin"; name: string }
+  | { kind: "inline"; name: string; definition: InlineSpec }
+  | { kind: "code"; name: string; fingerprint: string };
+
+export function recordSpec(spec: Spec): SpecRecord {
+  if (builtinSpecs.get(spec.name) === spec) return { kind: "builtin", name: spec.name };
+  if (spec.untrusted) return { kind: "inline", name: spec.name, definition: { name: spec.name, description: spec.description, schema: spec.schema } };
+  return { kind: "code", name: spec.name, fingerprint: fingerprintSpec(spec) };
+}
+
+/** The spec a record names; `codeSpec` is the spec the resuming graph was built with, if any. */
+export function specFromRecord(record: SpecRecord, codeSpec?: Spec): Spec {
+  switch (record.kind) {
+    case "builtin": {
+      const spec = builtinSpecs.get(record.name);
+      if (spec) return spec;
+      break;
+    }
+    case "inline":
+      return resolveSpec(record.definition);
+    case "code":
+      if (codeSpec && codeSpec.name === record.name && fingerprintSpec(codeSpec) === record.fingerprint) return codeSpec;
+      throw new SpecError(
+        `This run was started with the code-defined spec ${JSON.stringify(record.name)}; resume it with a graph built with that same spec ` +
+          `(${codeSpec ? `this graph has ${JSON.stringify(codeSpec.name)}${codeSpec.name === record.name ? " with different schema or rules" : ""}` : "this graph has none"}).`,
+      );
+  }
+  throw new SpecError(`This run was started with the spec ${JSON.stringify(record.name)}, which this version does not have.`);
+}
+
+const fingerprints = new WeakMap<Spec, string>();
+
+/** A stable digest of a spec's schema and its rules (ids, descriptions, inputs and code). */
+export function fingerprintSpec(spec: Spec): string {
+  let digest = fingerprints.get(spec);
+  if (digest === undefined) {
+    const rules = spec.rules.map((rule) => [rule.id, rule.description, rule.inputs, String(rule.check)]);
+    digest = createHash("sha256").update(JSON.stringify([spec.name, spec.schema, rules])).digest("hex").slice(0, 32);
+    fingerprints.set(spec, digest);
+  }
+  return digest;
 }

@@ -5,7 +5,8 @@
  */
 import type { ValidateFunction } from "ajv";
 import { SpecError } from "../errors.js";
-import { ajvFor } from "./ajv.js";
+import { checkSchema, compileSchema } from "./ajv.js";
+import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
 export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -42,10 +43,14 @@ export interface Spec {
   readonly schema: JsonSchema;
   readonly rules: readonly BusinessRule[];
   readonly example?: unknown;
-  /** The compiled schema validator (ajv, all errors). */
+  /** The schema's verdict (ajv, stops at the first error): true only for a value that passes. */
+  readonly checkSchema: ValidateFunction;
+  /** The schema's explanation (ajv, all errors with the offending values), compiled on first use. */
   readonly validateSchema: ValidateFunction;
-  /** Whether the spec came from run-time JSON (its patterns run on RE2). */
+  /** Whether the spec came from run-time JSON (its patterns run on RE2, and its cost is bounded). */
   readonly untrusted: boolean;
+  /** For a run-time spec: the most subschemas that can apply to one value of an answer. */
+  readonly applicationsPerValue?: number;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
@@ -68,11 +73,17 @@ export function defineSpec(definition: SpecDefinition, options: { untrusted?: bo
   if (problems.length > 0) throw new SpecError(problems.map((p) => `Spec ${JSON.stringify(definition.name)}: ${p}`));
 
   const untrusted = options.untrusted ?? false;
-  let validateSchema: ValidateFunction;
+  const schema = definition.schema;
+  let verdict: ValidateFunction;
+  let applicationsPerValue: number | undefined;
   try {
-    validateSchema = ajvFor(untrusted ? "untrusted" : "trusted").compile(definition.schema);
+    checkSpecSafety(schema);
+    if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema);
+    checkSchema(schema);
+    verdict = compileSchema(schema, { untrusted, allErrors: false });
   } catch (error) {
     const reason = (error as Error).message;
+    if (error instanceof SpecError) throw new SpecError(`Spec ${JSON.stringify(definition.name)} is refused: ${reason}`);
     const hint = /regexp|Perl syntax/i.test(reason)
       ? " (patterns in specs supplied at run time run on RE2, a linear-time engine: lookaround and backreferences are not supported)"
       : "";
@@ -84,7 +95,21 @@ export function defineSpec(definition: SpecDefinition, options: { untrusted?: bo
     schema: definition.schema,
     rules: Object.freeze([...(definition.rules ?? [])]),
     example: definition.example,
-    validateSchema,
+    checkSchema: verdict,
+    validateSchema: lazyExplanation(schema, untrusted),
     untrusted,
+    applicationsPerValue,
   });
+}
+
+/** The all-errors validator, compiled the first time a value fails (most specs meet far more valid answers than invalid ones). */
+function lazyExplanation(schema: JsonSchema, untrusted: boolean): ValidateFunction {
+  let compiled: ValidateFunction | undefined;
+  const explain = ((value: unknown) => {
+    compiled ??= compileSchema(schema, { untrusted, allErrors: true });
+    const ok = compiled(value);
+    explain.errors = compiled.errors;
+    return ok;
+  }) as ValidateFunction;
+  return explain;
 }

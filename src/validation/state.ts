@@ -1,6 +1,7 @@
 /** State of the validation graph: input, per-attempt records and the explicit outcome. */
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
+import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StopReasonSchema = z
@@ -34,9 +35,23 @@ const outcome = {
 
 export const ValidationOutputSchema = stateObject(outcome);
 
+/** The settings a run was started with, fixed for the whole run (a resume uses these, whatever it passes). */
+export const RunSettingsSchema = z
+  .object({
+    request: z.string(),
+    spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
+    maxAttempts: z.number(),
+    model: z.string(),
+    temperature: z.number(),
+    stopOnNoProgress: z.boolean(),
+  })
+  .describe("The request and settings the current run was started with");
+export type RunSettings = z.infer<typeof RunSettingsSchema>;
+
 export const ValidationState = stateObject({
   request,
   ...outcome,
+  run: RunSettingsSchema.nullable().default(null),
   /** The latest answer, waiting for the validate node. */
   draft: z
     .object({ output: z.string(), usage: TokenUsageSchema })

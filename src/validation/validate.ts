@@ -5,6 +5,8 @@
  * stable order, bounded so that hostile output cannot flood the next prompt.
  */
 import type { ErrorObject } from "ajv";
+import { PATTERN_CHARS_PER_VALIDATION, patternBudget } from "../specs/ajv.js";
+import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
 import type { BusinessRule, FieldType, Spec } from "../specs/spec.js";
 import { describeValue } from "../shared/text.js";
 
@@ -13,6 +15,24 @@ export interface ValidationLimits {
   maxErrors: number;
   /** Longest echo of a value inside a message. */
   maxValueChars: number;
+}
+
+/** Largest answer (in JSON values) whose schema errors are all listed. */
+export const EXPLAINED_VALUES = 10_000;
+
+/** How many JSON values `value` holds, counting stops just past `max`. */
+function countValues(value: unknown, max: number): number {
+  let count = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && count <= max) {
+    const v = stack.pop();
+    count++;
+    if (v !== null && typeof v === "object") {
+      if (Array.isArray(v)) for (let i = 0; i < v.length && stack.length <= max; i++) stack.push(v[i]);
+      else for (const key in v) if (Object.hasOwn(v, key)) stack.push((v as Record<string, unknown>)[key]);
+    }
+  }
+  return count;
 }
 
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
@@ -27,13 +47,42 @@ export interface ValidationReport {
 
 export function validateAgainstSpec(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>): ValidationReport {
   let messages: string[] | undefined;
-  if (!spec.validateSchema(value)) {
+  if (spec.untrusted) {
+    // A run-time spec's cost is bounded per value; the answer's size bounds the rest.
+    const maxValues = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
+    const values = countValues(value, maxValues);
+    if (values > maxValues) {
+      return {
+        valid: false,
+        errors: [`the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`],
+        problemCount: 1,
+      };
+    }
+  }
+  patternBudget.used = 0;
+  const verdict: unknown = spec.checkSchema(value);
+  if (verdict === false) {
     const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
     messages = [];
-    for (const error of spec.validateSchema.errors ?? []) {
+    // Every error of a large answer would cost more than it tells: past EXPLAINED_VALUES values,
+    // the first error is reported (with a note), so the cost stays that of reading the answer once.
+    const explained = patternBudget.used <= PATTERN_CHARS_PER_VALIDATION / 2 && countValues(value, EXPLAINED_VALUES) <= EXPLAINED_VALUES;
+    const check = explained ? spec.validateSchema : spec.checkSchema;
+    if (explained) check(value);
+    for (const error of check.errors ?? []) {
       const message = describeSchemaError(error, maxValueChars);
       if (message !== null) messages.push(boundMessage(message + conditionNote(error, spec.schema)));
     }
+    if (messages.length === 0) messages.push("the value does not match the schema");
+    if (patternBudget.used > PATTERN_CHARS_PER_VALIDATION) {
+      messages.push(`the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read, so a pattern check failed; shorten them`);
+    }
+    if (!explained) messages.push("the value is large, so only its first schema error is listed; there may be more");
+  } else if (verdict !== true) {
+    // Only a compiled check that returns exactly true passes. defineSpec refuses what makes ajv
+    // return anything else (`$async`), so this is a spec built around it: never a pass.
+    if (verdict instanceof Promise) verdict.catch(() => undefined);
+    messages = [`the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`];
   }
   const rules = preparedRules(spec);
   for (let i = 0; i < rules.length; i++) {

@@ -29,6 +29,8 @@ export type ScriptedReply =
   | string
   | {
       content: string | null;
+      /** Tool calls the assistant makes (arguments as the JSON text the provider sends). */
+      toolCalls?: ScriptedToolCall[];
       delayMs?: number;
       usage?: { prompt_tokens: number; completion_tokens: number };
     }
@@ -87,8 +89,15 @@ export interface ScriptedServer {
   close(): Promise<void>;
 }
 
+export interface ScriptedToolCall {
+  id?: string;
+  name: string;
+  arguments: string;
+}
+
 type ContentReply = {
   content: string | null;
+  toolCalls?: ScriptedToolCall[];
   delayMs?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
 };
@@ -186,7 +195,13 @@ export async function startScriptedOpenAIServer(
     void sleep(10).then(() => res.socket?.destroy());
   }
 
-  function completionBody(rec: RecordedRequest, content: string | null, usage: { prompt_tokens: number; completion_tokens: number }) {
+  function completionBody(
+    rec: RecordedRequest,
+    content: string | null,
+    usage: { prompt_tokens: number; completion_tokens: number },
+    toolCalls?: ScriptedToolCall[],
+  ) {
+    const calls = toolCalls?.map((c, i) => ({ id: c.id ?? `call_${rec.index}_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
     return {
       id: `chatcmpl-scripted-${rec.index}`,
       object: "chat.completion",
@@ -196,9 +211,9 @@ export async function startScriptedOpenAIServer(
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content, refusal: null },
+          message: { role: "assistant", content, refusal: null, ...(calls?.length ? { tool_calls: calls } : {}) },
           logprobs: null,
-          finish_reason: "stop",
+          finish_reason: calls?.length ? "tool_calls" : "stop",
         },
       ],
       usage: {
@@ -243,7 +258,7 @@ export async function startScriptedOpenAIServer(
     const content = reply.content;
     const usage = reply.usage ?? defaultUsage(rec, content);
     if (!rec.stream) {
-      const text = JSON.stringify(completionBody(rec, content, usage));
+      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls));
       return { headers: { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(text)) }, body: text };
     }
     const created = Math.floor(Date.now() / 1000);
@@ -251,7 +266,13 @@ export async function startScriptedOpenAIServer(
     for (const piece of splitContent(content ?? "")) {
       out += sse(chunk(rec, created, { content: piece }, null));
     }
-    out += sse(chunk(rec, created, {}, "stop"));
+    (reply.toolCalls ?? []).forEach((c, i) => {
+      // As providers stream them: id and name first, then the arguments in pieces.
+      const id = c.id ?? `call_${rec.index}_${i}`;
+      out += sse(chunk(rec, created, { tool_calls: [{ index: i, id, type: "function", function: { name: c.name, arguments: "" } }] }, null));
+      for (const piece of splitContent(c.arguments)) out += sse(chunk(rec, created, { tool_calls: [{ index: i, function: { arguments: piece } }] }, null));
+    });
+    out += sse(chunk(rec, created, {}, reply.toolCalls?.length ? "tool_calls" : "stop"));
     if (rec.body?.stream_options?.include_usage === true) {
       out += sse({
         id: `chatcmpl-scripted-${rec.index}`,

@@ -1,0 +1,305 @@
+/**
+ * What a spec may contain. Every spec is refused when it would change what
+ * "valid" means or how validation runs (`$async: true` makes ajv return a
+ * Promise instead of a verdict). Specs supplied at run time (by a request, a
+ * file, Studio) are also bounded, so that no spec can stall the process while
+ * it compiles or while it validates an answer: size, depth, subschemas,
+ * patterns, and `uniqueItems` only where ajv checks it in linear time.
+ */
+import { SpecError } from "../errors.js";
+
+export const RUNTIME_SPEC_LIMITS = Object.freeze({
+  /** Largest run-time spec, as JSON text (it is also part of every prompt). */
+  maxChars: 20_000,
+  /** Most subschemas (every schema object, nested ones included). */
+  maxSubschemas: 128,
+  /** Deepest nesting of subschemas. */
+  maxDepth: 32,
+  /** Most `pattern`s and `patternProperties` keys in all. */
+  maxPatterns: 16,
+  /** Longest single pattern. */
+  maxPatternChars: 1_000,
+  /** Most branches of one `anyOf`/`oneOf`/`allOf`. */
+  maxBranches: 16,
+  /** Most subschemas that can apply to any one value of an answer (through combinators and $ref). */
+  maxApplicationsPerValue: 16,
+  /** Most patterns that can apply to any one string of an answer. */
+  maxPatternsPerValue: 2,
+  /** Most schema applications (values × subschemas per value) validating one answer may take; a larger answer is refused. */
+  maxApplicationsPerAnswer: 500_000,
+});
+
+/** Keywords whose value is one subschema. */
+const SINGLE = ["additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"];
+/** Keywords whose value is a list of subschemas. */
+const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+/** Keywords whose value maps names to subschemas. */
+const MAPS = ["properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"];
+
+const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
+
+interface Visit {
+  schema: Record<string, unknown>;
+  path: string;
+  depth: number;
+}
+
+/** Every schema object in a schema, with its JSON-pointer-like path and depth. */
+function* subschemas(root: unknown): Generator<Visit> {
+  if (root === null || typeof root !== "object" || Array.isArray(root)) return;
+  const stack: Visit[] = [{ schema: root as Record<string, unknown>, path: "#", depth: 0 }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    yield visit;
+    const { schema, path, depth } = visit;
+    const push = (child: unknown, childPath: string) => {
+      if (child !== null && typeof child === "object" && !Array.isArray(child)) stack.push({ schema: child as Record<string, unknown>, path: childPath, depth: depth + 1 });
+    };
+    for (const key of SINGLE) if (Object.hasOwn(schema, key) && !Array.isArray(schema[key])) push(schema[key], `${path}/${key}`);
+    for (const key of LISTS) {
+      const list = Object.hasOwn(schema, key) ? schema[key] : undefined;
+      if (Array.isArray(list)) list.forEach((child, i) => push(child, `${path}/${key}/${i}`));
+    }
+    for (const key of MAPS) {
+      const map = Object.hasOwn(schema, key) ? schema[key] : undefined;
+      if (map !== null && typeof map === "object" && !Array.isArray(map)) {
+        for (const [name, child] of Object.entries(map)) push(child, `${path}/${key}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+      }
+    }
+  }
+}
+
+/** Refuse what no spec may contain, trusted or not. */
+export function checkSpecSafety(schema: Record<string, unknown>): void {
+  for (const { schema: s, path } of subschemas(schema)) {
+    if (Object.hasOwn(s, "$async") && s.$async !== false) {
+      throw new SpecError(
+        `"$async" at ${path} is not allowed: it makes the validator return a Promise instead of a verdict, so no answer could be judged. Remove it.`,
+      );
+    }
+  }
+}
+
+/**
+ * Refuse a run-time spec beyond the limits, with a message naming the limit
+ * and where it was passed. Returns the most subschemas that can apply to one
+ * value, which bounds the work of validating an answer of N values.
+ */
+export function checkRuntimeSpecLimits(schema: Record<string, unknown>, limits = RUNTIME_SPEC_LIMITS): number {
+  checkStructure(schema, limits);
+  return checkValidationCost(schema, limits);
+}
+
+function checkStructure(schema: Record<string, unknown>, limits: typeof RUNTIME_SPEC_LIMITS): void {
+  let count = 0;
+  let patterns = 0;
+  for (const { schema: s, path, depth } of subschemas(schema)) {
+    if (++count > limits.maxSubschemas) throw new SpecError(`the schema has more than ${limits.maxSubschemas} subschemas, the limit for specs supplied at run time.`);
+    if (depth > limits.maxDepth) throw new SpecError(`the schema nests deeper than ${limits.maxDepth} levels (at ${path.slice(0, 200)}), the limit for specs supplied at run time.`);
+    const own = (key: string) => (Object.hasOwn(s, key) ? s[key] : undefined);
+    const found: string[] = [];
+    if (typeof own("pattern") === "string") found.push(own("pattern") as string);
+    const patternProperties = own("patternProperties");
+    if (patternProperties !== null && typeof patternProperties === "object") found.push(...Object.keys(patternProperties));
+    for (const pattern of found) {
+      if (++patterns > limits.maxPatterns) throw new SpecError(`the schema has more than ${limits.maxPatterns} patterns, the limit for specs supplied at run time.`);
+      if (pattern.length > limits.maxPatternChars) {
+        throw new SpecError(`a pattern at ${path.slice(0, 200)} is ${pattern.length} characters long; the limit for specs supplied at run time is ${limits.maxPatternChars}.`);
+      }
+    }
+    for (const key of ["anyOf", "oneOf", "allOf"]) {
+      const list = own(key);
+      if (Array.isArray(list) && list.length > limits.maxBranches) {
+        throw new SpecError(`"${key}" at ${path.slice(0, 200)} has ${list.length} branches; the limit for specs supplied at run time is ${limits.maxBranches}.`);
+      }
+    }
+    refTarget(schema, s, path);
+    if (own("uniqueItems") !== undefined && own("uniqueItems") !== false && !scalarItems(own("items"))) {
+      throw new SpecError(
+        `"uniqueItems" at ${path.slice(0, 200)} needs "items" with a scalar "type" (string, number, integer, boolean or null) in specs supplied at run time: ` +
+          "on objects, arrays or untyped items it compares every pair of items, which a long answer turns into minutes of work.",
+      );
+    }
+  }
+}
+
+/** Whether `items` declares only scalar types, so ajv checks uniqueness in linear time. */
+function scalarItems(items: unknown): boolean {
+  if (items === null || typeof items !== "object" || Array.isArray(items)) return false;
+  const type = (items as { type?: unknown }).type;
+  const types = Array.isArray(type) ? type : [type];
+  return types.length > 0 && types.every((t) => typeof t === "string" && SCALAR_TYPES.has(t));
+}
+
+// ---------------------------------------------------------------------------
+// The cost of validating one value: how many subschemas can apply to it.
+
+/** Keywords that apply their subschemas at the same value as the schema itself. */
+const SAME_LOCATION_SINGLE = ["not", "if", "then", "else"];
+const SAME_LOCATION_LISTS = ["allOf", "anyOf", "oneOf"];
+
+type Node = Record<string, unknown>;
+type Bag = Map<Node, number>;
+
+/** Refuse `$ref`s that are not JSON pointers into the spec itself, and resolve the ones that are. */
+function refTarget(root: Node, node: Node, path: string): Node | undefined {
+  for (const key of ["$dynamicRef", "$recursiveRef"]) {
+    if (Object.hasOwn(node, key)) throw new SpecError(`"${key}" at ${path.slice(0, 200)} is not supported in specs supplied at run time; use "$ref" with a JSON pointer such as "#/$defs/node".`);
+  }
+  if (!Object.hasOwn(node, "$ref")) return undefined;
+  const ref = node.$ref;
+  if (typeof ref !== "string" || !(ref === "#" || ref.startsWith("#/"))) {
+    throw new SpecError(
+      `"$ref" ${JSON.stringify(String(ref).slice(0, 100))} at ${path.slice(0, 200)} is not supported in specs supplied at run time: only JSON pointers into the spec itself ("#", "#/$defs/name") are.`,
+    );
+  }
+  let target: unknown = root;
+  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
+    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
+  }
+  if (target === null || typeof target !== "object" || Array.isArray(target)) throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
+  return target as Node;
+}
+
+function add(bag: Bag, node: unknown, times: number): void {
+  if (node !== null && typeof node === "object" && !Array.isArray(node)) bag.set(node as Node, (bag.get(node as Node) ?? 0) + times);
+}
+
+function own(node: Node, key: string): unknown {
+  return Object.hasOwn(node, key) ? node[key] : undefined;
+}
+
+/**
+ * Refuse a run-time spec under which one value of an answer could be checked
+ * against too many subschemas or patterns. It follows every way a value can be
+ * reached (each field name, each tuple position, any other field or item) to
+ * the answer's greatest depth, counting the subschemas that apply there
+ * through combinators and `$ref`s. A spec too intricate to bound is refused.
+ */
+export function checkValidationCost(root: Node, limits = RUNTIME_SPEC_LIMITS, maxAnswerDepth = 64): number {
+  let worst = 1;
+  const seen = new Set<string>();
+  const ids = new Map<Node, number>();
+  const id = (node: Node) => {
+    let n = ids.get(node);
+    if (n === undefined) ids.set(node, (n = ids.size));
+    return n;
+  };
+  refuseSameLocationCycles(root);
+  let states = 0;
+  const stack: Array<{ bag: Bag; depth: number }> = [{ bag: new Map([[root, 1]]), depth: 0 }];
+  while (stack.length > 0) {
+    const { bag, depth } = stack.pop()!;
+    if (++states > 5_000) throw new SpecError("the schema is too intricate to bound how long validating an answer can take (specs supplied at run time); simplify its combinators and $refs.");
+    const applied = expand(root, bag, limits);
+    let applications = 0;
+    for (const times of applied.values()) applications += times;
+    worst = Math.max(worst, applications);
+    let patterns = 0;
+    for (const [node, times] of applied) if (typeof own(node, "pattern") === "string") patterns += times;
+    if (patterns > limits.maxPatternsPerValue) {
+      throw new SpecError(`up to ${patterns} patterns can apply to one string of an answer; the limit for specs supplied at run time is ${limits.maxPatternsPerValue}.`);
+    }
+    if (depth >= maxAnswerDepth) continue;
+    for (const child of childBags(applied)) {
+      if (child.size === 0) continue;
+      const signature = [...child].map(([node, times]) => `${id(node)}x${times}`).sort().join(",");
+      if (seen.has(signature)) continue;
+      seen.add(signature);
+      stack.push({ bag: child, depth: depth + 1 });
+    }
+  }
+  return worst;
+}
+
+/** The subschemas a schema applies at its own value: combinator branches and its $ref target. */
+function sameLocation(root: Node, node: Node): Node[] {
+  const next: Bag = new Map();
+  for (const key of SAME_LOCATION_SINGLE) add(next, own(node, key), 1);
+  for (const key of SAME_LOCATION_LISTS) {
+    const list = own(node, key);
+    if (Array.isArray(list)) for (const branch of list) add(next, branch, 1);
+  }
+  for (const key of ["dependentSchemas", "dependencies"]) {
+    const dependent = own(node, key);
+    if (dependent !== null && typeof dependent === "object") for (const branch of Object.values(dependent)) add(next, branch, 1);
+  }
+  add(next, refTarget(root, node, "the schema"), 1);
+  return [...next.keys()];
+}
+
+/** A $ref cycle that never moves into the value (`{"$ref": "#"}` at the root) makes validation recurse forever. */
+function refuseSameLocationCycles(root: Node): void {
+  const done = new Set<Node>();
+  const onPath = new Set<Node>();
+  const visit = (node: Node): void => {
+    if (done.has(node)) return;
+    if (onPath.has(node)) throw new SpecError('the schema has a "$ref" cycle that never reaches into the value, so validation would recurse forever; remove it.');
+    onPath.add(node);
+    for (const next of sameLocation(root, node)) visit(next);
+    onPath.delete(node);
+    done.add(node);
+  };
+  for (const { schema } of subschemas(root)) visit(schema);
+}
+
+/** The subschemas that apply at one value, given those that apply directly: combinator branches and $ref targets added, with multiplicity. */
+function expand(root: Node, bag: Bag, limits: typeof RUNTIME_SPEC_LIMITS): Bag {
+  const applied: Bag = new Map();
+  let total = 0;
+  const stack: Array<[Node, number]> = [...bag];
+  while (stack.length > 0) {
+    const [node, times] = stack.pop()!;
+    applied.set(node, (applied.get(node) ?? 0) + times);
+    total += times;
+    if (total > limits.maxApplicationsPerValue) {
+      throw new SpecError(
+        `more than ${limits.maxApplicationsPerValue} subschemas can apply to one value of an answer (through anyOf/oneOf/allOf/if/not and $ref); that is the limit for specs supplied at run time.`,
+      );
+    }
+    for (const child of sameLocation(root, node)) stack.push([child, times]);
+  }
+  return applied;
+}
+
+/** The sets of subschemas that can apply to one child value (one per field name, tuple position, and "any other"). */
+function childBags(applied: Bag): Bag[] {
+  const names = new Set<string>();
+  let prefixLength = 0;
+  for (const node of applied.keys()) {
+    const properties = own(node, "properties");
+    if (properties !== null && typeof properties === "object") for (const name of Object.keys(properties)) names.add(name);
+    const prefix = Array.isArray(own(node, "prefixItems")) ? (own(node, "prefixItems") as unknown[]) : Array.isArray(own(node, "items")) ? (own(node, "items") as unknown[]) : [];
+    prefixLength = Math.max(prefixLength, prefix.length);
+  }
+  const field = (name: string | undefined): Bag => {
+    const bag: Bag = new Map();
+    for (const [node, times] of applied) {
+      const properties = own(node, "properties") as Node | undefined;
+      const declared = name !== undefined && properties !== null && typeof properties === "object" && Object.hasOwn(properties, name);
+      if (declared) add(bag, properties![name!], times);
+      else add(bag, own(node, "additionalProperties"), times);
+      const patternProperties = own(node, "patternProperties");
+      if (patternProperties !== null && typeof patternProperties === "object") for (const child of Object.values(patternProperties)) add(bag, child, times);
+      add(bag, own(node, "unevaluatedProperties"), times);
+    }
+    return bag;
+  };
+  const item = (index: number | undefined): Bag => {
+    const bag: Bag = new Map();
+    for (const [node, times] of applied) {
+      const items = own(node, "items");
+      const prefix = Array.isArray(own(node, "prefixItems")) ? (own(node, "prefixItems") as unknown[]) : Array.isArray(items) ? items : undefined;
+      if (index !== undefined && prefix && index < prefix.length) add(bag, prefix[index], times);
+      else if (Array.isArray(items)) add(bag, own(node, "additionalItems"), times);
+      else add(bag, items, times);
+      add(bag, own(node, "contains"), times);
+      add(bag, own(node, "unevaluatedItems"), times);
+    }
+    return bag;
+  };
+  const keys: Bag = new Map();
+  for (const [node, times] of applied) add(keys, own(node, "propertyNames"), times);
+  return [...[...names].map((name) => field(name)), field(undefined), ...Array.from({ length: prefixLength }, (_, i) => item(i)), item(undefined), keys];
+}

@@ -1,0 +1,114 @@
+/**
+ * guardedTool: a LangChain tool whose function runs only with arguments that
+ * pass a spec. The model sees the spec's JSON Schema as the tool's parameters;
+ * each call's arguments go through the same parse-then-validate step as the
+ * validation graph; a call that fails returns the exact errors as the tool's
+ * result (so the model can fix them and call again) and, once the attempt
+ * budget is spent, a refusal. Works with LangGraph's ToolNode and
+ * createReactAgent and with `model.bindTools`.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { tool, type DynamicStructuredTool, type ToolRuntime } from "@langchain/core/tools";
+import { toJsonSchema } from "@langchain/core/utils/json_schema";
+import { z } from "zod";
+import { ConfigurationError, SpecError } from "../errors.js";
+import { resolveSpec, type SpecRef } from "../specs/registry.js";
+import type { JsonSchema, Spec } from "../specs/spec.js";
+import { checkToolArguments, type ArgumentLimits } from "./arguments.js";
+import { failuresBefore, GUARD_ARTIFACT_KEY, type GuardRecord } from "./budget.js";
+import { invalidCallText, refusalText, toolDescription, type CallFacts } from "./prompts.js";
+
+export interface GuardedToolOptions<Args = any, Output = unknown> {
+  /** What valid arguments are: a built-in spec name, a Spec from defineSpec (with code rules), or an inline JSON spec. Its schema must describe an object. */
+  spec: SpecRef;
+  /** The tool's name as the model sees it: 1-64 letters, digits, "_" or "-". */
+  name: string;
+  /** What the tool does, for the model; defaults to the spec's description. The spec's cross-field rules are appended. */
+  description?: string;
+  /** Runs only with arguments that passed the spec: a fresh copy made of plain JSON data. */
+  func: (args: Args, runtime: ToolRuntime) => Output | Promise<Output>;
+  /** Calls the model may make whose arguments fail, in a row, in one turn, before the tool refuses (1-10, default 3). */
+  maxAttempts?: number;
+  /** Size, depth and message limits; the defaults are the validation graph's. */
+  limits?: Partial<ArgumentLimits>;
+}
+
+export const DEFAULT_TOOL_ATTEMPTS = 3;
+const MAX_TOOL_ATTEMPTS = 10;
+/** What OpenAI-compatible providers accept as a function name. */
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+/** The dialect the validator runs (ajv's default class), stated for the provider unless the spec states its own. */
+const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
+
+/** The argument schema LangChain sees: accepts any value (the spec decides, below), and converts to the spec's JSON Schema. */
+type ParametersSchema = z.ZodUnknown;
+
+export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOptions<Args, Output>): DynamicStructuredTool<ParametersSchema, unknown, unknown, Output | ToolMessage | string> {
+  const spec = resolveSpec(options.spec);
+  const name = options.name;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw new ConfigurationError(`A tool name must be 1-64 letters, digits, "_" or "-"; got ${JSON.stringify(String(name).slice(0, 80))}.`);
+  }
+  const maxAttempts = options.maxAttempts ?? DEFAULT_TOOL_ATTEMPTS;
+  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_TOOL_ATTEMPTS) {
+    throw new ConfigurationError(`maxAttempts must be an integer from 1 to ${MAX_TOOL_ATTEMPTS}; got ${JSON.stringify(maxAttempts)}.`);
+  }
+  const { func, limits } = options;
+  const passes = (args: unknown) => checkToolArguments(spec, args, limits).valid;
+
+  async function guarded(input: unknown, runtime: ToolRuntime): Promise<Output | ToolMessage | string> {
+    const toolCallId = runtime?.toolCall?.id ?? (runtime?.toolCallId || undefined);
+    const messages = (runtime?.state as { messages?: unknown } | undefined)?.messages;
+    const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: failuresBefore(messages, { tool: name, toolCallId, maxAttempts, passes }) + 1 };
+    if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
+    const checked = checkToolArguments(spec, input, limits);
+    if (!checked.valid) {
+      return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
+    }
+    return func(checked.value as Args, runtime);
+
+    // Inside a tool call the result is a ToolMessage marked as an error, carrying the record the budget counts.
+    function notRun(text: string, record: GuardRecord): ToolMessage | string {
+      if (toolCallId === undefined) return text;
+      return new ToolMessage({ content: text, status: "error", name, tool_call_id: toolCallId, artifact: { [GUARD_ARTIFACT_KEY]: record } });
+    }
+  }
+
+  return tool(guarded, { name, description: toolDescription(spec, options.description), schema: parametersSchema(spec) }) as DynamicStructuredTool<
+    ParametersSchema,
+    unknown,
+    unknown,
+    Output | ToolMessage | string
+  >;
+}
+
+/**
+ * LangChain checks a tool's arguments against its schema before the tool's
+ * function runs and throws its own generic error (for a JSON Schema it uses
+ * @cfworker/json-schema). So LangChain gets a zod schema that accepts any
+ * value, and the spec itself decides; zod's JSON Schema output carries the
+ * schema's metadata, which here is the spec's JSON Schema, so `bindTools`
+ * shows the model exactly the spec's schema.
+ */
+function parametersSchema(spec: Spec): ParametersSchema {
+  const schema = spec.schema;
+  if (schema.type !== "object") {
+    throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot guard a tool: tool arguments are a JSON object, so its schema needs "type": "object".`);
+  }
+  const expected: JsonSchema = { $schema: DRAFT_07, ...schema };
+  const parameters = z.unknown().meta(expected);
+  // zod gives some metadata keys a meaning of its own (e.g. "id"); never show the model a schema other than the spec's.
+  if (!sameJson(toJsonSchema(parameters), expected)) {
+    throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot guard a tool: its schema does not convert to tool parameters unchanged (a top-level "id" keyword? use "$id").`);
+  }
+  return parameters;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}

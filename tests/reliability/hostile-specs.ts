@@ -1,0 +1,286 @@
+/**
+ * Hostile specs: schemas a caller can send with a run, each of which must be
+ * refused with a clear reason, or accepted and then never pass an invalid
+ * answer and validate the largest answer the parser accepts within budget.
+ * Also: heap after thousands of distinct specs (evicted specs are freed).
+ */
+import { performance } from "node:perf_hooks";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
+import { z } from "zod";
+import { SpecError } from "../../src/errors.js";
+import { extractJson } from "../../src/shared/json.js";
+import { RUNTIME_SPEC_LIMITS } from "../../src/specs/limits.js";
+import { resolveSpec } from "../../src/specs/registry.js";
+import type { Spec } from "../../src/specs/spec.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { validateAgainstSpec } from "../../src/validation/validate.js";
+import { scriptedModel } from "../support/scripted-model.js";
+import type { CaseResult } from "./hostile.js";
+
+/** What validating any accepted answer against any accepted run-time spec may cost (stated in the README). */
+export const VALIDATION_BUDGET_MS = 250;
+/** What compiling the largest accepted run-time spec may cost. */
+export const COMPILE_BUDGET_MS = 100;
+
+interface Probe {
+  /** An answer as JSON text, and whether it deserves to pass. */
+  text: string;
+  valid: boolean;
+}
+
+export interface HostileSpecCase {
+  name: string;
+  schema: Record<string, unknown>;
+  /** A pattern the refusal must match; absent when the spec must be accepted. */
+  refused?: RegExp;
+  probes?: () => Probe[];
+}
+
+const ONE_MB = 1_000_000;
+const strings = (n: number, make: (i: number) => string) => JSON.stringify(Array.from({ length: n }, (_, i) => make(i)));
+/** The longest array of short strings the parser accepts. */
+const manyStrings = (make: (i: number) => string) => strings(Math.floor(ONE_MB / (make(0).length + 3)) - 10, make);
+
+const recursive = { type: "object", required: ["name"], properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#" } } } };
+const tree = (depth: number, bad: boolean): unknown => (depth === 0 ? (bad ? { name: 7 } : { name: "leaf" }) : { name: `n${depth}`, children: [tree(depth - 1, bad)] });
+
+/** The largest flat spec the limits accept: as many fields as allowed, every pattern allowed. */
+function largestAccepted(): Record<string, unknown> {
+  const properties: Record<string, unknown> = {};
+  for (let i = 0; i < RUNTIME_SPEC_LIMITS.maxSubschemas - 1; i++) {
+    properties[`f${i}`] = i < RUNTIME_SPEC_LIMITS.maxPatterns ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` } : { type: "integer", minimum: i, maximum: i + 1000 };
+  }
+  return { type: "object", required: Object.keys(properties).slice(0, 20), properties };
+}
+
+/** The most work per item the limits allow: 16 subschemas and 2 patterns on every string of a 1 MB array. */
+const heaviestPerItem = {
+  type: "array",
+  items: {
+    anyOf: [
+      ...Array.from({ length: RUNTIME_SPEC_LIMITS.maxApplicationsPerValue - 4 }, (_, i) => ({ type: "string", minLength: 100 + i })),
+      { type: "string", allOf: [{ pattern: "^(a|b)*$" }, { pattern: "a.*b" }] },
+    ],
+  },
+};
+
+export const HOSTILE_SPECS: HostileSpecCase[] = [
+  { name: "$async: true at the root", schema: { $async: true, type: "object" }, refused: /"\$async".*not allowed/ },
+  { name: "$async: true in a nested schema", schema: { type: "object", properties: { a: { $async: true, type: "string" } } }, refused: /"\$async" at #\/properties\/a/ },
+  {
+    name: "required inherited names (constructor, toString, __proto__, hasOwnProperty)",
+    schema: { type: "object", required: ["constructor", "toString", "__proto__", "hasOwnProperty"] },
+    probes: () => [
+      { text: "{}", valid: false },
+      { text: '{"constructor": 1, "toString": 2, "hasOwnProperty": 3}', valid: false },
+    ],
+  },
+  {
+    name: "properties named after Object.prototype members, typed",
+    schema: { type: "object", required: ["constructor"], properties: { constructor: { type: "string" } } },
+    probes: () => [
+      { text: "{}", valid: false },
+      { text: '{"constructor": 5}', valid: false },
+      { text: '{"constructor": "x"}', valid: true },
+    ],
+  },
+  {
+    name: "recursive schema ($ref: #)",
+    schema: recursive,
+    probes: () => [
+      { text: JSON.stringify(tree(20, false)), valid: true },
+      { text: JSON.stringify(tree(20, true)), valid: false },
+    ],
+  },
+  {
+    name: "recursive through $defs (draft 2020-12)",
+    schema: { $schema: "https://json-schema.org/draft/2020-12/schema", $ref: "#/$defs/node", $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" }, v: { type: "integer" } } } } },
+    probes: () => [
+      { text: '{"v": 1, "next": {"v": 2, "next": {"v": 3}}}', valid: true },
+      { text: '{"v": 1, "next": {"v": "two"}}', valid: false },
+    ],
+  },
+  {
+    name: "recursive through definitions (draft-07)",
+    schema: { $schema: "http://json-schema.org/draft-07/schema#", definitions: { n: { type: "array", items: { anyOf: [{ type: "integer" }, { $ref: "#/definitions/n" }] } } }, $ref: "#/definitions/n" },
+    probes: () => [
+      { text: "[1, [2, [3]], 4]", valid: true },
+      { text: '[1, [2, ["x"]]]', valid: false },
+    ],
+  },
+  {
+    name: "zod 4's z.toJSONSchema() output (2020-12)",
+    schema: z.toJSONSchema(z.object({ id: z.string().min(3), tags: z.array(z.string()).max(3), kind: z.enum(["a", "b"]) })) as Record<string, unknown>,
+    probes: () => [
+      { text: '{"id": "abc", "tags": [], "kind": "a"}', valid: true },
+      { text: '{"id": "ab", "tags": ["1", "2", "3", "4"], "kind": "c"}', valid: false },
+      { text: '{"id": "abc", "tags": [], "kind": "a", "extra": 1}', valid: false },
+    ],
+  },
+  { name: "an unknown $schema (draft-04)", schema: { $schema: "http://json-schema.org/draft-04/schema#", type: "object" }, refused: /Unsupported "\$schema".*draft-07.*2020-12/ },
+  { name: "a $schema that is not a string", schema: { $schema: 4, type: "object" }, refused: /"\$schema" must be a string/ },
+  { name: "a $ref cycle that never reaches into the value", schema: { anyOf: [{ $ref: "#" }, { type: "string" }] }, refused: /cycle that never reaches into the value/ },
+  { name: "a remote $ref", schema: { $ref: "https://example.com/schema.json" }, refused: /only JSON pointers into the spec itself/ },
+  { name: "a $ref to nothing", schema: { type: "object", properties: { a: { $ref: "#/$defs/missing" } } }, refused: /points to nothing/ },
+  {
+    name: "3,200 patterns",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 3_200 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
+    refused: /over the limit of 20000|more than 16 patterns|more than 128 subschemas/,
+  },
+  { name: "17 patterns", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) }, refused: /more than 16 patterns/ },
+  { name: "a 2,000-character pattern", schema: { type: "string", pattern: `^${"a?".repeat(1_000)}$` }, refused: /2002 characters long/ },
+  { name: "three patterns on one string", schema: { type: "string", allOf: [{ pattern: "a" }, { pattern: "b" }, { pattern: "c" }] }, refused: /3 patterns can apply to one string/ },
+  { name: "129 subschemas", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 128 }, (_, i) => [`f${i}`, { type: "integer" }])) }, refused: /more than 128 subschemas/ },
+  {
+    name: "nesting 40 levels deep",
+    schema: Array.from({ length: 40 }).reduce<Record<string, unknown>>((inner) => ({ type: "object", properties: { a: inner } }), { type: "string" }),
+    refused: /nests deeper than 32 levels/,
+  },
+  { name: "anyOf with 17 branches", schema: { anyOf: Array.from({ length: 17 }, (_, i) => ({ const: i })) }, refused: /17 branches/ },
+  {
+    name: "combinators multiplied through items (8 × 8 per item)",
+    schema: { type: "array", items: { anyOf: Array.from({ length: 8 }, () => ({ anyOf: Array.from({ length: 8 }, (_, j) => ({ const: j })) })) } },
+    refused: /more than 16 subschemas can apply to one value/,
+  },
+  {
+    name: "combinators doubling at every level through $ref",
+    schema: { anyOf: [{ type: "array", items: { $ref: "#" } }, { type: "array", items: { $ref: "#" } }] },
+    refused: /more than 16 subschemas can apply to one value/,
+  },
+  { name: "uniqueItems on untyped items", schema: { type: "array", uniqueItems: true }, refused: /"uniqueItems" at # needs "items" with a scalar "type"/ },
+  { name: "uniqueItems on object items", schema: { type: "array", uniqueItems: true, items: { type: "object" } }, refused: /needs "items" with a scalar "type"/ },
+  {
+    name: "uniqueItems on string items, over a 1 MB answer",
+    schema: { type: "array", uniqueItems: true, items: { type: "string" } },
+    probes: () => [
+      { text: manyStrings((i) => `s${i.toString(36).padStart(4, "0")}`), valid: true },
+      { text: manyStrings((i) => (i === 0 ? "dup" : i === 1 ? "dup" : `s${i.toString(36).padStart(4, "0")}`)), valid: false },
+    ],
+  },
+  {
+    name: "the largest accepted spec (127 fields, 16 patterns)",
+    schema: largestAccepted(),
+    probes: () => {
+      const fields = (last: number) => JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, i < 16 ? `ax${i}9` : i === 19 ? last : i])));
+      return [
+        { text: fields(19), valid: true },
+        { text: fields(-5), valid: false },
+      ];
+    },
+  },
+  {
+    name: "the most work per item allowed, over a 1 MB answer",
+    schema: heaviestPerItem,
+    probes: () => [
+      // 16 subschemas an item: up to 31,250 items may be checked; a larger answer is refused, never passed.
+      { text: strings(31_000, () => "abab"), valid: true },
+      { text: strings(31_000, (i) => (i === 30_000 ? "abc" : "abab")), valid: false },
+      { text: manyStrings(() => "abab"), valid: false },
+    ],
+  },
+  {
+    name: "a pattern over one 1 MB string",
+    schema: { type: "string", pattern: "^(a|aa)*$" },
+    probes: () => [
+      // Patterns read at most 250,000 characters of one answer: a longer string is refused, never passed.
+      { text: JSON.stringify("a".repeat(200_000)), valid: true },
+      { text: JSON.stringify(`${"a".repeat(200_000)}b`), valid: false },
+      { text: JSON.stringify("a".repeat(ONE_MB - 10)), valid: false },
+    ],
+  },
+  {
+    name: "every value of a 1 MB answer wrong",
+    schema: { type: "array", items: { type: "integer", minimum: 0 } },
+    probes: () => [
+      { text: manyStrings(() => "a"), valid: false },
+      { text: JSON.stringify(Array.from({ length: 200_000 }, () => 1)), valid: true },
+    ],
+  },
+];
+
+export interface HostileSpecResult extends CaseResult {
+  compileMs: number;
+  /** Slowest validation of a probe (median of three), in ms; 0 when the spec was refused. */
+  validationMs: number;
+}
+
+const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+/** Resolve, validate every probe (timed) and run the graph once per spec; each case says whether the package held. */
+export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } = {}): Promise<HostileSpecResult[]> {
+  const results: HostileSpecResult[] = [];
+  // Each dialect's meta-schema is compiled once per process, on first use; that is not a spec's compile time.
+  for (const $schema of ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema"]) resolveSpec({ $schema, type: "object" });
+  for (const c of HOSTILE_SPECS) {
+    // A fresh copy each time, so the inline-spec cache never answers for the compile time.
+    const t0 = performance.now();
+    let spec: Spec | undefined;
+    let refusal: unknown;
+    try {
+      spec = resolveSpec({ ...structuredClone(c.schema), $comment: `run ${Math.random()}` });
+    } catch (error) {
+      refusal = error;
+    }
+    const compileMs = performance.now() - t0;
+    const result = (held: boolean, detail: string, validationMs = 0) => results.push({ name: c.name, held, detail, compileMs, validationMs });
+    if (c.refused) {
+      if (spec) result(false, "accepted; it must be refused");
+      else if (!(refusal instanceof SpecError) || !c.refused.test((refusal as Error).message)) result(false, `refused with an unexpected error: ${String((refusal as Error)?.message ?? refusal).slice(0, 200)}`);
+      else result(true, `refused: ${(refusal as Error).message.replace(/^Spec "inline" is refused: /, "").slice(0, 160)}`);
+      continue;
+    }
+    if (!spec) {
+      result(false, `refused, but it must be accepted: ${String((refusal as Error)?.message ?? refusal).slice(0, 200)}`);
+      continue;
+    }
+    let problem = "";
+    let slowest = 0;
+    for (const probe of c.probes?.() ?? []) {
+      const times: number[] = [];
+      let valid = false;
+      for (let run = 0; run < 3; run++) {
+        const t = performance.now();
+        const parsed = extractJson(probe.text);
+        valid = parsed.ok && validateAgainstSpec(spec, parsed.value).valid;
+        times.push(performance.now() - t);
+      }
+      slowest = Math.max(slowest, median(times));
+      if (valid !== probe.valid) problem ||= `a probe that deserves ${probe.valid ? "to pass" : "refusal"} was ${valid ? "passed" : "refused"}`;
+    }
+    // Through the graph too: an invalid answer never ends in success: true.
+    const invalid = c.probes?.().find((p) => !p.valid);
+    if (invalid && !problem) {
+      const out = await buildValidationGraph({ model: scriptedModel([invalid.text]) }).invoke({ request: "anything" }, { context: { spec: c.schema, maxAttempts: 1 } });
+      if (out.success) problem = "the graph reported success: true for an invalid answer";
+    }
+    if (options.enforceBudgets && !problem && slowest > VALIDATION_BUDGET_MS) problem = `validation took ${slowest.toFixed(0)} ms, over the ${VALIDATION_BUDGET_MS} ms budget`;
+    if (options.enforceBudgets && !problem && compileMs > COMPILE_BUDGET_MS) problem = `compiling took ${compileMs.toFixed(0)} ms, over the ${COMPILE_BUDGET_MS} ms budget`;
+    result(problem === "", problem || "accepted; every probe judged as it deserves", slowest);
+  }
+  return results;
+}
+
+/** Heap after compiling `count` distinct run-time specs (each used once), against the heap before, after GC. */
+export async function measureSpecHeap(count: number): Promise<{ count: number; beforeMb: number; afterMb: number; growthMb: number }> {
+  // A full collection is needed to see what is really retained; node exposes one on request.
+  v8.setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc") as () => void;
+  const settle = async () => {
+    for (let i = 0; i < 3; i++) {
+      gc();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
+  // Warm up (the meta-schema checkers are compiled once per process), then measure.
+  for (let i = 0; i < 100; i++) validateAgainstSpec(resolveSpec({ type: "object", properties: { [`w${i}`]: { type: "string", pattern: `^w${i}$` } } }), {});
+  await settle();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < count; i++) {
+    const spec = resolveSpec({ type: "object", required: ["a"], properties: { a: { type: "string", pattern: `^x${i}$` }, [`k${i}`]: { type: "integer" } } });
+    validateAgainstSpec(spec, { a: "nope" }); // also compiles the explanation validator
+  }
+  await settle();
+  const after = process.memoryUsage().heapUsed;
+  return { count, beforeMb: before / 2 ** 20, afterMb: after / 2 ** 20, growthMb: (after - before) / 2 ** 20 };
+}
