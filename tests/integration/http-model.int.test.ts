@@ -14,7 +14,7 @@ import { createChatModel } from "../../src/models.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { runCli, runCliProcess } from "../support/cli.js";
+import { runCli, runCliProcess, startCliProcess } from "../support/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
@@ -233,6 +233,17 @@ describe("command line against the scripted server", () => {
     expect(r.code, r.stderr).toBe(5);
     expect(documentOf(r.stdout)).toMatchObject({ success: false, exitCode: 5, error: { message: "stray rejection from a library" } });
     expect(r.stderr).toContain("Internal error (please report it)");
+  }, 90_000);
+
+  it("as a process: Ctrl-C (SIGINT) during a model call ends in one JSON document and exit 130", async () => {
+    server.setReplies([{ fault: "hang" }]);
+    const before = server.requests.length;
+    const cli = startCliProcess(["x"], env());
+    await waitFor(() => server.requests.length > before, 60_000);
+    cli.child.kill("SIGINT");
+    const r = await cli.result;
+    expect(r.code, r.stderr).toBe(130);
+    expect(documentOf(r.stdout)).toMatchObject({ success: false, exitCode: 130, error: { name: "Interrupted" } });
   }, 90_000);
 });
 

@@ -21,21 +21,27 @@ export interface ChildResult {
   stderr: string;
 }
 
-/** `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
-export function runNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX, ...nodeArgs], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-      cwd: options.cwd,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+/** A running `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
+export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}) {
+  const child = spawn(process.execPath, ["--import", TSX, ...nodeArgs], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    cwd: options.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const result = new Promise<ChildResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, result };
+}
+
+/** `node <nodeArgs…>` with tsx loaded, to its end. */
+export function runNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<ChildResult> {
+  return startNode(nodeArgs, env, options).result;
 }
 
 /** An empty directory, so no developer's `.env` reaches a test run. */
@@ -61,7 +67,11 @@ export async function runCli(args: string[], env: Record<string, string>, option
 }
 
 /** The command line as a real process (`node --import tsx src/cli/generate.ts <args…>`), from an empty directory. */
-export function runCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ChildResult> {
+export function startCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}) {
   const cli = join(import.meta.dirname, "../../src/cli/generate.ts");
-  return runNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir() });
+  return startNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir() });
+}
+
+export function runCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ChildResult> {
+  return startCliProcess(args, env, options).result;
 }
