@@ -28,7 +28,7 @@ export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, 
 const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
 const USAGE = `Usage: npm run -s generate -- [options] "request"
-       npm run -s generate -- --thread ID [--max-attempts N]    resume the thread's interrupted run
+       npm run -s generate -- --thread ID    resume the thread's interrupted run, with the settings it started with
 
 Generates one JSON object with an LLM, validates it against a spec and retries with the exact errors.
 
@@ -169,7 +169,7 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   if (values.model !== undefined) runContext.model = values.model;
   else if (!resuming) runContext.model = environment.model;
   // Refused here, before the database is opened or any model called; a resume keeps its run's limits.
-  const maxAttempts = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment }).maxAttempts;
+  let maxAttempts = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment }).maxAttempts;
 
   let persistence: Persistence | undefined;
   try {
@@ -192,6 +192,9 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
             : `Nothing to resume on thread ${JSON.stringify(threadId)}: it has no interrupted run${saved.values && Object.keys(saved.values).length > 0 ? " (its last run finished)" : ""}. Give a request to start one.`,
         );
       }
+      // The run goes on with the settings it was started with.
+      const started = (saved.values as { run?: { maxAttempts?: unknown } | null }).run;
+      if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
       io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
     } else if (persistence.kind === "postgres") {
       io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
