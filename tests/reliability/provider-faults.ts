@@ -1,7 +1,9 @@
 /**
  * Provider faults through the real ChatOpenAI client against the scripted
  * OpenAI-compatible server: each fault strikes between attempt 1 and attempt 2
- * of a validation run, in plain-JSON and in SSE-streaming mode.
+ * of a validation run, in plain-JSON and in SSE-streaming mode. Also: faults that
+ * persist (run error, checkpoint kept, resume), the whole-answer deadline
+ * (stalled body, dripped answer) and a provider echoing the Authorization header.
  */
 import { MemorySaver } from "@langchain/langgraph";
 import { readEnvironment } from "../../src/configuration.js";
