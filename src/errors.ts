@@ -22,6 +22,25 @@ export class SpecError extends ConfigurationError {
   override readonly name: string = "SpecError";
 }
 
+/**
+ * A model request that had no complete answer within its deadline (LLM_TIMEOUT_MS), raised by the
+ * model factory's client whatever the phase: waiting for headers, reading the body, or between chunks.
+ */
+export class ModelTimeoutError extends Error {
+  // "TimeoutError", like the client's own timeouts, so LangChain's client retries it; never "AbortError",
+  // which the openai SDK's stream reader takes for a deliberate cancel and ends the answer silently.
+  override readonly name = "TimeoutError";
+  readonly timeoutMs: number;
+  /** The answer had started to stream: the client cannot retry it, the graph node may. */
+  readonly streamed: boolean;
+
+  constructor(timeoutMs: number, streamed: boolean) {
+    super(`Request timed out: no complete answer within ${timeoutMs} ms (LLM_TIMEOUT_MS)${streamed ? "; the answer had started streaming" : ""}`);
+    this.timeoutMs = timeoutMs;
+    this.streamed = streamed;
+  }
+}
+
 /** The model provider failed (after the client's own retries). */
 export class ProviderError extends Error {
   override readonly name = "ProviderError";
@@ -33,7 +52,8 @@ export class ProviderError extends Error {
   readonly transient: boolean;
 
   constructor(message: string, options: { cause?: unknown; status?: number; node?: string; transient?: boolean } = {}) {
-    super(message, { cause: options.cause });
+    // Every message is redacted here, so no path (run errors, the service's 502, the CLI) can pass a key on.
+    super(redactSecrets(message), { cause: options.cause });
     this.status = options.status;
     this.node = options.node;
     this.transient = options.transient ?? false;
@@ -44,20 +64,78 @@ export class ProviderError extends Error {
     if (error instanceof ProviderError) return error;
     const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
     const status = typeof e?.status === "number" ? e.status : undefined;
-    const said = typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error);
-    const kind = typeof e?.name === "string" && e.name !== "Error" ? `${e.name}: ` : "";
+    const said = (typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error)) + causeDetail(error);
+    // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
+    const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
+    const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;
+    const name = named ?? (status === undefined && className && className !== "Error" && className !== "Object" ? className : "");
+    const kind = name ? `${name}: ` : "";
     const where = node ? ` in node "${node}"` : "";
     const prefix = status ? `Model provider failed${where} with HTTP ${status}` : `Model provider failed${where}`;
     // The client has already retried HTTP errors, connection faults and timeouts with backoff;
     // anything else (a malformed body, no choices) is worth another try at the node level.
-    const clientRetried = status !== undefined || /Connection|Timeout|Abort/i.test(String(e?.name ?? ""));
+    // A streamed answer that stalled past the deadline never reached the client's retries: the node retries it.
+    const streamStalled = error instanceof ModelTimeoutError && error.streamed;
+    const clientRetried = !streamStalled && (status !== undefined || /Connection|Timeout|Abort/i.test(name));
     // LangChain's client stops at once on a 429 without retry-after ("capacity") and leaves the waiting to the caller.
     const capacity = (error as { rateLimitType?: unknown })?.rateLimitType === "capacity";
     const transient = !clientRetried || capacity;
-    return new ProviderError(`${prefix}: ${kind}${truncate(said, 500)}`, { cause: error, status, node, transient });
+    // Redact before truncating, so a cut cannot leave the start of a key behind.
+    return new ProviderError(`${prefix}: ${kind}${truncate(redactSecrets(said), 500)}`, { cause: error, status, node, transient });
   }
+}
+
+/**
+ * What lies under a connection fault ("Connection error." alone says nothing): the causes' messages,
+ * e.g. " (fetch failed: connect ECONNREFUSED 127.0.0.1:9)".
+ */
+function causeDetail(error: unknown): string {
+  const parts: string[] = [];
+  let cause = (error as { cause?: unknown })?.cause;
+  for (let depth = 0; depth < 3 && cause !== null && typeof cause === "object"; depth++) {
+    const message = (cause as { message?: unknown }).message;
+    if (typeof message === "string" && message.length > 0 && !parts.includes(message)) parts.push(message);
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return parts.length > 0 ? ` (${parts.join(": ")})` : "";
 }
 
 function truncate(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
+
+// ---------------------------------------------------------------------------
+// Secrets in error text
+
+/** Keys the model factory was configured with; bounded, since a server may see many settings. */
+const configuredSecrets = new Set<string>();
+const MAX_SECRETS = 64;
+/** Shorter values are not treated as secrets: redacting "a" or "key" everywhere would garble messages. */
+const MIN_SECRET_LENGTH = 6;
+
+/** Remember a configured key (the model factory calls this), so error text that echoes it is redacted. */
+export function registerSecret(secret: string | undefined): void {
+  if (!secret || secret.length < MIN_SECRET_LENGTH || configuredSecrets.has(secret)) return;
+  if (configuredSecrets.size >= MAX_SECRETS) configuredSecrets.delete(configuredSecrets.values().next().value as string);
+  configuredSecrets.add(secret);
+}
+
+const REDACTED = "[redacted]";
+
+/**
+ * Error text with secrets replaced by "[redacted]": every configured key (and OPENAI_API_KEY from the
+ * environment), `Bearer …` tokens, `sk-…`-shaped keys and credentials in URLs. Providers and proxies echo the Authorization
+ * header in their error bodies; what they say is passed on, the key is not.
+ */
+export function redactSecrets(text: string): string {
+  let out = text;
+  const fromEnv = process.env.OPENAI_API_KEY?.trim();
+  // Longest first, so a key that contains another is replaced whole.
+  const secrets = [...configuredSecrets, ...(fromEnv && fromEnv.length >= MIN_SECRET_LENGTH ? [fromEnv] : [])].sort((a, b) => b.length - a.length);
+  for (const secret of secrets) out = out.split(secret).join(REDACTED);
+  return out
+    .replace(/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`)
+    // Credentials in a URL (http://user:password@host/…), which fetch errors quote.
+    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']+@/gi, `$1${REDACTED}@`)
+    .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED);
 }

@@ -6,7 +6,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI } from "@langchain/openai";
 import { readEnvironment, type Environment } from "./configuration.js";
-import { ConfigurationError } from "./errors.js";
+import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
 
 /** What a node asks the factory for. */
 export interface ModelRequest {
@@ -45,16 +45,47 @@ function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel 
         "e.g. http://localhost:11434/v1 for Ollama) in the environment or in .env.",
     );
   }
+  registerSecret(env.openaiApiKey);
   return new ChatOpenAI({
     model: request.model,
     temperature: request.temperature,
     // Local OpenAI-compatible servers ignore the key, but the client requires one.
     apiKey: env.openaiApiKey ?? "not-needed",
-    configuration: env.openaiBaseUrl ? { baseURL: env.openaiBaseUrl } : undefined,
+    // The client's own timeout stops at the response headers; the fetch below bounds the whole answer.
+    configuration: { ...(env.openaiBaseUrl ? { baseURL: env.openaiBaseUrl } : {}), fetch: fetchWithDeadline(env.timeoutMs) },
     timeout: env.timeoutMs,
     maxRetries: env.maxRetries,
+    // Token usage comes from the provider (`stream_options.include_usage` when streaming). `streaming`
+    // stays unset: `true` makes invoke() estimate tokens with tiktoken, whose data file it downloads from
+    // tiktoken.pages.dev on first use (a minute's stall offline); `false` turns streaming off altogether
+    // (`disableStreaming`). Unset, LangGraph's stream modes call the model's stream path, which counts nothing locally.
     streamUsage: true,
   });
+}
+
+/**
+ * `fetch` for the model client with one deadline per HTTP request that covers the whole answer:
+ * headers, body and every streamed chunk. A request still unfinished after `timeoutMs` fails with a
+ * ModelTimeoutError (the body or the stream reader rejects with it), so a server that stalls after its
+ * headers or drips its answer cannot hang a run.
+ */
+export function fetchWithDeadline(timeoutMs: number, fetchImpl: typeof fetch = (...args) => fetch(...args)): typeof fetch {
+  return async (input, init) => {
+    const deadline = new AbortController();
+    let streamed = false;
+    // unref: a finished request's deadline must not keep a process (the CLI) alive.
+    const timer = setTimeout(() => deadline.abort(new ModelTimeoutError(timeoutMs, streamed)), timeoutMs);
+    timer.unref();
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    try {
+      const response = await fetchImpl(input, { ...init, signal });
+      streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+      return response;
+    } catch (error) {
+      clearTimeout(timer);
+      throw error;
+    }
+  };
 }
 
 /** The chat model a node should call for this run and role. */

@@ -2,46 +2,122 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--thread ID] "request"
- *   npm run generate -- --thread ID            (resume an interrupted run)
+ *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--thread ID] "request"
+ *   npm run -s generate -- --thread ID            (resume an interrupted run)
  *
- * Progress goes to stderr, the final JSON to stdout. Exit status: 0 valid,
- * 1 not valid after the last attempt, 2 bad usage or configuration,
- * 3 the model provider failed, 4 the database is unreachable.
- * State is kept where openPersistence chooses: PostgreSQL with DATABASE_URL,
- * else memory.
+ * stdout carries exactly one JSON document, whatever happens: the valid object (exit 0), or an object
+ * with `"success": false` saying what went wrong. Progress, messages and any library logging go to
+ * stderr. Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration,
+ * 3 the model provider failed, 4 the database is unreachable, 5 internal error, 130 interrupted.
+ * Settings come from the environment and the current directory's `.env` (the environment wins).
+ * State is kept where openPersistence chooses: PostgreSQL with DATABASE_URL, else memory.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { Console } from "node:console";
 import { parseArgs } from "node:util";
-import { ensureValidationConfig } from "../configuration.js";
-import { ConfigurationError, ProviderError } from "../errors.js";
+import { ensureValidationConfig, readEnvironment, type Environment } from "../configuration.js";
+import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
+import { createChatModel } from "../models.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
+import { withDotEnv } from "./env.js";
+import { readSpecFile } from "./spec-file.js";
 
-export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4 } as const;
+export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
 
-const USAGE = `Usage: npm run generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--stop-on-no-progress] [--thread ID] "request"
-       npm run generate -- --thread ID [--spec …] [--max-attempts N]    resume the thread's interrupted run
+const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
-  --spec NAME|FILE     a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
-  --max-attempts N     attempts before giving up, 1-10 (default 3)
-  --model NAME         chat model (default: LLM_MODEL, else gpt-4o-mini)
+const USAGE = `Usage: npm run -s generate -- [options] "request"
+       npm run -s generate -- --thread ID    resume the thread's interrupted run, with the settings it started with
+
+Generates one JSON object with an LLM, validates it against a spec and retries with the exact errors.
+
+Options:
+  --spec NAME|FILE       a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
+                         {"name", "description", "schema"} (default deployment-config)
+  --max-attempts N       attempts before giving up, 1-10 (default 3)
+  --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
-  --thread ID          the thread to run on (default: a new one); with no request, resume its interrupted run
+  --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
+  -h, --help             this text
 
-The model is whatever OPENAI_BASE_URL / OPENAI_API_KEY point to. With DATABASE_URL (postgres://…) runs are
-checkpointed in PostgreSQL, so a run cut short (crash, Ctrl-C) can be resumed with --thread.
-Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration, 3 provider failure,
-4 database unreachable.`;
+Output: stdout carries exactly one JSON document: the valid object (exit 0), or
+{"success": false, ...} with the last errors and result (exit 1) or the error (other exits).
+Progress and messages go to stderr. Use "npm run -s" (or npx) so npm adds no banner to stdout.
+
+Environment (also read from ./.env; a variable set in the environment wins over the file):
+  OPENAI_BASE_URL        any OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OpenAI)
+  OPENAI_API_KEY         the key (required for OpenAI; any string for local servers)
+  LLM_MODEL              default model name
+  LLM_TIMEOUT_MS         deadline of each model request, whole answer included (default 60000)
+  LLM_MAX_RETRIES        client retries on 429, 5xx, connection faults and timeouts (default 2)
+  DATABASE_URL           postgres://… keeps runs in PostgreSQL, so an interrupted run can be resumed
+
+Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration,
+3 the model provider failed, 4 the database is unreachable, 5 internal error, 130 interrupted.`;
 
 export interface CliIO {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
-export async function runGenerateCli(argv: string[], io: CliIO): Promise<number> {
+/** What the process gives the command: the real process by default; tests pass their own. */
+export interface CliContext {
+  /** Environment variables (default process.env); `.env` in `cwd` fills in what is not set. */
+  env?: NodeJS.ProcessEnv;
+  /** Where `.env` is looked for (default the current directory). */
+  cwd?: string;
+  /** Aborting it interrupts the run (Ctrl-C): exit 130, the checkpoint kept for a resume. */
+  signal?: AbortSignal;
+}
+
+/** The one JSON document of a run that did not end valid. */
+interface FailureDocument {
+  success: false;
+  exitCode: number;
+  error: { name: string; message: string; endpoint?: string };
+  thread?: string;
+}
+
+/** Runs the command line; never throws and never rejects: every outcome is an exit status and one JSON document. */
+export async function runGenerateCli(argv: string[], io: CliIO, context: CliContext = {}): Promise<number> {
+  const run: RunInfo = {};
+  try {
+    return await generate(argv, io, context, run);
+  } catch (error) {
+    const interrupted = context.signal?.aborted === true;
+    const failure = describeFailure(interrupted ? new InterruptedError(run) : error, run);
+    io.stderr(`${failure.error.message}${failure.error.endpoint ? `\n(model endpoint: ${failure.error.endpoint})` : ""}\n`);
+    if (failure.exitCode === EXIT.usage && !(error instanceof ConfigurationError)) io.stderr(`\n${USAGE}\n`);
+    io.stdout(`${JSON.stringify(failure, null, 2)}\n`);
+    return failure.exitCode;
+  }
+}
+
+/** What is known about the run so far, for the failure document. */
+interface RunInfo {
+  endpoint?: string;
+  thread?: string;
+  persistence?: Persistence["kind"];
+}
+
+class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+class InterruptedError extends Error {
+  override readonly name = "Interrupted";
+  constructor(run: RunInfo) {
+    super(
+      run.thread && run.persistence === "postgres"
+        ? `Interrupted; the run's last finished step is kept: resume with --thread ${run.thread}`
+        : "Interrupted" + (run.thread ? ` (state was kept in memory and ends with the process; set DATABASE_URL to make runs resumable)` : ""),
+    );
+  }
+}
+
+async function generate(argv: string[], io: CliIO, context: CliContext, run: RunInfo): Promise<number> {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -58,38 +134,55 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
       },
     }));
   } catch (error) {
-    io.stderr(`${(error as Error).message}\n\n${USAGE}\n`);
-    return EXIT.usage;
+    throw new UsageError((error as Error).message);
   }
   if (values.help) {
+    // Asked for, the usage text is the output.
     io.stdout(`${USAGE}\n`);
     return EXIT.valid;
   }
   const threadArg = values.thread === undefined ? undefined : String(values.thread).trim();
   if (threadArg !== undefined && (threadArg.length === 0 || threadArg.length > 200)) {
-    io.stderr(`--thread must be a thread id of 1-200 characters.\n\n${USAGE}\n`);
-    return EXIT.usage;
+    throw new UsageError("--thread must be a thread id of 1-200 characters.");
   }
   const resuming = threadArg !== undefined && positionals.length === 0;
   if (positionals.length !== 1 && !resuming) {
-    io.stderr(`Give exactly one request (quote it); got ${positionals.length}.\n\n${USAGE}\n`);
-    return EXIT.usage;
+    throw new UsageError(`Give exactly one request (quote it); got ${positionals.length}.`);
   }
+
+  const { env, file } = withDotEnv(context.env ?? process.env, context.cwd ?? process.cwd());
+  const environment = readEnvironment(env);
+  run.endpoint = endpointOf(environment);
+  if (file) io.stderr(`settings from the environment and ${file}\n`);
+
+  const runContext: Record<string, unknown> = {};
+  if (values["stop-on-no-progress"] !== undefined) runContext.stopOnNoProgress = values["stop-on-no-progress"] === true;
+  if (values.spec !== undefined) {
+    const spec = String(values.spec);
+    runContext.spec = builtinSpecs.has(spec) ? spec : readSpecFile(spec, [...builtinSpecs.keys()]);
+  }
+  if (values["max-attempts"] !== undefined) {
+    const raw = String(values["max-attempts"]);
+    runContext.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
+  }
+  // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
+  // graph's own default reads process.env; a resume keeps the model its run started with.
+  if (values.model !== undefined) runContext.model = values.model;
+  else if (!resuming) runContext.model = environment.model;
+  // Refused here, before the database is opened or any model called; a resume keeps its run's limits.
+  let maxAttempts = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment }).maxAttempts;
 
   let persistence: Persistence | undefined;
   try {
-    const context: Record<string, unknown> = { stopOnNoProgress: values["stop-on-no-progress"] === true };
-    if (values.spec !== undefined) context.spec = loadSpecArgument(String(values.spec));
-    if (values["max-attempts"] !== undefined) {
-      const raw = String(values["max-attempts"]);
-      context.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
-    }
-    if (values.model !== undefined) context.model = values.model;
-    const config = ensureValidationConfig({ context });
-
-    persistence = await openPersistence();
-    const graph = buildValidationGraph({ checkpointer: persistence.checkpointer, store: persistence.store });
+    persistence = await openPersistence({ env: environment });
+    run.persistence = persistence.kind;
+    const graph = buildValidationGraph({
+      model: (request) => createChatModel(request, environment),
+      checkpointer: persistence.checkpointer,
+      store: persistence.store,
+    });
     const threadId = threadArg ?? randomUUID();
+    run.thread = threadId;
     const runConfig = { configurable: { thread_id: threadId } };
     if (resuming) {
       const saved = await graph.getState(runConfig);
@@ -100,6 +193,9 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
             : `Nothing to resume on thread ${JSON.stringify(threadId)}: it has no interrupted run${saved.values && Object.keys(saved.values).length > 0 ? " (its last run finished)" : ""}. Give a request to start one.`,
         );
       }
+      // The run goes on with the settings it was started with.
+      const started = (saved.values as { run?: { maxAttempts?: unknown } | null }).run;
+      if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
       io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
     } else if (persistence.kind === "postgres") {
       io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
@@ -107,7 +203,8 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
     let final: Record<string, any> = {};
     const stream = await graph.stream(resuming ? null : { request: positionals[0] }, {
       ...runConfig,
-      context,
+      context: runContext,
+      signal: context.signal,
       streamMode: ["updates", "values"],
       // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
       durability: "sync",
@@ -121,46 +218,104 @@ export async function runGenerateCli(argv: string[], io: CliIO): Promise<number>
       if (!update) continue;
       const record = update.history?.[0];
       if (!record) continue;
-      const head = `attempt ${record.attempt} of ${config.maxAttempts}`;
+      const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
       if (record.valid) io.stderr(`${head}: valid\n`);
       else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e: string) => `  - ${e}`).join("\n")}\n`);
     }
-    if (final.success) {
+    if (final.success === true) {
       io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
       return EXIT.valid;
     }
     io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
-    if (final.result !== null && final.result !== undefined) io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
+    // Wrapped, so a pipeline that ignores the exit status cannot take the last (invalid) answer for a valid one.
+    const document = { success: false, exitCode: EXIT.invalid, stopReason: final.stopReason, attempts: final.attempts, errors: final.errors ?? [], result: final.result ?? null, thread: threadId };
+    io.stdout(`${JSON.stringify(document, null, 2)}\n`);
     return EXIT.invalid;
-  } catch (error) {
-    if (error instanceof ConfigurationError) {
-      io.stderr(`${error.message}\n`);
-      return EXIT.usage;
-    }
-    if (error instanceof ProviderError) {
-      io.stderr(`${error.message}\n`);
-      return EXIT.provider;
-    }
-    if (error instanceof DatabaseUnavailableError) {
-      io.stderr(`${error.message}\n`);
-      return EXIT.database;
-    }
-    throw error;
   } finally {
-    await persistence?.close();
+    try {
+      await persistence?.close();
+    } catch (error) {
+      io.stderr(`closing the database connections failed: ${redactSecrets(String((error as Error)?.message ?? error))}\n`);
+    }
   }
 }
 
-/** A built-in name stays a name; anything else is read as a JSON spec file. */
-function loadSpecArgument(value: string): string {
-  if (builtinSpecs.has(value)) return value;
-  let text: string;
+/** The model endpoint a provider failure names: the configured base URL, without any credentials in it. */
+function endpointOf(environment: Environment): string {
+  const raw = environment.openaiBaseUrl ?? OPENAI_DEFAULT_ENDPOINT;
   try {
-    text = readFileSync(value, "utf8");
+    const url = new URL(raw);
+    if (url.username || url.password) {
+      url.username = "";
+      url.password = "";
+    }
+    return redactSecrets(url.toString().replace(/\/$/, ""));
   } catch {
-    throw new ConfigurationError(`--spec ${JSON.stringify(value)} is neither a built-in spec (${[...builtinSpecs.keys()].join(", ")}) nor a readable file.`);
+    return redactSecrets(raw);
   }
-  return text;
+}
+
+function describeFailure(error: unknown, run: RunInfo): FailureDocument {
+  const message = redactSecrets(error instanceof Error ? error.message : String(error));
+  const name = error instanceof Error ? error.name : "Error";
+  const document = (exitCode: number, detail: FailureDocument["error"]): FailureDocument => ({
+    success: false,
+    exitCode,
+    error: detail,
+    ...(run.thread ? { thread: run.thread } : {}),
+  });
+  if (error instanceof InterruptedError) return document(EXIT.interrupted, { name, message });
+  if (error instanceof UsageError || error instanceof ConfigurationError) return document(EXIT.usage, { name, message });
+  if (error instanceof ProviderError) return document(EXIT.provider, { name, message, endpoint: run.endpoint });
+  if (error instanceof DatabaseUnavailableError) return document(EXIT.database, { name, message });
+  return document(EXIT.internal, { name, message: `Internal error (please report it): ${message}` });
+}
+
+/**
+ * The process around runGenerateCli: library logging (console.log/info/warn, e.g. LangGraph's
+ * "Retrying task" lines) goes to stderr, so stdout holds only the JSON document; Ctrl-C interrupts
+ * the run cleanly; a rejection or exception that escapes anything still ends in one JSON document
+ * (when none was written yet) and exit status 5.
+ */
+async function main(): Promise<void> {
+  const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+  for (const method of ["log", "info", "debug", "warn", "dir", "dirxml", "table", "trace", "group", "groupCollapsed", "groupEnd", "count", "countReset", "time", "timeEnd", "timeLog", "assert"] as const) {
+    (console as unknown as Record<string, unknown>)[method] = (toStderr[method] as (...args: unknown[]) => void).bind(toStderr);
+  }
+  let wroteDocument = false;
+  const io: CliIO = {
+    stdout: (text) => {
+      wroteDocument = true;
+      process.stdout.write(text);
+    },
+    stderr: (text) => void process.stderr.write(text),
+  };
+  const fatal = (error: unknown) => {
+    const message = redactSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error));
+    process.stderr.write(`Internal error (please report it): ${message}\n`);
+    if (!wroteDocument) {
+      const failure: FailureDocument = { success: false, exitCode: EXIT.internal, error: { name: "InternalError", message: redactSecrets(error instanceof Error ? error.message : String(error)) } };
+      process.stdout.write(`${JSON.stringify(failure, null, 2)}\n`);
+    } else {
+      process.stderr.write("The output above was written before this error: do not trust it.\n");
+    }
+    process.exit(EXIT.internal);
+  };
+  // A reader that stops early (`| head`) is not an error of the run.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    fatal(error);
+  });
+  process.on("unhandledRejection", fatal);
+  process.on("uncaughtException", fatal);
+  const interrupt = new AbortController();
+  // The first Ctrl-C stops the run and reports; a second one kills the process as usual.
+  process.once("SIGINT", () => interrupt.abort());
+  // The installed command is `langgraph-trustworthy-output generate …`; the subcommand word is optional.
+  const args = process.argv.slice(2);
+  if (args[0] === "generate") args.shift();
+  const code = await runGenerateCli(args, io, { signal: interrupt.signal });
+  process.exitCode = code;
 }
 
 /** True when this file is the program being run, also through a symlink such as the package's bin link in node_modules/.bin. */
@@ -175,13 +330,4 @@ async function isMainModule(): Promise<boolean> {
   }
 }
 
-if (await isMainModule()) {
-  // The installed command is `langgraph-trustworthy-output generate …`; the subcommand word is optional.
-  const args = process.argv.slice(2);
-  if (args[0] === "generate") args.shift();
-  const code = await runGenerateCli(args, {
-    stdout: (t) => process.stdout.write(t),
-    stderr: (t) => process.stderr.write(t),
-  });
-  process.exitCode = code;
-}
+if (await isMainModule()) await main();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runPersistentFaults, runTransientFaults } from "./provider-faults.js";
+import { FAULTS, runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "./provider-faults.js";
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -9,7 +9,7 @@ afterAll(() => void process.off("unhandledRejection", onUnhandled));
 describe("provider faults through ChatOpenAI", () => {
   it("each transient fault is retried with backoff and never counts as a validation attempt (JSON and SSE)", async () => {
     const results = await runTransientFaults();
-    expect(results.length).toBe(20);
+    expect(results.length).toBe(FAULTS.length * 2);
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
   }, 240_000);
 
@@ -17,6 +17,18 @@ describe("provider faults through ChatOpenAI", () => {
     const results = await runPersistentFaults();
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
   }, 240_000);
+
+  it("LLM_TIMEOUT_MS bounds the whole answer: a stalled body or a dripping stream ends the run with a ProviderError naming the timeout (JSON and SSE)", async () => {
+    const results = await runDeadlineFaults();
+    expect(results).toHaveLength(4);
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+  }, 240_000);
+
+  it("a provider that echoes the Authorization header never hands the key on (JSON and SSE)", async () => {
+    const results = await runSecretEchoFaults();
+    expect(results).toHaveLength(2);
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+  }, 60_000);
 
   it("no unhandled promise rejection", () => {
     expect(unhandled).toEqual([]);

@@ -1,12 +1,15 @@
 /**
  * Provider faults through the real ChatOpenAI client against the scripted
  * OpenAI-compatible server: each fault strikes between attempt 1 and attempt 2
- * of a validation run, in plain-JSON and in SSE-streaming mode.
+ * of a validation run, in plain-JSON and in SSE-streaming mode. Also: faults that
+ * persist (run error, checkpoint kept, resume), the whole-answer deadline
+ * (stalled body, dripped answer) and a provider echoing the Authorization header.
  */
 import { MemorySaver } from "@langchain/langgraph";
 import { readEnvironment } from "../../src/configuration.js";
 import { createChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { ProviderError } from "../../src/errors.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
 import type { CaseResult } from "./hostile.js";
@@ -22,6 +25,8 @@ export const FAULTS: Array<{ name: string; fault: ScriptedReply }> = [
   { name: "503", fault: { fault: "status", status: 503, body: { error: { message: "The engine is currently overloaded" } } } },
   { name: "connection reset", fault: { fault: "reset" } },
   { name: "server never answers", fault: { fault: "hang" } },
+  { name: "body stalls after the headers", fault: { fault: "stall-after-headers" } },
+  { name: "answer dripped one byte a second", fault: { fault: "drip", content: VALID } },
   { name: "stream cut off mid-answer", fault: { fault: "cut-stream", partial: VALID.slice(0, 30) } },
   { name: "invalid JSON body", fault: { fault: "invalid-json" } },
   { name: "no choices", fault: { fault: "no-choices" } },
@@ -29,13 +34,13 @@ export const FAULTS: Array<{ name: string; fault: ScriptedReply }> = [
 ];
 
 /** The client settings the suite runs with: short timeout, two client retries. */
-function modelFor(server: ScriptedServer) {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 2, timeoutMs: 1_000 };
+function modelFor(server: ScriptedServer, settings: { apiKey?: string; maxRetries?: number } = {}) {
+  const env = { ...readEnvironment({}), openaiApiKey: settings.apiKey ?? "test-key", openaiBaseUrl: server.baseURL, maxRetries: settings.maxRetries ?? 2, timeoutMs: 1_000 };
   return (request: ModelRequest) => createChatModel(request, env);
 }
 
-async function runOnce(server: ScriptedServer, streaming: boolean, threadId: string, checkpointer: MemorySaver) {
-  const graph = buildValidationGraph({ model: modelFor(server), checkpointer });
+async function runOnce(server: ScriptedServer, streaming: boolean, threadId: string, checkpointer: MemorySaver, model = modelFor(server)) {
+  const graph = buildValidationGraph({ model, checkpointer });
   const config = { configurable: { thread_id: threadId } };
   if (!streaming) return graph.invoke({ request: "A deployment config for payments-api" }, config);
   let final: Record<string, any> = {};
@@ -104,6 +109,69 @@ export async function runPersistentFaults(): Promise<CaseResult[]> {
         if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
       }
       results.push({ name: `${name}: run error, attempt 1 kept, resumed`, held: problem === "", detail: problem || "run error names the provider's words; resumed to valid" });
+    }
+  } finally {
+    await server.close();
+  }
+  return results;
+}
+
+/**
+ * LLM_TIMEOUT_MS bounds the whole answer: a server that stalls after its headers, or drips its answer
+ * one byte a second, ends the run with a ProviderError naming the timeout (after the retries), never a hang.
+ */
+export async function runDeadlineFaults(): Promise<CaseResult[]> {
+  const server = await startScriptedOpenAIServer();
+  const results: CaseResult[] = [];
+  const faults: Array<{ name: string; fault: ScriptedReply }> = [
+    { name: "body that stalls after the headers", fault: { fault: "stall-after-headers" } },
+    { name: "answer dripped one byte a second", fault: { fault: "drip", content: VALID } },
+  ];
+  try {
+    for (const streaming of [false, true]) {
+      for (const { name, fault } of faults) {
+        server.setResponder(() => fault);
+        const label = `${name} (${streaming ? "SSE" : "JSON"}): the run fails with a timeout`;
+        const started = Date.now();
+        let problem = "";
+        try {
+          await runOnce(server, streaming, `${label}-${Date.now()}`, new MemorySaver(), modelFor(server, { maxRetries: 1 }));
+          problem = "the run did not fail";
+        } catch (error) {
+          if (!(error instanceof ProviderError)) problem = `threw ${(error as Error).name}, not a ProviderError: ${(error as Error).message}`;
+          else if (!/timed out: no complete answer within 1000 ms \(LLM_TIMEOUT_MS\)/.test(error.message)) problem = `error does not name the timeout: ${error.message}`;
+        }
+        const seconds = ((Date.now() - started) / 1000).toFixed(1);
+        results.push({ name: label, held: problem === "", detail: problem || `ProviderError naming LLM_TIMEOUT_MS after ${seconds} s (1 s timeout, retries included)` });
+      }
+    }
+  } finally {
+    await server.close();
+  }
+  return results;
+}
+
+/** A provider that echoes the Authorization header in its error body: the run error names the 401, never the key. */
+export async function runSecretEchoFaults(): Promise<CaseResult[]> {
+  const server = await startScriptedOpenAIServer();
+  const results: CaseResult[] = [];
+  const apiKey = "sk-proj-Echo0123456789abcdefSECRET";
+  try {
+    for (const streaming of [false, true]) {
+      server.setResponder(() => ({ fault: "echo-auth" }));
+      const label = `provider echoes the Authorization header (${streaming ? "SSE" : "JSON"}): key redacted`;
+      let problem = "";
+      try {
+        await runOnce(server, streaming, `${label}-${Date.now()}`, new MemorySaver(), modelFor(server, { apiKey }));
+        problem = "the run did not fail";
+      } catch (error) {
+        const message = (error as Error).message;
+        if (message.includes(apiKey) || message.includes("Echo0123456789")) problem = `the key leaked: ${message}`;
+        else if (!/HTTP 401.*Authorization: Bearer \[redacted\]/s.test(message)) problem = `error does not say what the provider said: ${message}`;
+      }
+      const seen = server.requests.at(-1)?.headers.authorization;
+      if (!problem && seen !== `Bearer ${apiKey}`) problem = `the server did not receive the key (${String(seen)}), so nothing was tested`;
+      results.push({ name: label, held: problem === "", detail: problem || "HTTP 401 and the provider's words passed on; the key replaced by [redacted]" });
     }
   } finally {
     await server.close();

@@ -1,5 +1,19 @@
-/** Runs a Node program of the package (the CLI, an example) in a child process, with only the given environment. */
+/**
+ * Runs the command line for tests: in-process through the exported `runGenerateCli` (fast; what most
+ * cases need), or as a real child process through `tsx` where the process is the point (exit status
+ * wiring, stdout of a real process, handlers of the process). Also runs other Node programs of the
+ * package (an example) in a child process.
+ */
 import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { runGenerateCli } from "../../src/cli/generate.js";
+
+/** tsx's loader by absolute URL, so a child can run from any directory. */
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 export interface ChildResult {
   code: number | null;
@@ -7,23 +21,57 @@ export interface ChildResult {
   stderr: string;
 }
 
-/** `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
-export function runNode(nodeArgs: string[], env: Record<string, string>): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ...nodeArgs], {
-      env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
+/** A running `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
+export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}) {
+  const child = spawn(process.execPath, ["--import", TSX, ...nodeArgs], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    cwd: options.cwd,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  const result = new Promise<ChildResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
+  return { child, result };
 }
 
-/** The command line: `npm run generate -- <args…>`. */
-export function runCli(args: string[], env: Record<string, string>): Promise<ChildResult> {
-  return runNode(["src/cli/generate.ts", ...args], env);
+/** `node <nodeArgs…>` with tsx loaded, to its end. */
+export function runNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}): Promise<ChildResult> {
+  return startNode(nodeArgs, env, options).result;
+}
+
+/** An empty directory, so no developer's `.env` reaches a test run. */
+let emptyDir: string | undefined;
+function noDotEnvDir(): string {
+  emptyDir ??= mkdtempSync(join(tmpdir(), "cli-cwd-"));
+  return emptyDir;
+}
+
+/**
+ * The command line in-process: `npm run generate -- <args…>` with only `env` as its environment and
+ * `cwd` (default: an empty directory) as the place its `.env` is read from.
+ */
+export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; signal?: AbortSignal } = {}): Promise<ChildResult> {
+  let stdout = "";
+  let stderr = "";
+  const code = await runGenerateCli(
+    args,
+    { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) },
+    { env, cwd: options.cwd ?? noDotEnvDir(), signal: options.signal },
+  );
+  return { code, stdout, stderr };
+}
+
+/** The command line as a real process (`node --import tsx src/cli/generate.ts <args…>`), from an empty directory. */
+export function startCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}) {
+  const cli = join(import.meta.dirname, "../../src/cli/generate.ts");
+  return startNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir() });
+}
+
+export function runCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ChildResult> {
+  return startCliProcess(args, env, options).result;
 }

@@ -7,6 +7,10 @@
  *   GET  /v1/models            -> small static model list
  *   anything else              -> 404 JSON error
  *
+ * Faults: HTTP status, connection reset, no answer, stalled body after the
+ * headers, an answer dripped one byte a second, a cut stream, invalid JSON,
+ * no choices, null content, and an error body echoing the Authorization header.
+ *
  * Replies are chosen by the responder (if set) or taken in order from the
  * scripted `replies` list. When the list is exhausted the server answers
  * HTTP 500 so that a test relying on a missing reply fails loudly.
@@ -33,6 +37,12 @@ export type ScriptedReply =
   | { fault: "status"; status: number; body?: unknown; headers?: Record<string, string> }
   | { fault: "reset" }
   | { fault: "hang" }
+  /** Send the response headers (and, streaming, the first chunk), then nothing more: a stalled body. */
+  | { fault: "stall-after-headers" }
+  /** Send the whole answer one byte every `intervalMs` (default 1000): a body that never completes in time. */
+  | { fault: "drip"; content: string; intervalMs?: number }
+  /** An error whose body echoes the request's Authorization header, as some proxies do. */
+  | { fault: "echo-auth"; status?: number }
   | { fault: "cut-stream"; partial: string }
   | { fault: "invalid-json" }
   | { fault: "no-choices" }
@@ -243,13 +253,13 @@ export async function startScriptedOpenAIServer(
     });
   }
 
-  function sendContent(res: ServerResponse, rec: RecordedRequest, reply: ContentReply): void {
-    if (gone(res)) return;
+  /** The full response for a content reply: status line headers and body text, JSON or SSE. */
+  function contentResponse(rec: RecordedRequest, reply: ContentReply): { headers: Record<string, string>; body: string } {
     const content = reply.content;
     const usage = reply.usage ?? defaultUsage(rec, content);
     if (!rec.stream) {
-      sendJson(res, 200, completionBody(rec, content, usage, reply.toolCalls));
-      return;
+      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls));
+      return { headers: { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(text)) }, body: text };
     }
     const created = Math.floor(Date.now() / 1000);
     let out = sse(chunk(rec, created, { role: "assistant", content: content === null ? null : "" }, null));
@@ -279,8 +289,14 @@ export async function startScriptedOpenAIServer(
       });
     }
     out += sse("[DONE]");
-    startSse(res);
-    res.end(out);
+    return { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" }, body: out };
+  }
+
+  function sendContent(res: ServerResponse, rec: RecordedRequest, reply: ContentReply): void {
+    if (gone(res)) return;
+    const { headers, body } = contentResponse(rec, reply);
+    res.writeHead(200, headers);
+    res.end(body);
   }
 
   async function answer(res: ServerResponse, rec: RecordedRequest, reply: ScriptedReply): Promise<void> {
@@ -307,6 +323,32 @@ export async function startScriptedOpenAIServer(
       case "hang":
         // Never answer; close() destroys the socket.
         return;
+      case "stall-after-headers": {
+        const { headers, body } = contentResponse(rec, { content: "{}" });
+        res.writeHead(200, headers);
+        // Streaming: the role chunk arrives, then nothing; plain JSON: the first byte, then nothing.
+        res.write(rec.stream ? body.slice(0, body.indexOf("\n\n") + 2) : body.slice(0, 1));
+        return;
+      }
+      case "drip": {
+        const { headers, body } = contentResponse(rec, { content: reply.content });
+        res.writeHead(200, headers);
+        const bytes = Buffer.from(body);
+        for (let i = 0; i < bytes.length; i++) {
+          if (gone(res)) return;
+          res.write(bytes.subarray(i, i + 1));
+          if (!(await sleep(reply.intervalMs ?? 1_000))) return;
+        }
+        if (!gone(res)) res.end();
+        return;
+      }
+      case "echo-auth": {
+        const auth = String(rec.headers.authorization ?? "");
+        sendJson(res, reply.status ?? 401, {
+          error: { message: `Invalid credentials in header "Authorization: ${auth}" (echoed by the proxy)`, type: "invalid_request_error", code: "invalid_api_key" },
+        });
+        return;
+      }
       case "cut-stream": {
         if (rec.stream) {
           const created = Math.floor(Date.now() / 1000);
