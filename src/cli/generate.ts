@@ -14,7 +14,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { Console } from "node:console";
+import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
+import { Command } from "@langchain/langgraph";
 import { ensureValidationConfig, readEnvironment, type Environment } from "../configuration.js";
 import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
 import { createChatModel } from "../models.js";
@@ -40,6 +42,9 @@ Options:
   --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
+  --interactive          when the model runs out of attempts, ask on the terminal: type the corrected JSON
+                         (it must pass the same spec, or you are shown its errors and asked again),
+                         ":request <a new request>" to let the model try again, or ":reject [reason]"
   -h, --help             this text
 
 Output: stdout carries exactly one JSON document: the valid object (exit 0), or
@@ -70,6 +75,8 @@ export interface CliContext {
   cwd?: string;
   /** Aborting it interrupts the run (Ctrl-C): exit 130, the checkpoint kept for a resume. */
   signal?: AbortSignal;
+  /** With --interactive: reads one line a person types (null at the end of input); default: standard input. */
+  readLine?: (prompt: string) => Promise<string | null>;
 }
 
 /** The one JSON document of a run that did not end valid. */
@@ -130,6 +137,7 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
         model: { type: "string" },
         "stop-on-no-progress": { type: "boolean" },
         thread: { type: "string" },
+        interactive: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -156,6 +164,8 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   if (file) io.stderr(`settings from the environment and ${file}\n`);
 
   const runContext: Record<string, unknown> = {};
+  const interactive = values.interactive === true;
+  if (interactive && !resuming) runContext.onFailure = "interrupt";
   if (values["stop-on-no-progress"] !== undefined) runContext.stopOnNoProgress = values["stop-on-no-progress"] === true;
   if (values.spec !== undefined) {
     const spec = String(values.spec);
@@ -200,27 +210,62 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
     } else if (persistence.kind === "postgres") {
       io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
     }
-    let final: Record<string, any> = {};
-    const stream = await graph.stream(resuming ? null : { request: positionals[0] }, {
-      ...runConfig,
-      context: runContext,
-      signal: context.signal,
-      streamMode: ["updates", "values"],
-      // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
-      durability: "sync",
-    });
-    for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
-      if (mode === "values") {
-        final = chunk;
-        continue;
+    const streamRun = async (input: unknown): Promise<Record<string, any>> => {
+      let final: Record<string, any> = {};
+      const stream = await graph.stream(input as never, {
+        ...runConfig,
+        context: runContext,
+        signal: context.signal,
+        streamMode: ["updates", "values"],
+        // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
+        durability: "sync",
+      });
+      for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
+        if (mode === "values") {
+          final = chunk;
+          continue;
+        }
+        const update = chunk.validate;
+        if (!update) continue;
+        const record = update.history?.[0];
+        if (!record) continue;
+        const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
+        if (record.valid) io.stderr(`${head}: valid\n`);
+        else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e: string) => `  - ${e}`).join("\n")}\n`);
       }
-      const update = chunk.validate;
-      if (!update) continue;
-      const record = update.history?.[0];
-      if (!record) continue;
-      const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
-      if (record.valid) io.stderr(`${head}: valid\n`);
-      else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e: string) => `  - ${e}`).join("\n")}\n`);
+      return final;
+    };
+    let final = await streamRun(resuming ? null : { request: positionals[0] });
+    // A run paused for review: with --interactive the person answers here, held to the same spec.
+    for (;;) {
+      const state = await graph.getState(runConfig);
+      if (!state.next.includes("review")) break;
+      final = state.values as Record<string, any>;
+      if (!interactive) {
+        io.stderr(`the run is waiting for a person's review; answer it with --interactive --thread ${threadId}\n`);
+        break;
+      }
+      const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
+      io.stderr(`\nThe last answer:\n${last?.output ?? ""}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
+      const line = await (context.readLine ?? readStdinLine)(
+        'Type the corrected JSON (one line), ":request <a new request>", or ":reject [reason]": ',
+      );
+      if (line === null) {
+        io.stderr("no answer (end of input); the run stays paused for review\n");
+        break;
+      }
+      const answer = line.trim();
+      const resume = answer.startsWith(":request ")
+        ? { request: answer.slice(9).trim() }
+        : answer === ":reject" || answer.startsWith(":reject ")
+          ? { reject: true, reason: answer.slice(7).trim() || undefined }
+          : { value: answer };
+      await streamRun(new Command({ resume }));
+      final = (await graph.getState(runConfig)).values as Record<string, any>;
+      const record = (final.history as Array<{ by?: string; valid: boolean; errors: string[] }> | undefined)?.at(-1);
+      if (record?.by === "human" && "value" in resume) {
+        io.stderr(record.valid ? "your value is valid\n" : `your value is not valid:\n${record.errors.map((e) => `  - ${e}`).join("\n")}\n`);
+      }
     }
     if (final.success === true) {
       io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
@@ -238,6 +283,37 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
       io.stderr(`closing the database connections failed: ${redactSecrets(String((error as Error)?.message ?? error))}\n`);
     }
   }
+}
+
+/** Lines of standard input, read by one reader (a reader per line would drop what it had buffered). */
+interface StdinLines {
+  queue: string[];
+  waiting: Array<(line: string | null) => void>;
+  closed: boolean;
+}
+let stdinLines: StdinLines | undefined;
+
+/** One line from standard input (the prompt goes to stderr, so stdout keeps its one JSON document). */
+function readStdinLine(prompt: string): Promise<string | null> {
+  if (!stdinLines) {
+    const lines: StdinLines = { queue: [], waiting: [], closed: false };
+    stdinLines = lines;
+    const rl = createInterface({ input: process.stdin, terminal: false });
+    rl.on("line", (line) => {
+      const waiter = lines.waiting.shift();
+      if (waiter) waiter(line);
+      else lines.queue.push(line);
+    });
+    rl.on("close", () => {
+      lines.closed = true;
+      for (const waiter of lines.waiting.splice(0)) waiter(null);
+    });
+  }
+  process.stderr.write(prompt);
+  const lines: StdinLines = stdinLines;
+  if (lines.queue.length > 0) return Promise.resolve(lines.queue.shift()!);
+  if (lines.closed) return Promise.resolve(null);
+  return new Promise((resolve) => lines.waiting.push(resolve));
 }
 
 /** The model endpoint a provider failure names: the configured base URL, without any credentials in it. */

@@ -22,16 +22,17 @@ export interface ChildResult {
 }
 
 /** A running `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
-export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string } = {}) {
+export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string; stdin?: string } = {}) {
   const child = spawn(process.execPath, ["--import", TSX, ...nodeArgs], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     cwd: options.cwd,
-    stdio: ["ignore", "pipe", "pipe"],
+    stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
   });
+  if (options.stdin !== undefined) child.stdin!.end(options.stdin);
   let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (d) => (stdout += d));
-  child.stderr.on("data", (d) => (stderr += d));
+  child.stdout!.on("data", (d) => (stdout += d));
+  child.stderr!.on("data", (d) => (stderr += d));
   const result = new Promise<ChildResult>((resolve, reject) => {
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
@@ -55,23 +56,27 @@ function noDotEnvDir(): string {
  * The command line in-process: `npm run generate -- <args…>` with only `env` as its environment and
  * `cwd` (default: an empty directory) as the place its `.env` is read from.
  */
-export async function runCli(args: string[], env: Record<string, string>, options: { cwd?: string; signal?: AbortSignal } = {}): Promise<ChildResult> {
+export async function runCli(
+  args: string[],
+  env: Record<string, string>,
+  options: { cwd?: string; signal?: AbortSignal; readLine?: (prompt: string) => Promise<string | null> } = {},
+): Promise<ChildResult> {
   let stdout = "";
   let stderr = "";
   const code = await runGenerateCli(
     args,
     { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text) },
-    { env, cwd: options.cwd ?? noDotEnvDir(), signal: options.signal },
+    { env, cwd: options.cwd ?? noDotEnvDir(), signal: options.signal, readLine: options.readLine },
   );
   return { code, stdout, stderr };
 }
 
 /** The command line as a real process (`node --import tsx src/cli/generate.ts <args…>`), from an empty directory. */
-export function startCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}) {
+export function startCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[]; stdin?: string } = {}) {
   const cli = join(import.meta.dirname, "../../src/cli/generate.ts");
-  return startNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir() });
+  return startNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir(), stdin: options.stdin });
 }
 
-export function runCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[] } = {}): Promise<ChildResult> {
+export function runCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[]; stdin?: string } = {}): Promise<ChildResult> {
   return startCliProcess(args, env, options).result;
 }

@@ -92,8 +92,8 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     const readme = readFileSync("README.md", "utf8");
     const section = readme.slice(readme.indexOf("## Guarding your agent's tool calls"));
     const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
-    // Plain JavaScript in a TypeScript block; `--conditions=source` resolves the package's own name to its source.
-    const result = await runNode(["--conditions=source", "--input-type=module", "-e", code], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    // Plain JavaScript in a TypeScript block; `--conditions=langgraph-trustworthy-output-source` resolves the package's own name to its source.
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "--input-type=module", "-e", code], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Deployed payments-api.\n");
