@@ -132,6 +132,12 @@ export const ValidationConfigSchema = z.object({
     title: "Stop on no progress",
     description: "End early when an attempt has exactly the same errors as the one before it.",
   }),
+  outputMode: withDefault(z.enum(["text", "json_object", "json_schema", "tool"], { error: 'outputMode must be one of "text", "json_object", "json_schema", "tool"' }), "text").meta({
+    title: "Output mode",
+    description:
+      'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
+      "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
+  }),
   onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
     title: "On failure",
     description:

@@ -30,7 +30,7 @@ export const PROVIDER_RETRY_POLICY = {
 export async function callModel(
   model: BaseChatModel,
   messages: BaseMessage[],
-  options: { node: string; config?: RunnableConfig; allowEmpty?: boolean },
+  options: { node: string; config?: RunnableConfig; allowEmpty?: boolean; onMessage?: (message: AIMessage) => void },
 ): Promise<ModelAnswer> {
   let message: AIMessage;
   try {
@@ -38,6 +38,7 @@ export async function callModel(
   } catch (error) {
     throw ProviderError.from(error, options.node);
   }
+  if (message !== null && typeof message === "object") options.onMessage?.(message);
   const text = message !== null && typeof message === "object" ? textOf(message.content) : "";
   // No content at all (OpenAI-compatible servers send `content: null` this way) is a provider
   // fault worth another try, not an answer; whitespace is an answer, and the parser says what is wrong with it.

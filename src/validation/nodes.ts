@@ -6,12 +6,12 @@ import { checkRequestText, ensureValidationConfig, type EnsureOptions, type Vali
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { extractJson } from "../shared/json.js";
-import { callModel } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
 import { isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { validateAgainstSpec } from "./validate.js";
+import { callModelInMode, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
 import type { RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
@@ -68,6 +68,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       temperature: cfg.temperature,
       stopOnNoProgress: cfg.stopOnNoProgress,
       onFailure: cfg.onFailure,
+      outputMode: cfg.outputMode,
       attemptLimit: cfg.maxAttempts,
     };
     return {
@@ -95,8 +96,11 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       new SystemMessage(generationSystemPrompt(spec)),
       new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
     ];
-    const answer = await callModel(model, messages, { node: "generate", config });
-    return { attempts: state.attempts + 1, draft: { output: answer.text, usage: answer.usage }, usage: answer.usage };
+    const answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config });
+    const draft = { output: answer.text, usage: answer.usage, mode: answer.mode, ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}) };
+    // A mode the provider refused is not asked again in this run.
+    const settled = answer.mode === run.outputMode ? {} : { run: { ...run, outputMode: answer.mode } };
+    return { attempts: state.attempts + 1, draft, usage: answer.usage, ...settled };
   }
 
   function validate(state: ValidationStateType): ValidationUpdate {
@@ -127,6 +131,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
           errors: report.errors,
           valid: report.valid,
           usage: state.draft?.usage ?? { ...ZERO_USAGE },
+          ...(state.draft?.mode ? { mode: state.draft.mode as OutputMode } : {}),
+          ...(state.draft?.fallbacks ? { fallbacks: state.draft.fallbacks } : {}),
         },
       ],
     };

@@ -15,6 +15,8 @@ export const AttemptRecordSchema = z.object({
   errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
   valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
   usage: TokenUsageSchema,
+  mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
+  fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
   by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
 }).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
@@ -50,6 +52,7 @@ export const RunSettingsSchema = z
     temperature: z.number(),
     stopOnNoProgress: z.boolean(),
     onFailure: z.enum(["end", "interrupt"]),
+    outputMode: z.enum(["text", "json_object", "json_schema", "tool"]),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
   })
@@ -62,7 +65,7 @@ export const ValidationState = stateObject({
   run: RunSettingsSchema.nullable().default(null),
   /** The latest answer, waiting for the validate node. */
   draft: z
-    .object({ output: z.string(), usage: TokenUsageSchema })
+    .object({ output: z.string(), usage: TokenUsageSchema, mode: z.string().optional(), fallbacks: z.array(z.string()).optional() })
     .nullable()
     .default(null)
     .meta({ title: "Draft", description: "The latest model answer, before validation" }),

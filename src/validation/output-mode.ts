@@ -1,0 +1,131 @@
+/**
+ * How the model is asked for JSON: plain text (the prompt asks for it), the
+ * provider's JSON mode, its JSON-schema mode (strict where the schema allows
+ * it), or a forced tool call whose arguments are the value. Whatever comes
+ * back, the deterministic validator judges it: a provider's strict mode
+ * cannot express business rules, and some providers accept a mode and
+ * ignore it. When a provider refuses a mode, the attempt falls back to the
+ * next one that works and the run records that it did.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { ProviderError } from "../errors.js";
+import { callModel, textOf, type ModelAnswer } from "../shared/model-call.js";
+import type { JsonSchema, Spec } from "../specs/spec.js";
+
+export const OUTPUT_MODES = ["text", "json_object", "json_schema", "tool"] as const;
+export type OutputMode = (typeof OUTPUT_MODES)[number];
+
+/** The mode to try when a provider refuses one. */
+const FALLBACK: Record<OutputMode, OutputMode | undefined> = { json_schema: "json_object", tool: "text", json_object: "text", text: undefined };
+
+/** A name providers accept for a schema or a tool: letters, digits, "_" and "-", at most 64. */
+function providerName(spec: Spec): string {
+  return `${spec.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_output`;
+}
+
+/** Keywords OpenAI's strict structured-output mode accepts; a schema using others is sent with strict: false. */
+const STRICT_KEYWORDS = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "description", "title", "anyOf", "$defs", "definitions", "$ref", "$schema"]);
+
+/** Whether a schema fits strict mode: known keywords only, and every object closed with all its fields required. */
+export function strictCompatible(schema: unknown): boolean {
+  if (schema === null || typeof schema !== "object") return typeof schema === "boolean" ? false : true;
+  if (Array.isArray(schema)) return schema.every(strictCompatible);
+  const s = schema as JsonSchema;
+  for (const key of Object.keys(s)) if (!STRICT_KEYWORDS.has(key)) return false;
+  if (s.type === "object" || s.properties !== undefined) {
+    const names = Object.keys((s.properties as object | undefined) ?? {});
+    const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+    if (s.additionalProperties !== false || !names.every((n) => required.has(n))) return false;
+  }
+  for (const key of ["properties", "$defs", "definitions"]) {
+    const map = s[key];
+    if (map && typeof map === "object" && !Object.values(map).every(strictCompatible)) return false;
+  }
+  return ["items", "anyOf"].every((key) => s[key] === undefined || strictCompatible(s[key]));
+}
+
+/** The schema as providers take it: without `$schema` (some refuse it). */
+function providerSchema(spec: Spec): JsonSchema {
+  const { $schema: _ignored, ...rest } = spec.schema;
+  return rest;
+}
+
+/** The model, bound to ask for JSON the way `mode` says, and how to read its answer. */
+function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnable: BaseChatModel; read: (message: AIMessage) => string } {
+  const content = (message: AIMessage) => textOf(message.content);
+  switch (mode) {
+    case "text":
+      return { runnable: model, read: content };
+    case "json_object":
+      return { runnable: model.withConfig({ response_format: { type: "json_object" } } as RunnableConfig) as unknown as BaseChatModel, read: content };
+    case "json_schema": {
+      const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema: providerSchema(spec), strict: strictCompatible(providerSchema(spec)) };
+      return {
+        runnable: model.withConfig({ response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } as RunnableConfig) as unknown as BaseChatModel,
+        read: content,
+      };
+    }
+    case "tool": {
+      const name = providerName(spec);
+      const tool = { type: "function" as const, function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) } };
+      const runnable = model.bindTools!([tool], { tool_choice: { type: "function", function: { name } } } as never) as unknown as BaseChatModel;
+      return {
+        runnable,
+        read: (message) => {
+          const call = message.tool_calls?.find((c) => c.name === name) ?? message.tool_calls?.[0];
+          if (call) return JSON.stringify(call.args);
+          // Arguments that were not JSON: LangChain keeps the raw text; the parser says exactly what is wrong with it.
+          const invalid = (message as { invalid_tool_calls?: Array<{ args?: string }> }).invalid_tool_calls?.[0];
+          if (invalid && typeof invalid.args === "string") return invalid.args;
+          return content(message);
+        },
+      };
+    }
+  }
+}
+
+/** Whether a failure is the provider refusing the way it was asked (a 400/422 about the format, schema or tools, or a reply the SDK could not parse as JSON), not a fault. */
+function isModeRefusal(error: unknown, mode: OutputMode): boolean {
+  if (mode === "text" || !(error instanceof ProviderError)) return false;
+  const cause = (error as { cause?: { name?: unknown } }).cause;
+  if (mode === "json_schema" && cause?.name === "SyntaxError") return true;
+  return (error.status === 400 || error.status === 422) && /response_format|json_schema|json_object|schema|tool|function|strict|not supported|unsupported/i.test(error.message);
+}
+
+export interface ModeAnswer extends ModelAnswer {
+  /** The mode that produced the answer. */
+  mode: OutputMode;
+  /** Each mode the provider refused on the way, with what it said. */
+  fallbacks: string[];
+}
+
+/** One model call in `mode`, falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
+export async function callModelInMode(
+  model: BaseChatModel,
+  messages: BaseMessage[],
+  mode: OutputMode,
+  spec: Spec,
+  options: { node: string; config?: RunnableConfig },
+): Promise<ModeAnswer> {
+  const fallbacks: string[] = [];
+  for (let current: OutputMode | undefined = mode; current !== undefined; current = FALLBACK[current]) {
+    if (current === "tool" && typeof model.bindTools !== "function") {
+      fallbacks.push("tool: this chat model cannot call tools; fell back to text");
+      continue;
+    }
+    const { runnable, read } = bindMode(model, current, spec);
+    try {
+      let message: AIMessage | undefined;
+      const answer = await callModel(runnable, messages, { ...options, allowEmpty: current === "tool", onMessage: (m) => (message = m) });
+      const text = message ? read(message) : answer.text;
+      if (text.length === 0) throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
+      return { ...answer, text, mode: current, fallbacks };
+    } catch (error) {
+      if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
+      fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);
+    }
+  }
+  throw new ProviderError("no output mode left to try", { node: options.node });
+}

@@ -1,0 +1,124 @@
+/**
+ * Provider-native structured output through the real ChatOpenAI: the exact request each output mode
+ * sends, each mode's reply read (JSON body, tool-call arguments, SSE), the validator judging every
+ * answer, and the fallback when a provider refuses a mode.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { readEnvironment } from "../../src/configuration.js";
+import { createChatModel } from "../../src/models.js";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { strictCompatible } from "../../src/validation/output-mode.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+
+const SPEC = builtinSpecs.get("deployment-config")!;
+const VALID = JSON.stringify(SPEC.example);
+const BROKEN = JSON.stringify({ ...(SPEC.example as object), replicas: 8 });
+const REQUEST = { request: "A deployment config for payments-api with 8 replicas" };
+
+let server: ScriptedServer;
+beforeAll(async () => {
+  server = await startScriptedOpenAIServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+let seen = 0;
+beforeEach(() => {
+  seen = server.requests.length;
+});
+const sent = () => server.requests.slice(seen).map((r) => r.body);
+
+function graph() {
+  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+  return buildValidationGraph({ model: (request) => createChatModel(request, env) });
+}
+
+describe("output modes through ChatOpenAI", () => {
+  it("text: no response_format and no tools; the prompt asks for JSON", async () => {
+    server.setReplies([VALID]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "text" } });
+    expect(out.success).toBe(true);
+    const [body] = sent();
+    expect(body.response_format).toBeUndefined();
+    expect(body.tools).toBeUndefined();
+    expect(out.history[0].mode).toBe("text");
+  });
+
+  it("json_object: response_format json_object; the validator still judges (a business rule the mode cannot express)", async () => {
+    server.setReplies([BROKEN, VALID]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "json_object" } });
+    expect(sent().map((b) => b.response_format)).toEqual([{ type: "json_object" }, { type: "json_object" }]);
+    expect(out.history[0].errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect(out).toMatchObject({ success: true, attempts: 2 });
+  });
+
+  it("json_schema: the spec's schema (without $schema), strict only where the schema allows it", async () => {
+    server.setReplies([VALID]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "json_schema" } });
+    expect(out.success).toBe(true);
+    const [body] = sent();
+    expect(body.response_format.type).toBe("json_schema");
+    expect(body.response_format.json_schema).toMatchObject({ name: "deployment-config_output", schema: SPEC.schema, strict: false });
+    // deployment-config has patterns and bounds, which strict mode rejects: sent with strict false.
+    expect(strictCompatible(SPEC.schema)).toBe(false);
+    expect(strictCompatible({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false })).toBe(true);
+  });
+
+  it("tool: a forced call of one function whose parameters are the spec's schema; the arguments are the answer", async () => {
+    server.setReplies([
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: BROKEN }] },
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: VALID }] },
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "tool" } });
+    const [body] = sent();
+    expect(body.tools).toHaveLength(1);
+    expect(body.tools[0].function).toMatchObject({ name: "deployment-config_output", parameters: SPEC.schema });
+    expect(body.tool_choice).toEqual({ type: "function", function: { name: "deployment-config_output" } });
+    expect(out).toMatchObject({ success: true, attempts: 2, result: JSON.parse(VALID) });
+    expect(out.history[0].errors[0]).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
+  });
+
+  it("tool arguments that are not JSON are fed back with the parser's exact error", async () => {
+    server.setReplies([
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: '{"service_name": "x", ' }] },
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: VALID }] },
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "tool" } });
+    expect(out.success).toBe(true);
+    expect(out.history[0].errors[0]).toMatch(/truncated|JSON/i);
+  });
+
+  it("SSE: json_schema and tool replies streamed as chunks are read the same way", async () => {
+    for (const [mode, reply] of [
+      ["json_schema", VALID],
+      ["tool", { content: null, toolCalls: [{ name: "deployment-config_output", arguments: VALID }] }],
+    ] as const) {
+      server.setReplies([reply as never]);
+      let final: Record<string, any> = {};
+      for await (const [kind, chunk] of await graph().stream(REQUEST, { context: { outputMode: mode }, streamMode: ["messages", "values"] })) {
+        if (kind === "values") final = chunk as Record<string, any>;
+      }
+      expect(server.requests.at(-1)!.stream).toBe(true);
+      expect(final).toMatchObject({ success: true, result: JSON.parse(VALID) });
+    }
+  });
+
+  it("a provider that refuses a mode: the attempt falls back (json_schema → json_object), the run records it and keeps the mode that worked", async () => {
+    server.setReplies([
+      { fault: "status", status: 400, body: { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: "invalid_request_error", code: null } } },
+      BROKEN,
+      VALID,
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "json_schema", maxAttempts: 3 } });
+    expect(sent().map((b) => b.response_format?.type)).toEqual(["json_schema", "json_object", "json_object"]);
+    expect(out).toMatchObject({ success: true, attempts: 2 });
+    expect(out.history[0]).toMatchObject({ mode: "json_object" });
+    expect(out.history[0].fallbacks![0]).toMatch(/^json_schema refused .*not supported.*; fell back to json_object$/);
+    expect(out.history[1].fallbacks).toBeUndefined();
+  });
+
+  it("a mode setting that does not exist is refused before any model call", async () => {
+    await expect(graph().invoke(REQUEST, { context: { outputMode: "xml" } })).rejects.toThrow(/outputMode must be one of/);
+  });
+});
