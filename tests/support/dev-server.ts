@@ -33,6 +33,8 @@ export interface DevServer {
   /** http://127.0.0.1:PORT */
   url: string;
   port: number;
+  /** The process group of the CLI and the server it spawns. */
+  pid: number;
   /** The temporary project directory (holds langgraph.json and .langgraph_api/). */
   dir: string;
   /** Everything the server printed so far (stdout and stderr, interleaved). */
@@ -173,6 +175,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       return {
         url,
         port,
+        pid: child.pid!,
         dir,
         output: () => output,
         tail,
