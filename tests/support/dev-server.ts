@@ -78,6 +78,8 @@ async function projectConfig(repoRoot: string, dir: string): Promise<string> {
   const out: Record<string, unknown> = { ...config, graphs, env: {} };
   const auth = config.auth as { path?: string } | undefined;
   if (auth?.path) out.auth = { ...auth, path: fromDir(auth.path) };
+  const http = config.http as { app?: string } | undefined;
+  if (http?.app) out.http = { ...http, app: fromDir(http.app) };
   return JSON.stringify(out, null, 2);
 }
 
