@@ -62,10 +62,11 @@ export interface TableRow {
 
 /** The rows of the route table in README's "Authentication" section: `| \`METHOD /path\` | rule | … | case ids |`. */
 export function readmeRouteTable(readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8")): TableRow[] {
-  const start = readme.search(/^## Authentication\b/m);
-  if (start < 0) throw new Error('README.md has no "## Authentication" section.');
-  const rest = readme.slice(start + 1);
-  const end = rest.search(/^## /m);
+  const heading = /^(#{2,4}) Authentication\b.*$/m.exec(readme);
+  if (!heading) throw new Error('README.md has no "Authentication" section.');
+  const rest = readme.slice(heading.index + heading[0].length);
+  // The section ends at the next heading of its level or above.
+  const end = rest.search(new RegExp(`^#{1,${heading[1].length}} `, "m"));
   const section = end < 0 ? rest : rest.slice(0, end);
   const rows: TableRow[] = [];
   for (const line of section.split("\n")) {
