@@ -1,20 +1,26 @@
 /**
  * Measures how the dev server's memory grows under requests that name new ids
  * (auth on, one valid key): for each route, SECONDS of requests with a fresh
- * id each, CONCURRENCY at a time, then the resident memory of the server's
- * process group before and after, and the status codes seen.
+ * id each, CONCURRENCY at a time; before and after, the heap in use of the
+ * server process after a full garbage collection (heap-probe.cjs, preloaded),
+ * and the resident memory of its process group.
  *
- *   npx tsx tests/server/new-id-memory.ts [SECONDS=10] [CONCURRENCY=20]
+ *   npx tsx tests/server/new-id-memory.ts [SECONDS=10] [CONCURRENCY=20] [REPO_ROOT]
  *
- * Not a test (it takes a while and its figures depend on the machine): the
- * README and the report quote its output.
+ * REPO_ROOT serves another checkout's langgraph.json (e.g. an older commit's,
+ * to compare). Not a test (it takes a while and its figures depend on the
+ * machine): the README quotes its output.
  */
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { startDevServer } from "../support/dev-server.js";
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const CONCURRENCY = Number(process.argv[3] ?? 20);
+const REPO = process.argv[4] ? resolve(process.argv[4]) : undefined;
+const PROBE_DIR = mkdtempSync(join(tmpdir(), "heap-probe-"));
 const KEY = "alice-key";
 
 /** Resident memory (bytes) of every process in the process group `pgid`. */
@@ -61,6 +67,31 @@ const probes: Probe[] = [
 
 let ownThread = "";
 
+/**
+ * The server's heap once it has settled: probed every 2 s until two readings
+ * differ by less than 256 KB (at most 60 s), as the server's log lines for a
+ * burst of requests stay buffered in its heap until the pipe has taken them.
+ */
+async function settledHeap(pgid: number): Promise<number> {
+  let last = await serverHeap(pgid);
+  for (let i = 0; i < 30; i++) {
+    const next = await serverHeap(pgid);
+    if (Math.abs(next - last) < 256 * 1024) return next;
+    last = next;
+  }
+  return last;
+}
+
+/** The largest heap in use (bytes, after GC) among the group's processes: the server's. */
+async function serverHeap(pgid: number): Promise<number> {
+  for (const f of readdirSync(PROBE_DIR)) rmSync(join(PROBE_DIR, f));
+  process.kill(-pgid, "SIGUSR2");
+  await new Promise((r) => setTimeout(r, 2_000));
+  const heaps = readdirSync(PROBE_DIR).map((f) => (JSON.parse(readFileSync(join(PROBE_DIR, f), "utf8")) as { heapUsed: number }).heapUsed);
+  if (heaps.length === 0) throw new Error("no process answered the heap probe");
+  return Math.max(...heaps);
+}
+
 async function hammer(base: string, probe: Probe): Promise<{ requests: number; statuses: Record<string, number> }> {
   const deadline = Date.now() + SECONDS * 1000;
   const statuses: Record<string, number> = {};
@@ -83,21 +114,34 @@ async function hammer(base: string, probe: Probe): Promise<{ requests: number; s
   return { requests, statuses };
 }
 
-const server = await startDevServer({ env: { LANGGRAPH_API_KEYS: `${KEY}:alice`, OPENAI_API_KEY: "unused" } });
+const server = await startDevServer({
+  repoRoot: REPO,
+  env: {
+    LANGGRAPH_API_KEYS: `${KEY}:alice`,
+    OPENAI_API_KEY: "unused",
+    NODE_OPTIONS: `--require ${join(import.meta.dirname, "heap-probe.cjs")}`,
+    HEAP_PROBE_DIR: PROBE_DIR,
+  },
+});
 try {
   const created = await fetch(`${server.url}/threads`, { method: "POST", headers, body: "{}" });
   ownThread = ((await created.json()) as { thread_id: string }).thread_id;
-  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`;
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   console.log(`dev server pid group ${server.pid}; ${SECONDS} s per route, ${CONCURRENCY} concurrent`);
+  // Warm up (code loaded and compiled on first use is not growth): a few requests on each route.
+  for (const probe of probes) await Promise.all(Array.from({ length: 50 }, () => probe.request(server.url).then((r) => r.arrayBuffer(), () => undefined)));
   for (const probe of probes) {
     // Let the collector settle so the figure is what stays, not garbage in flight.
-    await new Promise((r) => setTimeout(r, 3_000));
-    const before = groupRss(server.pid);
+    const [heapBefore, rssBefore] = [await settledHeap(server.pid), groupRss(server.pid)];
     const { requests, statuses } = await hammer(server.url, probe);
-    await new Promise((r) => setTimeout(r, 5_000));
-    const after = groupRss(server.pid);
-    console.log(`${probe.name}: ${requests} requests ${JSON.stringify(statuses)}; RSS ${mb(before)} -> ${mb(after)} (${after >= before ? "+" : ""}${mb(after - before)})`);
+    const [heapAfter, rssAfter] = [await settledHeap(server.pid), groupRss(server.pid)];
+    const delta = (a: number, b: number) => `${b >= a ? "+" : ""}${mb(b - a)}`;
+    const perRequest = requests > 0 ? `${Math.round((heapAfter - heapBefore) / requests)} B/request` : "";
+    console.log(
+      `${probe.name}: ${requests} requests ${JSON.stringify(statuses)}; heap after GC ${mb(heapBefore)} -> ${mb(heapAfter)} (${delta(heapBefore, heapAfter)}, ${perRequest}); RSS ${delta(rssBefore, rssAfter)}`,
+    );
   }
 } finally {
   await server.stop();
+  rmSync(PROBE_DIR, { recursive: true, force: true });
 }
