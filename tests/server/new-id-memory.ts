@@ -1,7 +1,7 @@
 /**
  * Measures how the dev server's memory grows under requests that name new ids
  * (auth on, one valid key): for each route, SECONDS of requests with a fresh
- * id each, CONCURRENCY at a time; before and after, the heap in use of the
+ * id each, CONCURRENCY at a time, twice per route; before and after the heap in use of the
  * server process after a full garbage collection (heap-probe.cjs, preloaded),
  * and the resident memory of its process group.
  *
@@ -130,8 +130,8 @@ try {
   console.log(`dev server pid group ${server.pid}; ${SECONDS} s per route, ${CONCURRENCY} concurrent`);
   // Warm up (code loaded and compiled on first use is not growth): a few requests on each route.
   for (const probe of probes) await Promise.all(Array.from({ length: 50 }, () => probe.request(server.url).then((r) => r.arrayBuffer(), () => undefined)));
-  for (const probe of probes) {
-    // Let the collector settle so the figure is what stays, not garbage in flight.
+  // Each route twice: growth that is not warm-up shows again in the second round.
+  for (const probe of probes.flatMap((p) => [p, p])) {
     const [heapBefore, rssBefore] = [await settledHeap(server.pid), groupRss(server.pid)];
     const { requests, statuses } = await hammer(server.url, probe);
     const [heapAfter, rssAfter] = [await settledHeap(server.pid), groupRss(server.pid)];
