@@ -41,7 +41,7 @@ import { readEnvironment } from "../src/configuration.js";
 import { ConfigurationError, ProviderError } from "../src/errors.js";
 import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
-import { apiKeyOf, parseApiKeys, userLookup } from "../src/server/api-keys.js";
+import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "../src/server/api-keys.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -266,8 +266,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     user = userOf(key);
     if (user === undefined) {
       req.resume();
-      const message = key === undefined ? "Missing API key: send it in the x-api-key header (or Authorization: Bearer <key>)." : "Invalid API key.";
-      return send(res, 401, { error: message }, { "www-authenticate": "Bearer" });
+      return send(res, 401, { error: key === undefined ? MISSING_API_KEY : INVALID_API_KEY }, { "www-authenticate": "Bearer" });
     }
   }
   // A client that goes away stops its run (its thread keeps the last checkpoint).

@@ -42,6 +42,10 @@ export function apiKeyOf(headers: Headers): string | undefined {
   return match ? match[1].trim() : undefined;
 }
 
+/** What a caller is told when a request carries no key, or an unknown one. */
+export const MISSING_API_KEY = "Missing API key: send it in the x-api-key header (or Authorization: Bearer <key>).";
+export const INVALID_API_KEY = "Invalid API key.";
+
 const digest = (key: string) => createHash("sha256").update(key).digest("hex");
 
 /**

@@ -25,7 +25,7 @@
 import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
 import { v5 as uuid5 } from "@langchain/core/utils/uuid";
 import { namespaceLabel } from "../reflexion/memory-store.js";
-import { apiKeyOf, parseApiKeys, userLookup } from "./api-keys.js";
+import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "./api-keys.js";
 
 export { apiKeyOf, parseApiKeys } from "./api-keys.js";
 
@@ -114,7 +114,7 @@ export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
       throw jsonHttpError(
         401,
         "Unauthorized",
-        key === undefined ? "Missing API key: send it in the x-api-key header (or Authorization: Bearer <key>)." : "Invalid API key.",
+        key === undefined ? MISSING_API_KEY : INVALID_API_KEY,
         { "WWW-Authenticate": "Bearer" },
       );
     }
