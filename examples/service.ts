@@ -9,6 +9,14 @@
  *                    → { results, steps, outcomes, usage }
  *   GET  /healthz    → 200 when the service and its database answer
  *
+ * Callers: with SERVICE_API_KEYS="key1:alice,key2:bob" (the form of the
+ * LangGraph server's LANGGRAPH_API_KEYS), POST routes need a known key in
+ * `x-api-key` or `Authorization: Bearer <key>` (else 401); the caller's user
+ * is then the memory owner (a body `owner` is refused) and owns the threads
+ * it names: a `threadId` is the caller's own, so two users' "t1" are two
+ * threads. Without keys the service is single-tenant and says so at start-up:
+ * anyone who reaches it may name any owner and any thread.
+ *
  * State goes where openPersistence chooses: with DATABASE_URL=postgres://…
  * checkpoints and long-term memory live in PostgreSQL, so any number of
  * instances can serve the same threads and share Reflexion's memory; without
@@ -16,11 +24,16 @@
  * DATABASE_URL, and the model settings of the README (OPENAI_API_KEY or
  * OPENAI_BASE_URL, LLM_MODEL, …).
  *
- * Status codes: 400 bad JSON, bad fields or bad run configuration; 404 unknown
- * route; 405 wrong method; 413 body over 1 MB; 502 the model provider failed;
+ * Status codes: 400 bad JSON, bad fields or bad run configuration; 401
+ * missing or unknown key; 404 unknown route; 405 wrong method; 413 body over
+ * 1 MiB (answered at once, whatever the body's size; the rest is read and
+ * dropped, so the client receives the answer); 502 the model provider failed;
  * 503 the database is unavailable; 500 anything else. Errors are
- * { "error": "<message>" }. SIGTERM/SIGINT: stop accepting, finish the
- * requests in flight (up to SHUTDOWN_GRACE_MS), close the database, exit 0.
+ * { "error": "<message>" }. No request can stop the service: a failure it did
+ * not foresee is answered 500 and logged, and a stray promise rejection is
+ * logged ("unhandled rejection: …") instead of ending the process.
+ * SIGTERM/SIGINT: stop accepting, finish the requests in flight (up to
+ * SHUTDOWN_GRACE_MS), close the database, exit 0.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -28,6 +41,7 @@ import { readEnvironment } from "../src/configuration.js";
 import { ConfigurationError, ProviderError } from "../src/errors.js";
 import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
+import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "../src/server/api-keys.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -67,6 +81,15 @@ try {
 } catch (error) {
   fail((error as Error).message);
 }
+let apiKeys: Map<string, string>;
+try {
+  apiKeys = parseApiKeys(process.env.SERVICE_API_KEYS, "SERVICE_API_KEYS");
+} catch (error) {
+  fail((error as Error).message);
+}
+/** The user of a presented key; with no keys configured there are no users (single-tenant). */
+const userOf = userLookup(apiKeys);
+const authOn = apiKeys.size > 0;
 if (!env.openaiApiKey && !env.openaiBaseUrl) {
   fail("No model provider is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server).");
 }
@@ -83,24 +106,39 @@ const graphs = {
 // ---------------------------------------------------------------------------
 // Requests
 
+const tooLarge = () => new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
+
+/**
+ * The body's bytes, at most MAX_BODY_BYTES; beyond that, 413. The rest of an
+ * oversized body is read and dropped (never buffered) rather than cut off: a
+ * connection closed while the client is still sending reaches it as a reset,
+ * not as the 413.
+ */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+      req.resume();
+      return reject(tooLarge());
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_BODY_BYTES) return void chunks.push(chunk);
+      req.off("data", onData);
+      req.resume(); // drop the rest
+      reject(tooLarge());
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(Buffer.concat(chunks)));
+    req.once("error", reject);
+  });
+}
+
 /** The body as a JSON object; 413 beyond MAX_BODY_BYTES, 400 when it is not a JSON object. */
 async function readJsonObject(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const declared = Number(req.headers["content-length"]);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  let tooLarge = Number.isFinite(declared) && declared > MAX_BODY_BYTES;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) tooLarge = true;
-    // Keep reading (and dropping) an oversized body so the client receives the 413; give up on absurd ones.
-    if (tooLarge) {
-      if (size > 8 * MAX_BODY_BYTES) req.destroy();
-      continue;
-    }
-    chunks.push(chunk as Buffer);
-  }
-  if (tooLarge) throw new HttpError(413, `The body is larger than ${MAX_BODY_BYTES} bytes.`);
-  const text = Buffer.concat(chunks).toString("utf8");
+  const text = (await readBody(req)).toString("utf8");
   if (text.trim().length === 0) throw new HttpError(400, "The body is empty; send a JSON object.");
   let body: unknown;
   try {
@@ -132,7 +170,12 @@ function optionalId(body: Record<string, unknown>, field: string): string | unde
 
 interface RunControl {
   signal: AbortSignal;
+  /** The authenticated caller; undefined when the service is single-tenant. */
+  user?: string;
 }
+
+/** The checkpointer's thread id for a caller's thread: per user when auth is on (the encoding keeps users apart). */
+const threadKey = (threadId: string, user: string | undefined) => (user === undefined ? threadId : `${encodeURIComponent(user)}:${threadId}`);
 
 async function postValidate(body: Record<string, unknown>, run: RunControl) {
   onlyFields(body, ["request", "spec", "maxAttempts", "threadId"]);
@@ -144,7 +187,7 @@ async function postValidate(body: Record<string, unknown>, run: RunControl) {
   const out = await graphs.validation.invoke(
     { request: body.request as string },
     // durability "sync": each step's checkpoint is committed before the next step starts.
-    { configurable: { thread_id: threadId }, context, durability: "sync", signal: run.signal },
+    { configurable: { thread_id: threadKey(threadId, run.user) }, context, durability: "sync", signal: run.signal },
   );
   const { success, result, errors, attempts, stopReason, spec, history, usage } = out;
   return { threadId, success, result, errors, attempts, stopReason, spec, history, usage };
@@ -153,8 +196,11 @@ async function postValidate(body: Record<string, unknown>, run: RunControl) {
 async function postReflexion(body: Record<string, unknown>, run: RunControl) {
   onlyFields(body, ["tasks", "maxLoops", "owner"]);
   if (body.tasks === undefined) throw new HttpError(400, 'tasks is required: a list of task strings, e.g. {"tasks": ["Explain recursion"]}.');
-  // A real service takes the owner from its authentication, not from the body.
-  const owner = optionalId(body, "owner");
+  // With keys the owner is the caller, never the body; single-tenant, the body may name one.
+  if (run.user !== undefined && body.owner !== undefined) {
+    throw new HttpError(400, "owner is taken from your API key; remove the owner field.");
+  }
+  const owner = run.user ?? optionalId(body, "owner");
   const threadId = randomUUID();
   const context: Record<string, unknown> = {};
   if (body.maxLoops !== undefined) context.maxLoops = body.maxLoops;
@@ -214,6 +260,15 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     req.resume();
     return send(res, 405, { error: `Use ${route.method} ${path}.` }, { allow: route.method });
   }
+  let user: string | undefined;
+  if (authOn) {
+    const key = apiKeyOf(new Headers(Object.entries(req.headers).flatMap(([k, v]) => (typeof v === "string" ? [[k, v]] : []))));
+    user = userOf(key);
+    if (user === undefined) {
+      req.resume();
+      return send(res, 401, { error: key === undefined ? MISSING_API_KEY : INVALID_API_KEY }, { "www-authenticate": "Bearer" });
+    }
+  }
   // A client that goes away stops its run (its thread keeps the last checkpoint).
   const control = new AbortController();
   res.once("close", () => {
@@ -222,7 +277,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
   inFlight.add(control);
   try {
     const body = await readJsonObject(req);
-    send(res, 200, await route.handle(body, { signal: control.signal }));
+    send(res, 200, await route.handle(body, { signal: control.signal, user }));
   } catch (error) {
     if (control.signal.aborted && res.destroyed) return;
     const { status, message } = errorResponse(error);
@@ -250,6 +305,16 @@ server.listen(port, host, () => {
   const actual = typeof address === "object" && address ? address.port : port;
   const shown = host.includes(":") ? `[${host}]` : host;
   process.stdout.write(`service listening on http://${shown}:${actual} (state: ${persistence.location})\n`);
+  process.stdout.write(
+    authOn
+      ? `auth on: ${apiKeys.size} API key(s) from SERVICE_API_KEYS; memory owner and threads are per key's user\n`
+      : "single-tenant: SERVICE_API_KEYS is not set, so every caller may name any memory owner and any thread id\n",
+  );
+});
+
+// A promise rejection nobody handles is a bug to fix, but not a reason to drop every request in flight.
+process.on("unhandledRejection", (reason) => {
+  process.stderr.write(`unhandled rejection: ${(reason as Error)?.stack ?? String(reason)}\n`);
 });
 
 // ---------------------------------------------------------------------------

@@ -7,58 +7,64 @@
  *   - a request must carry a known key in `x-api-key` (what the SDK's
  *     `apiKey` sends) or `Authorization: Bearer <key>`; otherwise 401
  *     (except the readiness probe `GET /ok`);
+ *   - `/internal/*` is refused (403): it acts on every user's data at once;
  *   - threads, and the runs on them, belong to the user who created them:
  *     another user's thread is not found;
+ *   - the built-in assistants (one per graph) are readable and runnable by
+ *     every user and changeable by none; an assistant a user creates belongs
+ *     to that user (the server stamps the owner) and is invisible to others;
  *   - store namespaces are `[purpose, user, …]` (the Reflexion memory uses
  *     `["reflexion", user, agentName]`): a user reaches only namespaces whose
  *     second label is their own identity;
  *   - runs see the user in `configurable.langgraph_auth_user`, which keys the
  *     Reflexion memory, so one user never gets another user's reflections.
- * Assistants (the built-in one per graph) are shared by every user.
+ * The routes these handlers cannot scope (the thread-centric protocol routes,
+ * `GET /runs/{run_id}/stream`) are refused by the HTTP app in ./http.ts; the
+ * README's route table lists the rule of every route.
  */
-import { createHash } from "node:crypto";
 import { Auth, HTTPException } from "@langchain/langgraph-sdk/auth";
+import { v5 as uuid5 } from "@langchain/core/utils/uuid";
 import { namespaceLabel } from "../reflexion/memory-store.js";
+import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "./api-keys.js";
+
+export { apiKeyOf, parseApiKeys } from "./api-keys.js";
 
 export const API_KEYS_ENV = "LANGGRAPH_API_KEYS";
 
-/** Owner metadata key set on every thread (and run) created by an authenticated user. */
+/** Owner metadata key set on every thread, run and user assistant created by an authenticated user. */
 export const OWNER_KEY = "owner";
 
-/**
- * Parse LANGGRAPH_API_KEYS: comma-separated `key:user` pairs (whitespace around
- * entries, keys and users is ignored; the last ":" separates key and user).
- * Unset, empty or blank: an empty map, meaning auth is off. A malformed value
- * throws (without echoing any key), so a typo never silently disables auth.
- */
-export function parseApiKeys(raw: string | undefined): Map<string, string> {
-  const keys = new Map<string, string>();
-  if (raw === undefined || raw.trim() === "") return keys;
-  const entries = raw.split(",");
-  entries.forEach((entry, i) => {
-    const where = `${API_KEYS_ENV} entry ${i + 1} of ${entries.length}`;
-    const text = entry.trim();
-    if (text === "") {
-      throw new Error(`${where} is empty; the format is key1:user1,key2:user2.`);
-    }
-    const colon = text.lastIndexOf(":");
-    if (colon < 0) throw new Error(`${where} has no ":"; the format is key1:user1,key2:user2.`);
-    const key = text.slice(0, colon).trim();
-    const user = text.slice(colon + 1).trim();
-    if (key === "") throw new Error(`${where} has an empty key; the format is key1:user1,key2:user2.`);
-    if (user === "") throw new Error(`${where} has an empty user name; the format is key1:user1,key2:user2.`);
-    if (keys.has(key)) throw new Error(`${where} repeats a key already given to user ${JSON.stringify(keys.get(key))}; each key must be unique.`);
-    keys.set(key, user);
-  });
-  return keys;
+/** The graphs langgraph.json serves; the server creates one shared assistant for each. */
+export const BUILTIN_GRAPHS = ["validation", "reflexion"] as const;
+
+/** The namespace the server derives a built-in assistant's id from (uuid v5 of the graph id). */
+const ASSISTANT_NAMESPACE = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
+
+/** The id of the built-in assistant of a graph, as the server assigns it. */
+export function builtinAssistantId(graphId: string): string {
+  return uuid5(graphId, ASSISTANT_NAMESPACE);
 }
 
-/** The API key a request presents: `x-api-key`, else `Authorization: Bearer <key>`. */
-export function apiKeyOf(headers: Headers): string | undefined {
-  const direct = headers.get("x-api-key")?.trim();
-  if (direct) return direct;
-  const match = /^Bearer\s+(.+)$/i.exec(headers.get("authorization")?.trim() ?? "");
-  return match ? match[1].trim() : undefined;
+/** Built-in assistant ids, and the graph ids that address them in requests. */
+export const BUILTIN_ASSISTANTS: ReadonlySet<string> = new Set(BUILTIN_GRAPHS.flatMap((graph) => [graph, builtinAssistantId(graph)]));
+
+/** The metadata mark of the built-in assistants; never allowed on a user's assistant. */
+export const BUILTIN_MARK = { key: "created_by", value: "system" } as const;
+
+/** Whether auth is on for this process (LANGGRAPH_API_KEYS has at least one key). */
+export function authEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+  return parseApiKeys(env[API_KEYS_ENV], API_KEYS_ENV).size > 0;
+}
+
+/**
+ * An HTTP error whose body is JSON `{"error", "message"}`, like the server's
+ * own errors (the server sends an auth error's message as the body as is).
+ */
+export function jsonHttpError(status: number, error: string, message: string, headers: Record<string, string> = {}): HTTPException {
+  return new HTTPException(status, {
+    message: JSON.stringify({ error, message }),
+    headers: { "content-type": "application/json; charset=utf-8", ...headers },
+  });
 }
 
 /** Whether a store namespace belongs to a user: its second label is the user's identity (as a namespace label). */
@@ -66,29 +72,55 @@ export function ownsNamespace(namespace: readonly string[] | null | undefined, i
   return Array.isArray(namespace) && namespace.length >= 2 && namespace[1] === namespaceLabel(identity);
 }
 
-const digest = (key: string) => createHash("sha256").update(key).digest("hex");
+/** The path a request addresses, decoded as the server's router decodes it (so "%69nternal" is "internal"). */
+function routedPath(request: Request): string {
+  const path = new URL(request.url).pathname;
+  try {
+    return decodeURI(path);
+  } catch {
+    return path;
+  }
+}
 
 /** The server's Auth for a set of keys (key → user); no keys: an Auth without handlers, i.e. no authentication. */
 export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
   const auth = new Auth();
   if (apiKeys.size === 0) return auth;
 
-  // Keys are looked up by digest, so the lookup's timing says nothing about a key's characters.
-  const users = new Map([...apiKeys].map(([key, user]) => [digest(key), user]));
+  const userOf = userLookup(apiKeys);
   const withOwner = (metadata: Record<string, unknown> | null | undefined, identity: string) => ({ ...(metadata ?? {}), [OWNER_KEY]: identity });
+  /** A user assistant's metadata: owned by the caller, never marked as built-in. */
+  const userAssistantMetadata = (metadata: Record<string, unknown> | null | undefined, identity: string) => {
+    const { [BUILTIN_MARK.key]: _mark, ...rest } = metadata ?? {};
+    return withOwner(rest, identity);
+  };
+  const readOnly = (assistantId: unknown) =>
+    jsonHttpError(
+      403,
+      "Forbidden",
+      `The built-in assistant ${JSON.stringify(assistantId)} is shared by every user and read-only. ` +
+        "Pass settings per run (context), or create your own assistant (POST /assistants).",
+    );
 
   auth.authenticate((request: Request) => {
+    const path = routedPath(request);
     // The readiness probe stays open, as health checks carry no credentials; it reads nothing.
-    if (request.method === "GET" && new URL(request.url).pathname === "/ok") {
+    if (request.method === "GET" && path === "/ok") {
       return { identity: "anonymous", display_name: "anonymous", permissions: [], is_authenticated: false };
     }
     const key = apiKeyOf(request.headers);
-    const identity = key === undefined ? undefined : users.get(digest(key));
+    const identity = userOf(key);
     if (identity === undefined) {
-      throw new HTTPException(401, {
-        message: key === undefined ? "Missing API key: send it in the x-api-key header (or Authorization: Bearer <key>)." : "Invalid API key.",
-        headers: { "WWW-Authenticate": "Bearer" },
-      });
+      throw jsonHttpError(
+        401,
+        "Unauthorized",
+        key === undefined ? MISSING_API_KEY : INVALID_API_KEY,
+        { "WWW-Authenticate": "Bearer" },
+      );
+    }
+    // /internal/truncate wipes every user's data and is answered before any authorization event: no API user may reach it.
+    if (/^\/internal(\/|$)/i.test(path)) {
+      throw jsonHttpError(403, "Forbidden", `${path} is not available when auth is on: it acts on every user's data.`);
     }
     return { identity, display_name: identity, permissions: [], is_authenticated: true };
   });
@@ -109,20 +141,49 @@ export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
   });
   auth.on(["threads:read", "threads:delete", "threads:search"], ({ user }) => ({ [OWNER_KEY]: user.identity }));
 
+  // Assistants: the built-in ones are shared and read-only; a user's own are the user's alone.
+  auth.on("assistants:create", ({ user, value }) => {
+    value.metadata = userAssistantMetadata(value.metadata, user.identity);
+    // An existing id (a built-in or another user's assistant) answers 409, as the filter does not match it.
+    return { [OWNER_KEY]: user.identity };
+  });
+  auth.on("assistants:read", ({ user, value }) => (BUILTIN_ASSISTANTS.has(String(value.assistant_id)) ? true : { [OWNER_KEY]: user.identity }));
+  auth.on("assistants:update", ({ user, value }) => {
+    if (BUILTIN_ASSISTANTS.has(String(value.assistant_id))) throw readOnly(value.assistant_id);
+    if (value.metadata != null) value.metadata = userAssistantMetadata(value.metadata, user.identity);
+    return { [OWNER_KEY]: user.identity };
+  });
+  auth.on("assistants:delete", ({ user, value }) => {
+    if (BUILTIN_ASSISTANTS.has(String(value.assistant_id))) throw readOnly(value.assistant_id);
+    return { [OWNER_KEY]: user.identity };
+  });
+  auth.on("assistants:search", ({ user, value }) => {
+    // A search for the built-in mark can only match built-in assistants (no user assistant carries it): no owner
+    // filter then. Any other search sees the caller's own assistants; ./http.ts merges the two for plain searches.
+    const metadata = value.metadata as Record<string, unknown> | null | undefined;
+    return metadata?.[BUILTIN_MARK.key] === BUILTIN_MARK.value ? true : { [OWNER_KEY]: user.identity };
+  });
+
   // The store: only the user's own namespaces, [purpose, user, …].
   auth.on("store", ({ user, value }) => {
     if (!ownsNamespace(value.namespace, user.identity)) {
       const label = namespaceLabel(user.identity);
-      throw new HTTPException(403, {
-        message:
-          `Store access is limited to your own namespaces, [<purpose>, ${JSON.stringify(label)}, …] ` +
+      throw jsonHttpError(
+        403,
+        "Forbidden",
+        `Store access is limited to your own namespaces, [<purpose>, ${JSON.stringify(label)}, …] ` +
           `(e.g. ["reflexion", ${JSON.stringify(label)}]); got ${JSON.stringify(value.namespace ?? [])}.`,
-      });
+      );
     }
     return true;
+  });
+
+  // Crons are not implemented by this server; refuse them plainly rather than leave them unscoped.
+  auth.on("crons", () => {
+    throw jsonHttpError(403, "Forbidden", "Crons are not available on this server.");
   });
 
   return auth;
 }
 
-export const auth: Auth = createAuth(parseApiKeys(process.env[API_KEYS_ENV]));
+export const auth: Auth = createAuth(parseApiKeys(process.env[API_KEYS_ENV], API_KEYS_ENV));

@@ -1,14 +1,26 @@
 /**
  * The example service, started as the README says (node --import tsx
- * examples/service.ts), as two instances on one fresh database started at the
- * same moment: both come up, share the work, answer bad requests with 400 and
- * a clear message, report provider failures as 502, and exit 0 on SIGTERM.
+ * examples/service.ts):
+ *   - as two instances on one fresh database started at the same moment: both
+ *     come up, share the work, answer bad requests with 400 and a clear
+ *     message, report provider failures as 502, and exit 0 on SIGTERM;
+ *   - with SERVICE_API_KEYS on PostgreSQL: callers need a key, the memory
+ *     owner is the key's user whatever the body says, and two users naming the
+ *     same threadId get two threads;
+ *   - in memory, against every input of the reliability suites (bad requests
+ *     and configurations, hostile model answers, provider faults, hostile
+ *     specs) and malformed HTTP: it is still serving after each one.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { connect } from "node:net";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { BAD_INPUTS } from "../reliability/bad-input.js";
+import { hostileFixtures } from "../reliability/hostile-fixtures.js";
+import { FAULTS } from "../reliability/provider-faults.js";
 import { freePort, REPO_ROOT } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
@@ -56,9 +68,14 @@ async function waitHealthy(service: Service): Promise<void> {
   );
 }
 
-async function post(url: string, body: string): Promise<{ status: number; json: Record<string, any> }> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body });
+async function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; json: Record<string, any> }> {
+  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
   return { status: res.status, json: (await res.json()) as Record<string, any> };
+}
+
+function stopAll(services: Service[]): Promise<unknown> {
+  for (const s of services) if (s.child.exitCode === null && s.child.signalCode === null) s.child.kill("SIGKILL");
+  return Promise.all(services.map((s) => s.exited));
 }
 
 describeWithPostgres("the example service on PostgreSQL", (db) => {
@@ -142,6 +159,13 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       const huge = await post(`${services[0].url}/validate`, JSON.stringify({ request: "x".repeat(1_100_000) }));
       expect(huge.status).toBe(413);
       expect(huge.json.error).toMatch(/larger than 1048576 bytes/);
+      // However large: 20 MB, declared or chunked, is still answered 413 (not a reset connection).
+      const twenty = "x".repeat(20 * 1024 * 1024);
+      expect((await post(`${services[0].url}/validate`, twenty)).status).toBe(413);
+      const chunked = await fetch(`${services[1].url}/validate`, { method: "POST", body: new Blob([twenty]).stream(), duplex: "half" } as RequestInit);
+      expect(chunked.status).toBe(413);
+      expect(((await chunked.json()) as { error: string }).error).toMatch(/larger than/);
+      expect(services[0].output()).toContain("single-tenant: SERVICE_API_KEYS is not set");
 
       // Graceful shutdown.
       for (const s of services) s.child.kill("SIGTERM");
@@ -150,5 +174,187 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       expect(services[0].output()).toContain("stopped");
     },
     120_000,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Callers with keys
+
+const KEYS = "alice-key:alice,bob-key:bob";
+const MARKER = "zebra-alice-only";
+const as = (key: string) => ({ "x-api-key": key });
+
+/** The scripted model for the keyed and hostile runs: the answer is chosen by markers in the request. */
+function markedResponder(req: RecordedRequest): ScriptedReply {
+  const sys = req.messages.find((m) => m.role === "system")?.content ?? "";
+  const prompt = req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+  const hostile = /hostile#(\d+)/.exec(prompt);
+  if (hostile) return hostileFixtures[Number(hostile[1])].answer();
+  const fault = /fault#(\d+)/.exec(prompt);
+  if (fault) return FAULTS[Number(fault[1])].fault;
+  if (sys.startsWith("You write JSON objects of this kind")) return prompt.includes("A validator rejected it") ? VALID : BROKEN;
+  if (/evaluator/i.test(sys)) return "Accurate but thin.\nFinal score: 7/10";
+  if (/reflect/i.test(sys)) return `Lesson from "${/Task:\n(.*)/.exec(prompt)?.[1] ?? ""}": open with one concrete example.`;
+  // The Reflexion actor echoes its prompt, so an answer shows which memories the run saw.
+  return `Answer. The prompt I was given: ${prompt}`;
+}
+
+describeWithPostgres("the example service with SERVICE_API_KEYS", (db) => {
+  let model: ScriptedServer;
+  let service: Service;
+
+  beforeAll(async () => {
+    model = await startScriptedOpenAIServer({ responder: markedResponder });
+    service = startService({ DATABASE_URL: db.url, OPENAI_BASE_URL: model.baseURL, SERVICE_API_KEYS: KEYS }, await freePort());
+    await waitHealthy(service);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (service) await stopAll([service]);
+    await model?.close();
+  });
+
+  it(
+    "needs a key; the memory owner is the key's user, never the body; two users' same threadId are two threads",
+    async () => {
+      const url = service.url;
+      expect(service.output()).toContain("auth on: 2 API key(s) from SERVICE_API_KEYS");
+      const body = JSON.stringify({ request: "A deployment config", threadId: "t1" });
+      expect((await post(`${url}/validate`, body)).status).toBe(401);
+      expect((await post(`${url}/validate`, body, as("mallory-key"))).status).toBe(401);
+      expect((await post(`${url}/reflexion`, JSON.stringify({ tasks: ["x"] }), { authorization: "Bearer nope" })).status).toBe(401);
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+      // Threads: Alice and Bob both name "t1"; each gets a run of their own on a thread of their own.
+      for (const key of ["alice-key", "bob-key"]) {
+        const out = await post(`${url}/validate`, body, as(key));
+        expect(out.status, JSON.stringify(out.json)).toBe(200);
+        expect(out.json).toMatchObject({ threadId: "t1", success: true, attempts: 2 });
+        expect(out.json.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
+      }
+      const client = new pg.Client({ connectionString: db.url });
+      await client.connect();
+      try {
+        const { rows } = await client.query<{ thread_id: string }>("SELECT DISTINCT thread_id FROM checkpoints WHERE thread_id LIKE '%t1' ORDER BY thread_id");
+        expect(rows.map((r) => r.thread_id)).toEqual(["alice:t1", "bob:t1"]);
+      } finally {
+        await client.end();
+      }
+
+      // Memory: Alice's reflections are hers; Bob cannot name her as the owner, and his runs never see them.
+      const reflexion = (key: string, task: string, extra: Record<string, unknown> = {}) =>
+        post(`${url}/reflexion`, JSON.stringify({ tasks: [task], maxLoops: 1, ...extra }), as(key));
+      expect((await reflexion("alice-key", `Explain recursion ${MARKER}`)).status).toBe(200);
+      const named = await reflexion("bob-key", "Explain recursion simply", { owner: "alice" });
+      expect(named.status).toBe(400);
+      expect(named.json.error).toMatch(/owner is taken from your API key/);
+      const bob = await reflexion("bob-key", "Explain recursion simply");
+      expect(bob.status).toBe(200);
+      expect(JSON.stringify(bob.json.results)).not.toContain(MARKER);
+      const alice = await reflexion("alice-key", "Explain recursion with an example");
+      expect(JSON.stringify(alice.json.results)).toContain(MARKER);
+    },
+    120_000,
+  );
+});
+
+// ---------------------------------------------------------------------------
+// Every input of the reliability suites: the service is still serving after each
+
+describe("the example service under every input of the reliability suites", () => {
+  let model: ScriptedServer;
+  let service: Service;
+
+  beforeAll(async () => {
+    model = await startScriptedOpenAIServer({ responder: markedResponder });
+    service = startService({ OPENAI_BASE_URL: model.baseURL, LLM_TIMEOUT_MS: "2000" }, await freePort());
+    await waitHealthy(service);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (service) await stopAll([service]);
+    await model?.close();
+  });
+
+  it(
+    "answers each bad request, hostile answer, provider fault, hostile spec and malformed HTTP request, then still answers GET /healthz",
+    async () => {
+      const url = service.url;
+      expect(service.output()).toContain("single-tenant");
+      const cases: Array<{ name: string; send: () => Promise<number>; expect: number[] }> = [];
+      const postBody = (path: string, body: string) => async () => {
+        const res = await fetch(`${url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body, signal: AbortSignal.timeout(60_000) });
+        await res.arrayBuffer();
+        return res.status;
+      };
+
+      for (const c of BAD_INPUTS) {
+        const path = c.graph === "validation" ? "/validate" : "/reflexion";
+        cases.push({ name: `bad input: ${c.name}`, send: postBody(path, JSON.stringify({ ...c.input, ...c.context })), expect: [400, 413] });
+      }
+      hostileFixtures.forEach((f, i) => {
+        cases.push({ name: `hostile answer: ${f.name}`, send: postBody("/validate", JSON.stringify({ request: `A config hostile#${i}`, maxAttempts: 1 })), expect: [200, 502] });
+      });
+      FAULTS.forEach((f, i) => {
+        cases.push({ name: `provider fault: ${f.name}`, send: postBody("/validate", JSON.stringify({ request: `A config fault#${i}`, maxAttempts: 1 })), expect: [200, 502] });
+      });
+      const specs: Array<[string, unknown]> = [
+        ["$async", { name: "async", schema: { $async: true, type: "object", required: ["never"] } }],
+        ["required constructor", { name: "proto", schema: { type: "object", required: ["constructor"] } }],
+        ["recursive $ref", { name: "tree", schema: { type: "array", items: { $ref: "#" } } }],
+        ["draft 2020-12", { name: "d2020", schema: { $schema: "https://json-schema.org/draft/2020-12/schema", type: "object" } }],
+        ["unknown $schema", { name: "dx", schema: { $schema: "https://example.com/nope", type: "object" } }],
+        ["3,200 patterns", { name: "many", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 3200 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a{${i % 50}}b$` }])) } }],
+        ["uniqueItems on an untyped array", { name: "uniq", schema: { type: "array", uniqueItems: true } }],
+      ];
+      for (const [name, spec] of specs) {
+        cases.push({ name: `hostile spec: ${name}`, send: postBody("/validate", JSON.stringify({ request: "A config", spec, maxAttempts: 1 })), expect: [200, 400, 413] });
+      }
+      const raw = (name: string, bytes: string, close = true) =>
+        cases.push({
+          name: `malformed HTTP: ${name}`,
+          expect: [0],
+          send: () =>
+            new Promise<number>((resolve) => {
+              const socket = connect({ host: "127.0.0.1", port: Number(new URL(url).port) });
+              socket.on("error", () => resolve(0));
+              socket.on("close", () => resolve(0));
+              socket.write(bytes, () => {
+                if (close) setTimeout(() => socket.destroy(), 200);
+              });
+            }),
+        });
+      raw("body cut off before its declared length", "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"request\": \"a");
+      raw("garbage instead of HTTP", "\x00\x01\x02 not http at all\r\n\r\n");
+      raw("invalid chunked encoding", "POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nnope\r\n");
+      cases.push({ name: "invalid UTF-8 body", send: postBody("/validate", Buffer.from([0x7b, 0xff, 0xfe, 0x7d]).toString("latin1")), expect: [400] });
+      cases.push({ name: "deeply nested body", send: postBody("/validate", "[".repeat(200_000) + "]".repeat(200_000)), expect: [400] });
+      cases.push({
+        name: "client gone mid-run",
+        expect: [0],
+        send: async () => {
+          await fetch(`${url}/validate`, { method: "POST", body: JSON.stringify({ request: `A config fault#${FAULTS.findIndex((f) => f.name === "server never answers")}` }), signal: AbortSignal.timeout(300) }).catch(() => undefined);
+          return 0;
+        },
+      });
+
+      const problems: string[] = [];
+      for (const c of cases) {
+        const status = await c.send().catch((error: unknown) => `error ${(error as Error).message}`);
+        if (!c.expect.includes(status as number)) problems.push(`${c.name}: answered ${status}, expected ${c.expect.join(" or ")}`);
+        const health = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(30_000) }).then((r) => r.status, (e: Error) => e.message);
+        if (health !== 200) problems.push(`${c.name}: afterwards GET /healthz gave ${health}`);
+        if (service.child.exitCode !== null || service.child.signalCode !== null) {
+          problems.push(`${c.name}: the service exited\n${service.output().slice(-2_000)}`);
+          break;
+        }
+      }
+      expect(problems).toEqual([]);
+      expect(cases.length).toBeGreaterThan(100);
+      // No request met a failure the service did not foresee (a 500). A stray promise rejection, if a
+      // dependency leaves one, is logged as "unhandled rejection: …" and must not stop the service (checked above).
+      expect(service.output()).not.toMatch(/internal error/);
+    },
+    600_000,
   );
 });

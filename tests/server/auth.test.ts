@@ -1,6 +1,6 @@
 /** The server's custom auth, as plain functions: key parsing, key lookup and the owner rules. */
 import { describe, expect, it } from "vitest";
-import { apiKeyOf, createAuth, ownsNamespace, parseApiKeys } from "../../src/server/auth.js";
+import { apiKeyOf, BUILTIN_ASSISTANTS, builtinAssistantId, createAuth, ownsNamespace, parseApiKeys } from "../../src/server/auth.js";
 import { memoryNamespace } from "../../src/reflexion/memory-store.js";
 
 describe("parseApiKeys (LANGGRAPH_API_KEYS)", () => {
@@ -30,6 +30,10 @@ describe("parseApiKeys (LANGGRAPH_API_KEYS)", () => {
     ["k:alice,k:bob", /repeats a key/],
   ])("refuses %j with a message that names the problem", (raw, message) => {
     expect(() => parseApiKeys(raw)).toThrow(message);
+  });
+
+  it("names the variable it reads in its messages (the service uses SERVICE_API_KEYS)", () => {
+    expect(() => parseApiKeys("nope", "SERVICE_API_KEYS")).toThrow(/^SERVICE_API_KEYS entry 1 of 1/);
   });
 
   it("never echoes a key in its errors", () => {
@@ -100,6 +104,28 @@ describe("createAuth", () => {
     expect(h.authenticate!(request({}, "/ok", "GET"))).toMatchObject({ is_authenticated: false });
   });
 
+  it("refusals carry a JSON body {error, message}", () => {
+    const h = handlers("alice-key:alice");
+    try {
+      h.authenticate!(request({}));
+      throw new Error("not refused");
+    } catch (error) {
+      const e = error as { status: number; message: string; headers: Record<string, string> };
+      expect(e.status).toBe(401);
+      expect(JSON.parse(e.message)).toMatchObject({ error: "Unauthorized", message: expect.stringMatching(/Missing API key/) });
+      expect(e.headers["content-type"]).toMatch(/application\/json/);
+    }
+  });
+
+  it("/internal/* is refused (403) to every authenticated user, however the path is spelt; without a key it is 401", () => {
+    const h = handlers("alice-key:alice");
+    for (const path of ["/internal/truncate", "/internal", "/%69nternal/truncate", "/Internal/truncate", "/internal/anything"]) {
+      expect(() => h.authenticate!(request({ "x-api-key": "alice-key" }, path)), path).toThrow(expect.objectContaining({ status: 403 }));
+    }
+    expect(() => h.authenticate!(request({}, "/internal/truncate"))).toThrow(expect.objectContaining({ status: 401 }));
+    expect(h.authenticate!(request({ "x-api-key": "alice-key" }, "/internals-of-nothing"))).toMatchObject({ identity: "alice" });
+  });
+
   it("threads: the owner is stamped on create (a caller cannot choose it) and filters everything else", () => {
     const h = handlers("alice-key:alice");
     const user = { identity: "alice" };
@@ -116,6 +142,31 @@ describe("createAuth", () => {
       expect(h.callbacks![event]({ user, value: {} })).toEqual({ owner: "alice" });
     }
     expect(h.callbacks!["*"]).toBeUndefined(); // the built-in assistants stay visible
+  });
+
+  it("assistants: built-in ones readable by all and changeable by none; a user's own stamped and filtered by owner", () => {
+    const h = handlers("alice-key:alice");
+    const user = { identity: "alice" };
+    const builtin = builtinAssistantId("validation");
+    expect(BUILTIN_ASSISTANTS.has("validation") && BUILTIN_ASSISTANTS.has(builtin)).toBe(true);
+
+    const created: { metadata?: Record<string, unknown> } = { metadata: { owner: "bob", created_by: "system", topic: "x" } };
+    expect(h.callbacks!["assistants:create"]({ user, value: created })).toEqual({ owner: "alice" });
+    expect(created.metadata).toEqual({ owner: "alice", topic: "x" });
+
+    expect(h.callbacks!["assistants:read"]({ user, value: { assistant_id: builtin } })).toBe(true);
+    expect(h.callbacks!["assistants:read"]({ user, value: { assistant_id: "01a230cd-0000-7000-8000-000000000000" } })).toEqual({ owner: "alice" });
+    for (const event of ["assistants:update", "assistants:delete"]) {
+      for (const id of [builtin, builtinAssistantId("reflexion")]) {
+        expect(() => h.callbacks![event]({ user, value: { assistant_id: id } }), event).toThrow(expect.objectContaining({ status: 403 }));
+      }
+    }
+    const update = { assistant_id: "01a230cd-0000-7000-8000-000000000000", metadata: { owner: "bob", created_by: "system" } };
+    expect(h.callbacks!["assistants:update"]({ user, value: update })).toEqual({ owner: "alice" });
+    expect(update.metadata).toEqual({ owner: "alice" });
+
+    expect(h.callbacks!["assistants:search"]({ user, value: {} })).toEqual({ owner: "alice" });
+    expect(h.callbacks!["assistants:search"]({ user, value: { metadata: { created_by: "system" } } })).toBe(true);
   });
 
   it("store: only the user's own namespaces", () => {

@@ -33,6 +33,8 @@ export interface DevServer {
   /** http://127.0.0.1:PORT */
   url: string;
   port: number;
+  /** The process group of the CLI and the server it spawns. */
+  pid: number;
   /** The temporary project directory (holds langgraph.json and .langgraph_api/). */
   dir: string;
   /** Everything the server printed so far (stdout and stderr, interleaved). */
@@ -76,6 +78,8 @@ async function projectConfig(repoRoot: string, dir: string): Promise<string> {
   const out: Record<string, unknown> = { ...config, graphs, env: {} };
   const auth = config.auth as { path?: string } | undefined;
   if (auth?.path) out.auth = { ...auth, path: fromDir(auth.path) };
+  const http = config.http as { app?: string } | undefined;
+  if (http?.app) out.http = { ...http, app: fromDir(http.app) };
   return JSON.stringify(out, null, 2);
 }
 
@@ -173,6 +177,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       return {
         url,
         port,
+        pid: child.pid!,
         dir,
         output: () => output,
         tail,
