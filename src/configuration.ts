@@ -75,12 +75,15 @@ const temperature = z
   .min(0, { error: "temperature must be a number from 0 to 2" })
   .max(2, { error: "temperature must be a number from 0 to 2" });
 
+// Integer-ness as a refinement, not `.int()`: zod's int check stops the whole object's parse, and the
+// front door's readable refusal (a refinement on the object) must still run after it.
 const boundedInt = (name: string, min: number, max: number) =>
   z
     .number({ error: `${name} must be an integer from ${min} to ${max}` })
-    .int({ error: `${name} must be an integer from ${min} to ${max}` })
+    .refine(Number.isInteger, { error: `${name} must be an integer from ${min} to ${max}` })
     .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
-    .max(max, { error: `${name} must be an integer from ${min} to ${max}` });
+    .max(max, { error: `${name} must be an integer from ${min} to ${max}` })
+    .meta({ type: "integer" });
 
 /**
  * A field with a default. Callers may leave it out, and the forms Studio builds

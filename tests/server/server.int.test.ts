@@ -162,7 +162,7 @@ describe("LangGraph server, auth off", () => {
     const states = await client.threads.getHistory<{ attempts: number; history?: unknown[]; errors?: string[] }>(thread.thread_id, { limit: 50 });
     const chronological = [...states].reverse();
     // Step by step: input, then generate → validate per attempt, then done.
-    expect(chronological.map((s) => s.next)).toEqual([["__start__"], ["generate"], ["validate"], ["generate"], ["validate"], []]);
+    expect(chronological.map((s) => s.next)).toEqual([["__start__"], ["begin"], ["generate"], ["validate"], ["generate"], ["validate"], []]);
     const afterValidate = chronological.filter((_, i) => i > 0 && chronological[i - 1].next[0] === "validate");
     expect(afterValidate.map((s) => [s.values.attempts, s.values.history?.length, s.values.errors])).toEqual([
       [1, 1, [CPU_ERROR]],
@@ -179,9 +179,9 @@ describe("LangGraph server, auth off", () => {
     })) {
       if (chunk.event === "updates") for (const [node, update] of Object.entries(chunk.data as Record<string, Record<string, unknown>>)) updates.push([node, update]);
     }
-    expect(updates.map(([node]) => node)).toEqual(["generate", "validate", "generate", "validate"]);
-    expect(updates[1][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
-    expect(updates[3][1]).toMatchObject({ success: true, errors: [], stopReason: "valid" });
+    expect(updates.map(([node]) => node)).toEqual(["begin", "generate", "validate", "generate", "validate"]);
+    expect(updates[2][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
+    expect(updates[4][1]).toMatchObject({ success: true, errors: [], stopReason: "valid" });
 
     const before = model.requests.length;
     const tokens: Array<{ node: string; id: string; content: string }> = [];
@@ -294,5 +294,28 @@ describe("LangGraph server, auth off", () => {
     }
     expect(unclear).toEqual([]);
     expect(model.requests.length).toBe(before);
+  });
+
+  test("human review through the server: the thread is interrupted with the errors; a person's invalid value is refused, a valid one ends the run", async () => {
+    const thread = await client.threads.create();
+    const context = { spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" };
+    await client.runs.wait(thread.thread_id, "validation", { input: { request: "A deployment config for payments-api with 8 replicas" }, context });
+    const paused = await client.threads.get(thread.thread_id);
+    expect(paused.status).toBe("interrupted");
+    const state = await client.threads.getState(thread.thread_id);
+    expect(state.next).toEqual(["review"]);
+    const payload = state.tasks.flatMap((t) => t.interrupts).at(-1)?.value as { errors: string[]; output: string };
+    expect(payload.errors).toEqual([CPU_ERROR]);
+
+    // Held to the same spec: still invalid, asked again.
+    await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: INVALID_CONFIG } }, context });
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    expect(((await client.threads.getState(thread.thread_id)).values as { errors: string[] }).errors).toEqual([CPU_ERROR]);
+
+    const fixed = { ...INVALID_CONFIG, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
+    const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: fixed } }, context })) as Record<string, any>;
+    expect(done).toMatchObject({ success: true, stopReason: "valid", result: fixed });
+    expect(done.history.map((h: { by?: string }) => h.by ?? "model")).toEqual(["model", "human", "human"]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });
 });
