@@ -1,5 +1,5 @@
 /**
- * The scripted OpenAI-compatible server (tests/support/openai-server.ts) in
+ * The scripted OpenAI-compatible server (testkit/openai-server.ts) in
  * its own process, with a responder for the benchmarks, so that the server's
  * CPU does not count against the graphs being measured.
  *
@@ -21,7 +21,7 @@
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { builtinSpecs } from "../src/specs/registry.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../tests/support/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);

@@ -13,7 +13,7 @@ import { createChatModel } from "../../src/models.js";
 import { DEFAULT_CHECKPOINTER_POOL_SIZE, DEFAULT_STORE_POOL_SIZE, openPersistence, type Persistence } from "../../src/persistence.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { describeWithPostgres } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);

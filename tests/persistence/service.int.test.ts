@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { freePort, REPO_ROOT } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);

@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { namespaceLabel } from "../../src/reflexion/memory-store.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../../testkit/openai-server.js";
 import { runChild } from "../support/persistence-child.js";
 import { describeWithPostgres } from "../support/postgres.js";
 

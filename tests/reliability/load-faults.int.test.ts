@@ -4,7 +4,7 @@ import { readEnvironment } from "../../src/configuration.js";
 import { createChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { startScriptedOpenAIServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer } from "../../testkit/openai-server.js";
 
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 const VALID = JSON.stringify(example);

@@ -44,7 +44,7 @@ import {
   type ScriptedReply,
   type ScriptedServer,
   type ScriptedServerOptions,
-} from "./openai-server.js";
+} from "../../testkit/openai-server.js";
 
 const servers: ScriptedServer[] = [];
 const realFetch = globalThis.fetch;
@@ -392,7 +392,7 @@ describe("CLI entry", () => {
     const dir = await mkdtemp(join(tmpdir(), "scripted-openai-"));
     const repliesFile = join(dir, "replies.json");
     await writeFile(repliesFile, JSON.stringify(["from the child process"]));
-    const serverFile = fileURLToPath(new URL("./openai-server.ts", import.meta.url));
+    const serverFile = fileURLToPath(new URL("../../testkit/openai-server.ts", import.meta.url));
     const child = spawn(process.execPath, ["--import", "tsx", serverFile, "--port", "0", "--replies-file", repliesFile], {
       stdio: ["ignore", "pipe", "pipe"],
     });
