@@ -14,7 +14,7 @@ import type { ChatResult } from "@langchain/core/outputs";
 import type { ChatModelFactory, ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { SUITE, type Difficulty, type EvalRequest } from "./suite.js";
-import { seededRandom as random } from "../tests/support/random.js";
+import { seededRandom as random } from "../testkit/random.js";
 
 // ---------------------------------------------------------------------------
 // Defects: ways to break a spec's example, and what fixing them means

@@ -6,9 +6,9 @@
  */
 import { writeFileSync } from "node:fs";
 import os from "node:os";
-import { runBadInputsThroughCli, runBadInputsThroughCode } from "../tests/reliability/bad-input.js";
-import { runHostileSuite, type CaseResult } from "../tests/reliability/hostile.js";
-import { runPersistentFaults, runTransientFaults } from "../tests/reliability/provider-faults.js";
+import { runBadInputsThroughCli, runBadInputsThroughCode } from "../reliability/bad-input.js";
+import { runHostileSuite, type CaseResult } from "../reliability/hostile.js";
+import { runPersistentFaults, runTransientFaults } from "../reliability/provider-faults.js";
 
 const out = process.argv.includes("--out") ? process.argv[process.argv.indexOf("--out") + 1] : "RELIABILITY.md";
 

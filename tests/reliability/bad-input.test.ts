@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BAD_INPUTS, runBadInputsThroughCli, runBadInputsThroughCode } from "./bad-input.js";
+import { BAD_INPUTS, runBadInputsThroughCli, runBadInputsThroughCode } from "../../reliability/bad-input.js";
 
 describe("bad requests and configuration", () => {
   it("through code: every case refused before any model call with a message that says what to change", async () => {

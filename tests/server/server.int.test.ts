@@ -11,7 +11,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { BAD_INPUTS } from "../reliability/bad-input.js";
+import { BAD_INPUTS } from "../../reliability/bad-input.js";
 import { startDevServer, type DevServer } from "../support/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 

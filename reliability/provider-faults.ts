@@ -4,11 +4,11 @@
  * of a validation run, in plain-JSON and in SSE-streaming mode.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { readEnvironment } from "../../src/configuration.js";
-import { createChatModel, type ModelRequest } from "../../src/models.js";
-import { builtinSpecs } from "../../src/specs/registry.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
+import { readEnvironment } from "../src/configuration.js";
+import { createChatModel, type ModelRequest } from "../src/models.js";
+import { builtinSpecs } from "../src/specs/registry.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
 import type { CaseResult } from "./hostile.js";
 
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

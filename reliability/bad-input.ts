@@ -2,11 +2,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_REQUEST_CHARS } from "../../src/configuration.js";
-import { buildReflexionGraph } from "../../src/reflexion/graph.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { runCli } from "../support/cli.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { MAX_REQUEST_CHARS } from "../src/configuration.js";
+import { buildReflexionGraph } from "../src/reflexion/graph.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { runCli } from "../tests/support/cli.js";
+import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
 export interface BadInputCase {
