@@ -2,10 +2,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { runGenerateCli } from "../src/cli/generate.js";
 import { MAX_REQUEST_CHARS } from "../src/configuration.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { runCli } from "../tests/support/cli.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
@@ -83,6 +83,23 @@ export async function runBadInputsThroughCode(): Promise<CaseResult[]> {
   return results;
 }
 
+/**
+ * The command line's entry function (what `npm run generate` runs) in this process, with only `env` as
+ * its environment, as a child process started with that environment would see it. Starting a process
+ * per case would only add start-up time: the exit status is the function's return value.
+ */
+async function runCliInProcess(args: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
+  const saved = process.env;
+  process.env = { PATH: saved.PATH ?? "", HOME: saved.HOME ?? "", ...env };
+  let stderr = "";
+  try {
+    const code = await runGenerateCli(args, { stdout: () => undefined, stderr: (text) => (stderr += text) });
+    return { code, stderr };
+  } finally {
+    process.env = saved;
+  }
+}
+
 /** The validation cases the command line can express, with the exit status 2 and the message on stderr. */
 export async function runBadInputsThroughCli(): Promise<CaseResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "bad-spec-"));
@@ -108,7 +125,7 @@ export async function runBadInputsThroughCli(): Promise<CaseResult[]> {
   const results: CaseResult[] = [];
   for (const c of cases) {
     // No server listens on this port: a model call would end in exit 3, not 2.
-    const run = await runCli(c.args, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0" });
+    const run = await runCliInProcess(c.args, { OPENAI_BASE_URL: "http://127.0.0.1:9/v1", OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0" });
     let problem = "";
     if (run.code !== 2) problem = `exit status ${run.code}, expected 2 (${run.stderr.slice(0, 200)})`;
     else if (!c.says.test(run.stderr)) problem = `stderr does not say what to change: ${run.stderr.slice(0, 200)}`;

@@ -1,3 +1,4 @@
+/** Hostile model output through the validation graph: every case ends as its content deserves. */
 import { describe, expect, it } from "vitest";
 import { hostileFixtures } from "../../reliability/hostile-fixtures.js";
 import { runHostileSuite } from "../../reliability/hostile.js";
