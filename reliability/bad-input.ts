@@ -2,10 +2,10 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runGenerateCli } from "../src/cli/generate.js";
 import { MAX_REQUEST_CHARS } from "../src/configuration.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
+import { runCliInProcess } from "../testkit/cli.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
@@ -84,23 +84,9 @@ export async function runBadInputsThroughCode(): Promise<CaseResult[]> {
 }
 
 /**
- * The command line's entry function (what `npm run generate` runs) in this process, with only `env` as
- * its environment, as a child process started with that environment would see it. Starting a process
- * per case would only add start-up time: the exit status is the function's return value.
+ * The validation cases the command line can express, with the exit status 2 and the message on stderr,
+ * through the command line's entry function in this process (the exit status is its return value).
  */
-async function runCliInProcess(args: string[], env: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const saved = process.env;
-  process.env = { PATH: saved.PATH ?? "", HOME: saved.HOME ?? "", ...env };
-  let stderr = "";
-  try {
-    const code = await runGenerateCli(args, { stdout: () => undefined, stderr: (text) => (stderr += text) });
-    return { code, stderr };
-  } finally {
-    process.env = saved;
-  }
-}
-
-/** The validation cases the command line can express, with the exit status 2 and the message on stderr. */
 export async function runBadInputsThroughCli(): Promise<CaseResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "bad-spec-"));
   const badSchemaFile = join(dir, "bad-spec.json");

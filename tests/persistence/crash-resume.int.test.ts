@@ -1,17 +1,22 @@
 /**
  * Crash and resume on PostgreSQL: a process running a validation thread is
- * killed (SIGKILL) while its second model call is in flight; a fresh process
+ * killed (SIGKILL) while its second model call is in flight; another process
+ * (this one, which never ran the thread: all it knows comes from PostgreSQL)
  * resumes the thread from the last checkpoint and finishes it. Nothing is
  * lost, nothing is done twice. The same through the command line's --thread.
+ * Only the process that crashes is a child process: the crash is the point.
  */
 import { randomUUID } from "node:crypto";
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { readEnvironment } from "../../src/configuration.js";
+import { createChatModel } from "../../src/models.js";
 import { openPersistence, type Persistence } from "../../src/persistence.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
-import { runChild, startChild } from "../support/persistence-child.js";
+import { runCliInProcess } from "../../testkit/cli.js";
+import { startChild } from "../support/persistence-child.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
@@ -20,6 +25,7 @@ const BROKEN_ERROR = "replicas=8 requires resources.cpu_limit >= 1.0";
 const REQUEST = "A deployment config for payments-api with 8 replicas";
 const TEST_TIMEOUT = 120_000;
 
+// Thread ids are unique per test, so the shared test database is enough.
 describeWithPostgres("crash and resume on PostgreSQL", (db) => {
   let server: ScriptedServer;
   let persistence: Persistence;
@@ -66,11 +72,17 @@ describeWithPostgres("crash and resume on PostgreSQL", (db) => {
       expect(left.values.history.map((h: { attempt: number }) => h.attempt)).toEqual([1]);
       expect(left.values.stopReason).toBeNull();
 
-      // A fresh process resumes the thread; the model now answers a valid config.
+      // Another process resumes the thread with a connection pool of its own; the model now answers a valid config.
       server.setReplies([VALID]);
-      const second = await runChild("validate-resume", env(threadId));
-      expect(second.code, second.stderr).toBe(0);
-      const out = second.result!;
+      const modelEnv = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+      const resumer = await openPersistence({ databaseUrl: db.url });
+      let out: Record<string, any>;
+      try {
+        const resumed = buildValidationGraph({ ...resumer, model: (request) => createChatModel(request, modelEnv) });
+        out = await resumed.invoke(null, { ...config, durability: "sync" });
+      } finally {
+        await resumer.close();
+      }
       expect(out.success).toBe(true);
       expect(out.stopReason).toBe("valid");
       expect(out.attempts).toBe(2);
@@ -135,27 +147,29 @@ describeWithPostgres("crash and resume on PostgreSQL", (db) => {
       await first.exited;
       expect(first.stderr()).toContain(`resume with --thread ${threadId}`);
 
+      // The resume, through the command line's entry function in this process.
       server.setReplies([VALID]);
-      const resumed = startCli(["--thread", threadId], cliEnv);
-      const { code } = await resumed.exited;
-      expect(code, resumed.stderr()).toBe(0);
-      expect(JSON.parse(resumed.stdout())).toEqual(JSON.parse(VALID));
-      expect(resumed.stderr()).toContain(`resuming thread ${threadId}`);
-      expect(resumed.stderr()).toContain("attempt 2 of 3: valid");
+      const resumed = await runCliInProcess(["--thread", threadId], { ...cliEnv, ...CLI_ENV });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(JSON.parse(resumed.stdout)).toEqual(JSON.parse(VALID));
+      expect(resumed.stderr).toContain(`resuming thread ${threadId}`);
+      expect(resumed.stderr).toContain("attempt 2 of 3: valid");
       expect(server.requests.length - before).toBe(3);
 
       // Finished: nothing left to resume.
-      const again = startCli(["--thread", threadId], cliEnv);
-      expect((await again.exited).code).toBe(2);
-      expect(again.stderr()).toContain("Nothing to resume");
+      const again = await runCliInProcess(["--thread", threadId], { ...cliEnv, ...CLI_ENV });
+      expect(again.code).toBe(2);
+      expect(again.stderr).toContain("Nothing to resume");
     },
     TEST_TIMEOUT,
   );
-});
+}, { database: "shared" });
+
+const CLI_ENV = { OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" };
 
 function startCli(args: string[], env: Record<string, string>) {
   const child = spawn(process.execPath, ["--import", "tsx", "src/cli/generate.ts", ...args], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0", ...env },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...CLI_ENV, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stdout = "";

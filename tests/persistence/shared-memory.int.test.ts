@@ -14,6 +14,7 @@ import { describeWithPostgres } from "../support/postgres.js";
 
 const TEST_TIMEOUT = 120_000;
 
+// Owners are unique per run, so the shared test database is enough.
 describeWithPostgres("long-term memory shared across processes", (db) => {
   let server: ScriptedServer;
   const reflection = `Lesson ${randomUUID()}: define the base case before the recursive case.`;
@@ -84,4 +85,4 @@ describeWithPostgres("long-term memory shared across processes", (db) => {
     },
     TEST_TIMEOUT,
   );
-});
+}, { database: "shared" });
