@@ -195,14 +195,12 @@ describe("scripted OpenAI server via ChatOpenAI", () => {
     expect(server.requests).toHaveLength(2);
   });
 
-  it("(5) hang with timeout rejects, and close() returns promptly with hanging requests", async () => {
+  it("(5) hang with timeout rejects, and close() returns with hanging requests, cutting them", async () => {
     const server = await startScriptedOpenAIServer({ replies: [{ fault: "hang" }, { fault: "hang" }] });
     try {
-      const started = Date.now();
       const err = await rejection(chat(server, { timeout: 300 }).invoke("x"));
       expect(err.name).toBe("TimeoutError");
       expect(err.message).toMatch(/timed out/i);
-      expect(Date.now() - started).toBeLessThan(10_000);
 
       // Leave a second request hanging on the server and close underneath it.
       const pending = realFetch(`${server.baseURL}/chat/completions`, {
@@ -212,9 +210,8 @@ describe("scripted OpenAI server via ChatOpenAI", () => {
       });
       pending.catch(() => undefined);
       while (server.requests.length < 2) await new Promise((r) => setTimeout(r, 10));
-      const closeStarted = Date.now();
+      // close() does not wait for the hanging request (the test's timeout would catch it); the request is cut.
       await server.close();
-      expect(Date.now() - closeStarted).toBeLessThan(5_000);
       await expect(pending).rejects.toThrow();
     } finally {
       await server.close();
