@@ -294,14 +294,15 @@ describe("scripted OpenAI server via ChatOpenAI", () => {
     expect(server.requests).toHaveLength(0);
   });
 
-  it("handles 1000 concurrent requests", async () => {
+  // 250 is enough to show that nothing is serialised or dropped; the concurrency benchmark runs 1,000 at full size.
+  it("handles 250 concurrent requests", async () => {
     const server = await start({ responder: (_req, i) => `reply ${i}` });
     const llm = chat(server);
-    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => llm.invoke(`req ${i}`)));
-    expect(results).toHaveLength(1000);
-    expect(new Set(results.map((m) => m.content)).size).toBe(1000);
-    expect(server.requests).toHaveLength(1000);
-  }, 120_000);
+    const results = await Promise.all(Array.from({ length: 250 }, (_, i) => llm.invoke(`req ${i}`)));
+    expect(results).toHaveLength(250);
+    expect(new Set(results.map((m) => m.content)).size).toBe(250);
+    expect(server.requests).toHaveLength(250);
+  });
 });
 
 describe("fault behaviour through ChatOpenAI (see table above)", () => {
