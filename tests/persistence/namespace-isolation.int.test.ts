@@ -26,5 +26,5 @@ describeWithPostgres("memory namespaces on PostgreSQL", (db) => {
     } finally {
       await p.close();
     }
-  }, 60_000);
+  });
 });

@@ -17,7 +17,8 @@ import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } 
 import { runChild } from "../support/persistence-child.js";
 import { describeWithPostgres } from "../support/postgres.js";
 
-const TEST_TIMEOUT = 120_000;
+/** 40 s measured with the machine's load average near 19. */
+const TEST_TIMEOUT = 240_000;
 
 // Owners are unique per run, so the shared test database is enough.
 describeWithPostgres("long-term memory shared across processes", (db) => {

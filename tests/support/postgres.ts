@@ -43,7 +43,7 @@ function where(url: string): string {
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 30_000 });
   client.on("error", () => undefined);
   try {
     await client.connect();
@@ -201,10 +201,10 @@ export function describeWithPostgres(name: string, body: (db: { readonly url: st
     let database: TestDatabase | undefined;
     beforeAll(async () => {
       database = options.database === "shared" ? await sharedTestDatabase() : await createTestDatabase();
-    }, 60_000);
+    });
     afterAll(async () => {
       await database?.drop();
-    }, 60_000);
+    });
     body({
       get url() {
         if (!database) throw new Error("the test database is not ready (used outside a hook or test?)");
