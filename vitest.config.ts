@@ -1,11 +1,11 @@
 /**
- * Test configuration: two projects, told apart by the file name.
+ * Test configuration: two projects, told apart by the file name (both under tests/).
  *
- *   tests/**\/*.test.ts      unit: in this process only, with scripted models; no child process, no server
- *                            (not even on loopback), no network connection, no database. tests/support/unit-guard.ts
- *                            makes any of those fail at once with a message saying to rename the file.
- *   tests/**\/*.int.test.ts  integration: crosses a real boundary (HTTP through the real ChatOpenAI, a child
- *                            process, the LangGraph dev server, PostgreSQL).
+ *   NAME.test.ts      unit: in this process only, with scripted models; no child process, no server (not even
+ *                     on loopback), no network connection, no database. tests/support/unit-guard.ts makes any
+ *                     of those fail at once with a message saying to rename the file.
+ *   NAME.int.test.ts  integration: crosses a real boundary (HTTP through the real ChatOpenAI, a child process,
+ *                     the LangGraph dev server, PostgreSQL).
  *
  * `npm test` runs both; `npm run test:unit` runs the unit project alone (`vitest run --project unit`).
  */
@@ -14,9 +14,9 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
 
 /**
- * The files that take longest, longest first (measured; see README "Development"). Vitest orders files by the
- * durations of earlier runs, which a fresh clone (CI) does not have; without this list it would start the
- * longest file, which mostly waits on retry back-off, last and the whole run would wait for it.
+ * The files that take longest, longest first, as measured in full runs of the suite. Vitest orders files by
+ * the durations of earlier runs, which a fresh clone (CI) does not have; without this list it would start the
+ * longest file, which mostly waits on retry back-off, last, and the whole run would wait for it.
  */
 const SLOWEST_FIRST = [
   "tests/reliability/provider-faults.int.test.ts",
