@@ -1,9 +1,79 @@
+/**
+ * Test configuration: two projects, told apart by the file name (both under tests/).
+ *
+ *   NAME.test.ts      unit: in this process only, with scripted models; no child process, no server (not even
+ *                     on loopback), no network connection, no database. tests/support/unit-guard.ts makes any
+ *                     of those fail at once with a message saying to rename the file.
+ *   NAME.int.test.ts  integration: crosses a real boundary (HTTP through the real ChatOpenAI, a child process,
+ *                     the LangGraph dev server, PostgreSQL).
+ *
+ * `npm test` runs both; `npm run test:unit` runs the unit project alone (`vitest run --project unit`).
+ */
+import { availableParallelism } from "node:os";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
+
+/**
+ * The files that take longest, longest first, as measured in full runs of the suite. Vitest orders files by
+ * the durations of earlier runs, which a fresh clone (CI) does not have; without this list it would start the
+ * longest file, which mostly waits on retry back-off, last, and the whole run would wait for it.
+ */
+const SLOWEST_FIRST = [
+  "tests/reliability/provider-faults.int.test.ts",
+  "tests/reflexion/memory.test.ts",
+  "tests/server/server.int.test.ts",
+  "tests/integration/http-model.int.test.ts",
+  "tests/bench/bench.smoke.int.test.ts",
+  "tests/persistence/crash-resume.int.test.ts",
+  "tests/persistence/concurrency.int.test.ts",
+  "tests/testkit/openai-server.int.test.ts",
+  "tests/reliability/load-faults.int.test.ts",
+  "tests/persistence/service.int.test.ts",
+  "tests/persistence/shared-memory.int.test.ts",
+];
+
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const i = SLOWEST_FIRST.findIndex((path) => spec.moduleId.endsWith(path));
+      return i < 0 ? SLOWEST_FIRST.length : i;
+    };
+    // Array.prototype.sort is stable: the files not listed keep vitest's own order.
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
+  }
+}
 
 export default defineConfig({
   test: {
-    include: ["tests/**/*.test.ts"],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    // Twice the cores: most integration files spend their time waiting on child processes, servers and
+    // retry back-off rather than on CPU, so more files at once shorten the run without overloading the cores.
+    maxWorkers: Math.max(2, availableParallelism()) * 2,
+    sequence: { sequencer: SlowestFirst },
+    // Sized from measured durations with a wide margin for a busy machine (README "Development"): the slowest
+    // unit test takes about 5 s on a quiet machine and 38 s with the load average near 19; integration tests
+    // that take longer set their own timeout next to the test, with the duration it was sized from.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "unit",
+          include: ["tests/**/*.test.ts"],
+          exclude: ["tests/**/*.int.test.ts"],
+          setupFiles: ["tests/support/unit-guard.ts"],
+          // Unit files share a worker and its loaded modules (a third less CPU: each file would otherwise load
+          // LangChain and LangGraph anew). They leave no global state behind; integration files stay isolated.
+          isolate: false,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "int",
+          include: ["tests/**/*.int.test.ts"],
+        },
+      },
+    ],
   },
 });

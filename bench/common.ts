@@ -183,4 +183,4 @@ export function outcomeBlocks(comparisons: readonly Comparison[], targets: reado
 }
 
 /** Seeded PRNG (mulberry32): the same seed gives the same sequence. */
-export { seededRandom as rng } from "../tests/support/random.js";
+export { seededRandom as rng } from "../testkit/random.js";

@@ -15,8 +15,8 @@ import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-/** Benchmark files that are timed along with the package's code. */
-const BENCH_FILES = ["bench/handwritten-checker.ts", "bench/plain-loop.ts", "bench/instant-model.ts"];
+/** Benchmark and testkit files that are timed along with the package's code. */
+const BENCH_FILES = ["bench/handwritten-checker.ts", "bench/plain-loop.ts", "testkit/scripted-model.ts"];
 
 function tsFiles(dir: string): string[] {
   const out: string[] = [];

@@ -92,43 +92,50 @@ let durations: number[] = [];
 let connections = 0;
 let fetchCalls = 0;
 let answers503 = 0;
-const realFetch = globalThis.fetch;
-globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
-  inFlight++;
-  fetchCalls++;
-  if (inFlight > maxInFlight) maxInFlight = inFlight;
-  const start = performance.now();
-  try {
-    const response = await realFetch(...args);
-    if (response.status === 503) answers503++;
-    return response;
-  } finally {
-    inFlight--;
-    durations.push(performance.now() - start);
-  }
-};
-diagnostics.subscribe("undici:client:connected", () => {
-  connections++;
-});
 // Requests on the wire: headers sent on a socket, response headers not yet received. A per-origin connection cap would bound this.
 let onWire = 0;
 let maxOnWire = 0;
 let sockets = new WeakSet<object>();
 let socketsUsed = 0;
-diagnostics.subscribe("undici:client:sendHeaders", (message) => {
-  onWire++;
-  if (onWire > maxOnWire) maxOnWire = onWire;
-  const socket = (message as { socket?: object }).socket;
-  if (socket && !sockets.has(socket)) {
-    sockets.add(socket);
-    socketsUsed++;
-  }
-});
-const answered = () => {
-  onWire = Math.max(0, onWire - 1);
-};
-diagnostics.subscribe("undici:request:headers", answered);
-diagnostics.subscribe("undici:request:error", answered);
+let instrumented = false;
+
+/** Count this process's requests, connections and sockets from now on (once per process: the worker may run inside another program). */
+function instrument(): void {
+  if (instrumented) return;
+  instrumented = true;
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
+    inFlight++;
+    fetchCalls++;
+    if (inFlight > maxInFlight) maxInFlight = inFlight;
+    const start = performance.now();
+    try {
+      const response = await realFetch(...args);
+      if (response.status === 503) answers503++;
+      return response;
+    } finally {
+      inFlight--;
+      durations.push(performance.now() - start);
+    }
+  };
+  diagnostics.subscribe("undici:client:connected", () => {
+    connections++;
+  });
+  diagnostics.subscribe("undici:client:sendHeaders", (message) => {
+    onWire++;
+    if (onWire > maxOnWire) maxOnWire = onWire;
+    const socket = (message as { socket?: object }).socket;
+    if (socket && !sockets.has(socket)) {
+      sockets.add(socket);
+      socketsUsed++;
+    }
+  });
+  const answered = () => {
+    onWire = Math.max(0, onWire - 1);
+  };
+  diagnostics.subscribe("undici:request:headers", answered);
+  diagnostics.subscribe("undici:request:error", answered);
+}
 
 const mb = (bytes: number) => bytes / 2 ** 20;
 
@@ -198,6 +205,7 @@ async function validationRuns(baseUrl: string, maxRetries: number) {
 }
 
 export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
+  instrument();
   const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
 
   // Warm-up: load and compile everything once; open some connections.
@@ -266,6 +274,10 @@ function endingWithin(start: () => Promise<unknown>, deadlineMs: number): Promis
  * client's own retries on: after a warm-up against the same server, N runs at once, each counted by how it ended.
  */
 export async function runFaultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs = 120_000, maxRetries = 2): Promise<FaultWorkerResult> {
+  instrument();
+  // Counted from here, so a process that ran other requests before (the smoke test's) reports only this worker's.
+  const callsBefore = fetchCalls;
+  const faultsBefore = answers503;
   const { graphRun } = await validationRuns(baseUrl, maxRetries);
   await Promise.all(Array.from({ length: warmup }, (_, i) => endingWithin(() => graphRun(i), deadlineMs)));
 
@@ -297,8 +309,8 @@ export async function runFaultWorker(baseUrl: string, runs: number, warmup: numb
       requests: fetchCalls - calls0,
       faultAnswers: answers503 - faults0,
     },
-    requestsTotal: fetchCalls,
-    faultAnswersTotal: answers503,
+    requestsTotal: fetchCalls - callsBefore,
+    faultAnswersTotal: answers503 - faultsBefore,
   };
 }
 

@@ -43,7 +43,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const { builtinSpecs, resolveSpec } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
   const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
   const { generationSystemPrompt } = await compiled<typeof import("../src/validation/prompts.js")>("src/validation/prompts");
-  const { InstantModel } = await compiled<typeof import("./instant-model.js")>("bench/instant-model");
+  const { ScriptedChatModel } = await compiled<typeof import("../testkit/scripted-model.js")>("testkit/scripted-model");
   const { plainValidationLoop } = await compiled<typeof import("./plain-loop.js")>("bench/plain-loop");
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
@@ -53,8 +53,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   // Every run: two invalid answers, then a valid one: three attempts.
   const answers = [brokenSchema, brokenRules, valid];
 
-  const graphModel = new InstantModel(answers);
-  const loopModel = new InstantModel(answers);
+  // The answers in turn, without recording calls, so what is timed around the model is the caller's own work.
+  const graphModel = new ScriptedChatModel({ answers, repeat: true, record: false });
+  const loopModel = new ScriptedChatModel({ answers, repeat: true, record: false });
   const graph = buildValidationGraph({ model: graphModel });
   const context = { spec: "deployment-config", maxAttempts: ATTEMPTS_PER_RUN };
 
@@ -128,7 +129,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const markdown = [
     "## 2. Framework overhead per attempt",
     "",
-    `An instant in-process model (bench/instant-model.ts: a minimal BaseChatModel) answers invalid, invalid, valid, so every run makes ${ATTEMPTS_PER_RUN} attempts. ` +
+    `An instant in-process model (testkit/scripted-model.ts: a minimal BaseChatModel, recording off) answers invalid, invalid, valid, so every run makes ${ATTEMPTS_PER_RUN} attempts. ` +
       "The plain loop (bench/plain-loop.ts) makes the same calls: the same prompt functions, `callModel`, `extractJson`, `validateAgainstSpec`, the same records. " +
       `Median of ${rounds} alternating rounds of ${runs} runs each. The package is timed as compiled JavaScript (bench/compiled.ts), not through tsx's loader.`,
     "",

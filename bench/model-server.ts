@@ -1,7 +1,8 @@
 /**
- * The scripted OpenAI-compatible server (tests/support/openai-server.ts) in
- * its own process, with a responder for the benchmarks, so that the server's
- * CPU does not count against the graphs being measured.
+ * The scripted OpenAI-compatible server (testkit/openai-server.ts) with a
+ * responder for the benchmarks, in its own process so that the server's CPU
+ * does not count against the graphs being measured (`startModelServer` runs
+ * it in the caller's process, for the smoke test).
  *
  *   node --import tsx bench/model-server.ts --port 0 --latency-ms 100 --mode invalid-then-valid [--fail-every N]
  *
@@ -21,7 +22,7 @@
 import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { builtinSpecs } from "../src/specs/registry.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../tests/support/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);
@@ -43,6 +44,62 @@ export function replyFor(mode: ServerMode, req: RecordedRequest): string {
   return last.includes("A validator rejected it") ? VALID_REPLY : BROKEN_REPLY;
 }
 
+export interface ModelServerOptions {
+  port?: number;
+  latencyMs: number;
+  mode: ServerMode;
+  /** Answer every failEvery-th request with the transient fault (0: none). */
+  failEvery?: number;
+}
+
+export interface ModelServerStats {
+  requests: number;
+  faults: number;
+  /** CPU and RSS of the process the server runs in. */
+  cpuMs: number;
+  rssMb: number;
+}
+
+export interface ModelServer {
+  baseURL: string;
+  stats(): ModelServerStats;
+  close(): Promise<void>;
+}
+
+/** The benchmark's model server in this process (the command line below runs it in a process of its own). */
+export async function startModelServer(opts: ModelServerOptions): Promise<ModelServer> {
+  const failEvery = opts.failEvery ?? 0;
+  let requests = 0;
+  let faults = 0;
+  const server = await startScriptedOpenAIServer({
+    port: opts.port ?? 0,
+    latencyMs: opts.latencyMs,
+    responder: (req) => {
+      requests++;
+      if (failsAt(requests, failEvery)) {
+        faults++;
+        return TRANSIENT_FAULT;
+      }
+      return replyFor(opts.mode, req);
+    },
+  });
+  // The recorded requests are not needed here; drop them so memory stays flat.
+  const recorded = server.requests;
+  const trim = setInterval(() => recorded.splice(0, recorded.length), 1000);
+  trim.unref();
+  return {
+    baseURL: server.baseURL,
+    stats: () => {
+      const cpu = process.cpuUsage();
+      return { requests, faults, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.memoryUsage().rss / 2 ** 20 };
+    },
+    close: async () => {
+      clearInterval(trim);
+      await server.close();
+    },
+  };
+}
+
 async function main(argv: string[]): Promise<void> {
   const arg = (name: string): string | undefined => {
     const i = argv.indexOf(name);
@@ -52,32 +109,12 @@ async function main(argv: string[]): Promise<void> {
   if (mode !== "invalid-then-valid" && mode !== "never-valid") throw new Error(`unknown --mode ${mode}`);
   const failEvery = Number(arg("--fail-every") ?? 0);
   if (!Number.isInteger(failEvery) || failEvery < 0) throw new Error(`--fail-every must be a non-negative integer; got ${arg("--fail-every")}`);
-  let requests = 0;
-  let faults = 0;
-  const server = await startScriptedOpenAIServer({
-    port: Number(arg("--port") ?? 0),
-    latencyMs: Number(arg("--latency-ms") ?? 0),
-    responder: (req) => {
-      requests++;
-      if (failsAt(requests, failEvery)) {
-        faults++;
-        return TRANSIENT_FAULT;
-      }
-      return replyFor(mode, req);
-    },
-  });
-  // The recorded requests are not needed here; drop them so memory stays flat.
-  const recorded = server.requests;
-  const trim = setInterval(() => recorded.splice(0, recorded.length), 1000);
-  trim.unref();
+  const server = await startModelServer({ port: Number(arg("--port") ?? 0), latencyMs: Number(arg("--latency-ms") ?? 0), mode, failEvery });
   process.stdout.write(`READY ${server.baseURL}\n`);
 
   const lines = createInterface({ input: process.stdin });
   lines.on("line", (line) => {
-    if (line.trim() === "STATS") {
-      const cpu = process.cpuUsage();
-      process.stdout.write(`STATS ${JSON.stringify({ requests, faults, cpuMs: (cpu.user + cpu.system) / 1000, rssMb: process.memoryUsage().rss / 2 ** 20 })}\n`);
-    }
+    if (line.trim() === "STATS") process.stdout.write(`STATS ${JSON.stringify(server.stats())}\n`);
   });
   const stop = (): void => {
     void server.close().then(() => process.exit(0));

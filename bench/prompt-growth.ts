@@ -14,7 +14,7 @@ import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { firstAttemptPrompt, generationSystemPrompt } from "../src/validation/prompts.js";
-import { startScriptedOpenAIServer } from "../tests/support/openai-server.js";
+import { startScriptedOpenAIServer } from "../testkit/openai-server.js";
 import {
   compare,
   fmt,

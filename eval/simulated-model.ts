@@ -8,13 +8,12 @@
  * is a factory that gives each role (generate, actor, evaluator, reflector,
  * reviewer) a model that plays it. The role can also be read from the prompt.
  */
-import { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { AIMessage, type BaseMessage } from "@langchain/core/messages";
-import type { ChatResult } from "@langchain/core/outputs";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatModelFactory, ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
+import { seededRandom as random } from "../testkit/random.js";
+import { ScriptedChatModel } from "../testkit/scripted-model.js";
 import { SUITE, type Difficulty, type EvalRequest } from "./suite.js";
-import { seededRandom as random } from "../tests/support/random.js";
 
 // ---------------------------------------------------------------------------
 // Defects: ways to break a spec's example, and what fixing them means
@@ -274,36 +273,31 @@ export interface SimulatedModelOptions {
   latencyMs?: number;
 }
 
-export class SimulatedChatModel extends BaseChatModel {
+/** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are testkit's ScriptedChatModel. */
+export class SimulatedChatModel extends ScriptedChatModel {
   private readonly seed: number;
   private readonly missRate: number;
   private readonly requests: Map<string, EvalRequest>;
-  private readonly latencyMs: number;
 
   constructor(
     options: SimulatedModelOptions,
     private readonly role?: SimulatedRole,
   ) {
-    super({});
+    // No recording: an evaluation makes thousands of calls and reads none back.
+    super({ record: false, latencyMs: options.latencyMs });
     this.seed = options.seed;
     this.missRate = options.missRate ?? DEFAULT_MISS_RATE;
     this.requests = new Map((options.suite ?? SUITE).map((r) => [r.request, r]));
-    this.latencyMs = options.latencyMs ?? 0;
   }
 
-  _llmType(): string {
+  override _llmType(): string {
     return "simulated";
   }
 
-  async _generate(messages: BaseMessage[]): Promise<ChatResult> {
+  protected override answer(messages: BaseMessage[]): string {
     const system = messages.filter((m) => m.getType() === "system").map((m) => String(m.content)).join("\n");
     const prompt = messages.filter((m) => m.getType() !== "system").map((m) => String(m.content)).join("\n\n");
-    const text = this.respond(this.role ?? detectRole(system), system, prompt);
-    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
-    const input = Math.max(1, Math.ceil((system.length + prompt.length) / 4));
-    const output = Math.max(1, Math.ceil(text.length / 4));
-    const message = new AIMessage({ content: text, usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output } });
-    return { generations: [{ text, message }] };
+    return this.respond(this.role ?? detectRole(system), system, prompt);
   }
 
   /** Which request a prompt is about: its spec, difficulty and planned defects. */

@@ -1,8 +1,8 @@
 /** The command line's --interactive review: a person answers on the terminal and is held to the same spec. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { runCli, runCliProcess } from "../support/cli.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { runCli, runCliProcess } from "../../testkit/cli.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const EXAMPLE = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
 const BROKEN = JSON.stringify({ ...EXAMPLE, replicas: 8 });

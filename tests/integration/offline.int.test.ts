@@ -16,8 +16,8 @@ import { createChatModel, type ModelRequest } from "../../src/models.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { runCli } from "../support/cli.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { runCli } from "../../testkit/cli.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const REQUEST = { request: "A deployment config for payments-api" };

@@ -9,7 +9,7 @@ import { createChatModel } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { strictCompatible } from "../../src/validation/output-mode.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const SPEC = builtinSpecs.get("deployment-config")!;
 const VALID = JSON.stringify(SPEC.example);

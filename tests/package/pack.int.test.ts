@@ -15,8 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { REPO_ROOT } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { REPO_ROOT } from "../../testkit/dev-server.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
 // Measured on a 2-core machine shared with other work (three runs): npm pack, with its build, 20-47 s;
 // npm install 12-21 s; tsc 3-17 s; node run.mjs 1-5 s; each npx run 2-8 s; the whole file 24-108 s.

@@ -10,8 +10,8 @@ import { Client } from "@langchain/langgraph-sdk";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { startDevServer, type DevServer } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../support/openai-server.js";
+import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
+import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const START_TIMEOUT = 240_000;
 const TEST_TIMEOUT = 120_000;

@@ -8,6 +8,7 @@ import { ensureReflexionConfig } from "../../src/configuration.js";
 import { storeMemoryFor } from "../../src/reflexion/nodes.js";
 import { describeWithPostgres } from "../support/postgres.js";
 
+// A database of its own: the agent and owner names are fixed, so a rerun must not find the last run's memories.
 describeWithPostgres("memory namespaces on PostgreSQL", (db) => {
   it("my_agent, my-agent and myXagent, and owners 50% and 50x, keep their memories apart", async () => {
     const p = await openPersistence({ databaseUrl: db.url });
@@ -25,5 +26,5 @@ describeWithPostgres("memory namespaces on PostgreSQL", (db) => {
     } finally {
       await p.close();
     }
-  }, 60_000);
+  });
 });

@@ -53,6 +53,7 @@ describe("choosing persistence", () => {
   });
 });
 
+// The server is all the first test needs, and the second makes its own empty database.
 describeWithPostgres("PostgreSQL persistence", (db) => {
   it("a missing database is named in the error", async () => {
     const url = new URL(db.url);
@@ -105,4 +106,4 @@ describeWithPostgres("PostgreSQL persistence", (db) => {
     },
     120_000,
   );
-});
+}, { database: "shared" });

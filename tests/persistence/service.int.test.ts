@@ -16,11 +16,11 @@ import { connect } from "node:net";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { BAD_INPUTS } from "../reliability/bad-input.js";
-import { hostileFixtures } from "../reliability/hostile-fixtures.js";
-import { FAULTS } from "../reliability/provider-faults.js";
-import { freePort, REPO_ROOT } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
+import { BAD_INPUTS } from "../../reliability/bad-input.js";
+import { hostileFixtures } from "../../reliability/hostile-fixtures.js";
+import { FAULTS } from "../../reliability/provider-faults.js";
+import { freePort, REPO_ROOT } from "../../testkit/dev-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);

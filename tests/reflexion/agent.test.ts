@@ -2,8 +2,8 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/errors.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
-import { promptOf } from "../support/scripted-model.js";
-import { roleModels } from "../support/role-models.js";
+import { promptOf } from "../../testkit/scripted-model.js";
+import { roleModels } from "../../testkit/role-models.js";
 
 describe("ReflexionAgent", () => {
   it("act, evaluate, reflect and refine each make one model call of their role", async () => {

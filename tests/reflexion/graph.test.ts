@@ -2,8 +2,8 @@ import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { promptOf } from "../support/scripted-model.js";
-import { roleModels } from "../support/role-models.js";
+import { promptOf } from "../../testkit/scripted-model.js";
+import { roleModels } from "../../testkit/role-models.js";
 
 const STEP_KEYS = ["evaluation", "iteration", "reflection", "response", "score", "task"];
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { seededRandom as rng } from "../support/random.js";
+import { seededRandom as rng } from "../../testkit/random.js";
 import {
   DEDUP_THRESHOLD,
   LONG_TERM_SCORE_THRESHOLD,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { HOSTILE_SPECS, measureSpecHeap, runHostileSpecSuite } from "./hostile-specs.js";
+import { HOSTILE_SPECS, measureSpecHeap, runHostileSpecSuite } from "../../reliability/hostile-specs.js";
 
 describe("hostile specs supplied at run time", () => {
   it("each is refused with its reason, or accepted and judges every answer as it deserves within budget", async () => {

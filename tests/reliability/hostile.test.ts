@@ -1,6 +1,7 @@
+/** Hostile model output through the validation graph: every case ends as its content deserves. */
 import { describe, expect, it } from "vitest";
-import { hostileFixtures } from "./hostile-fixtures.js";
-import { runHostileSuite } from "./hostile.js";
+import { hostileFixtures } from "../../reliability/hostile-fixtures.js";
+import { runHostileSuite } from "../../reliability/hostile.js";
 
 describe("hostile model output", () => {
   it("at least 40 cases; every one ends as its content deserves, with bounded feedback and no prototype pollution", async () => {

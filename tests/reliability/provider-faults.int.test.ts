@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FAULTS, runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "./provider-faults.js";
+import { FAULTS, runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "../../reliability/provider-faults.js";
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { memoryNamespace } from "../../src/reflexion/memory-store.js";
 import { MAX_RECORDED_TEXT_CHARS } from "../../src/reflexion/nodes.js";
-import { roleModels } from "../support/role-models.js";
+import { roleModels } from "../../testkit/role-models.js";
 
 const STEP_KEYS = ["evaluation", "iteration", "reflection", "response", "score", "task"];
 

@@ -3,7 +3,7 @@
  * every case must hold. One server for the whole file.
  */
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { runAuthAttacks, startAttackTarget, type AttackTarget } from "./attacks.js";
+import { runAuthAttacks, startAttackTarget, type AttackTarget } from "../../reliability/auth-attacks.js";
 
 let target: (AttackTarget & { server: { tail(chars?: number): string } }) | undefined;
 

@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { startDevServer } from "../support/dev-server.js";
+import { startDevServer } from "../../testkit/dev-server.js";
 
 const SECONDS = Number(process.argv[2] ?? 10);
 const CONCURRENCY = Number(process.argv[3] ?? 20);

@@ -10,9 +10,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_GRAPHS, builtinAssistantId } from "../../src/server/auth.js";
 import { createHttpApp } from "../../src/server/http.js";
-import { REPO_ROOT } from "../support/dev-server.js";
-import { ATTACK_CASES } from "./attacks.js";
-import { installedRoutes, readmeRouteTable } from "./routes.js";
+import { REPO_ROOT } from "../../testkit/dev-server.js";
+import { ATTACK_CASES } from "../../reliability/auth-attacks.js";
+import { installedRoutes, readmeRouteTable } from "../../reliability/server-routes.js";
 
 const config = JSON.parse(readFileSync(join(REPO_ROOT, "langgraph.json"), "utf8")) as {
   graphs: Record<string, string>;

@@ -11,9 +11,9 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { BAD_INPUTS } from "../reliability/bad-input.js";
-import { startDevServer, type DevServer } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
+import { BAD_INPUTS } from "../../reliability/bad-input.js";
+import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const TEST_TIMEOUT = 120_000;
 const START_TIMEOUT = 180_000;

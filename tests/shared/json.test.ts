@@ -320,11 +320,10 @@ describe("hostile sizes", () => {
     for (const answer of answers) error(answer);
   });
 
-  it("reads a large valid answer quickly", () => {
+  // How fast is a benchmark's question (bench/), not a test's: a busy machine would make a time limit fail at random.
+  it("reads a large valid answer", () => {
     const value = { items: Array.from({ length: 20_000 }, (_, i) => ({ id: i, name: `item-${i}` })) };
     const answer = `Here you go:\n\`\`\`json\n${JSON.stringify(value)}\n\`\`\``;
-    const started = performance.now();
     expect(read(answer, "fence")).toEqual(value);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });

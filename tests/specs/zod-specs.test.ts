@@ -4,7 +4,7 @@ import { z } from "zod";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { validateAgainstSpec } from "../../src/validation/validate.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Deployment = z
   .object({

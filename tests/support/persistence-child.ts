@@ -1,12 +1,12 @@
 /**
  * A separate process running one graph through the persistence chooser, for
- * the durable-state tests (crash and resume, memory shared across processes).
+ * the durable-state tests where the process is the point: the one that is
+ * killed mid-run, and the one whose memories another process reads.
  *
  *   node --import tsx tests/support/persistence-child.ts <mode>
  *
  * modes:
  *   validate-start   run CHILD_REQUEST on thread CHILD_THREAD_ID
- *   validate-resume  resume thread CHILD_THREAD_ID (invoke(null, …))
  *   reflexion        run CHILD_TASKS (a JSON list) on thread CHILD_THREAD_ID for owner CHILD_OWNER
  *
  * The model and database come from the environment (OPENAI_BASE_URL,
@@ -23,7 +23,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(HERE, "../..");
 const SCRIPT = fileURLToPath(import.meta.url);
 
-export type ChildMode = "validate-start" | "validate-resume" | "reflexion";
+export type ChildMode = "validate-start" | "reflexion";
 
 export interface ChildProcessHandle {
   process: ChildProcess;
@@ -93,10 +93,9 @@ async function main(mode: string): Promise<void> {
   try {
     const options = { checkpointer: persistence.checkpointer, store: persistence.store };
     let result: unknown;
-    if (mode === "validate-start" || mode === "validate-resume") {
+    if (mode === "validate-start") {
       const graph = buildValidationGraph(options);
-      const input = mode === "validate-start" ? { request: process.env.CHILD_REQUEST ?? "" } : null;
-      result = await graph.invoke(input, { configurable: { thread_id: threadId }, durability: "sync" });
+      result = await graph.invoke({ request: process.env.CHILD_REQUEST ?? "" }, { configurable: { thread_id: threadId }, durability: "sync" });
     } else if (mode === "reflexion") {
       const graph = buildReflexionGraph(options);
       const tasks = JSON.parse(process.env.CHILD_TASKS ?? "[]") as string[];

@@ -3,11 +3,12 @@
  *
  * The server is TEST_DATABASE_URL (default postgres://postgres@127.0.0.1:5432/langgraph_test).
  * Reachability is checked once per test file when this module loads:
- *   - reachable: each `describeWithPostgres` block gets a fresh database of its own
- *     (langgraph_test_<time>_<random>, created from that connection and dropped afterwards),
- *     so reruns and parallel files never see each other's tables; when the user may not
- *     create databases, the blocks share TEST_DATABASE_URL's database and rely on unique
- *     thread ids and owners;
+ *   - reachable: a `describeWithPostgres` block gets a fresh database of its own
+ *     (langgraph_test_<time>_<random>, created from that connection and dropped afterwards)
+ *     when its tests need one: an empty database, or no other file's connections or rows.
+ *     Blocks whose tests use unique thread ids and owners say `{ database: "shared" }` and
+ *     use TEST_DATABASE_URL's database itself, which saves creating, migrating and dropping
+ *     one. When the user may not create databases, every block shares that database;
  *   - unreachable and REQUIRE_POSTGRES=1 (CI): the blocks fail, saying why;
  *   - unreachable otherwise: the blocks are skipped, with one warning per test run.
  */
@@ -42,7 +43,7 @@ function where(url: string): string {
 const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 30_000 });
   client.on("error", () => undefined);
   try {
     await client.connect();
@@ -144,6 +145,14 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   }
 }
 
+/** TEST_DATABASE_URL's own database (created when missing), never dropped. */
+async function sharedTestDatabase(): Promise<TestDatabase> {
+  const admin = await connectAdmin();
+  await admin.end().catch(() => undefined);
+  const name = decodeURIComponent(new URL(TEST_DATABASE_URL).pathname.slice(1));
+  return { url: TEST_DATABASE_URL, name, drop: async () => undefined };
+}
+
 async function dropDatabase(name: string): Promise<void> {
   const admin = await connectAdmin();
   try {
@@ -164,12 +173,20 @@ async function dropStaleDatabases(admin: pg.Client): Promise<void> {
   }
 }
 
+export interface PostgresBlockOptions {
+  /**
+   * "own" (default): a fresh database for the block, dropped afterwards. "shared": TEST_DATABASE_URL's
+   * database, for tests that need no isolation because their thread ids and owners are unique.
+   */
+  database?: "own" | "shared";
+}
+
 /**
- * A describe block that needs PostgreSQL: it gets a fresh database (`db.url`,
- * valid inside hooks and tests), is skipped when PostgreSQL is unreachable,
- * and fails instead when REQUIRE_POSTGRES=1.
+ * A describe block that needs PostgreSQL: it gets a database (`db.url`, valid
+ * inside hooks and tests; see PostgresBlockOptions), is skipped when PostgreSQL
+ * is unreachable, and fails instead when REQUIRE_POSTGRES=1.
  */
-export function describeWithPostgres(name: string, body: (db: { readonly url: string }) => void): void {
+export function describeWithPostgres(name: string, body: (db: { readonly url: string }) => void, options: PostgresBlockOptions = {}): void {
   const message = `PostgreSQL not reachable at ${where(TEST_DATABASE_URL)} (${postgres.reason}): durable-state tests skipped; set TEST_DATABASE_URL`;
   if (!postgres.ok && REQUIRED) {
     describe(name, () => {
@@ -183,11 +200,11 @@ export function describeWithPostgres(name: string, body: (db: { readonly url: st
   describe.skipIf(!postgres.ok)(name, () => {
     let database: TestDatabase | undefined;
     beforeAll(async () => {
-      database = await createTestDatabase();
-    }, 60_000);
+      database = options.database === "shared" ? await sharedTestDatabase() : await createTestDatabase();
+    });
     afterAll(async () => {
       await database?.drop();
-    }, 60_000);
+    });
     body({
       get url() {
         if (!database) throw new Error("the test database is not ready (used outside a hook or test?)");

@@ -10,8 +10,8 @@ import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { countDeployCalls, createDeployAgent, type DeploymentConfig } from "../../examples/guarded-agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { runNode } from "../support/cli.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
+import { runNode } from "../../testkit/cli.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
 const fixed: DeploymentConfig = {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { promptOf, scriptedModel } from "../support/scripted-model.js";
+import { promptOf, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({

@@ -3,7 +3,7 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
 const BROKEN = { ...VALID, replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };

@@ -10,7 +10,7 @@ import { ConfigurationError } from "../../src/errors.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { buildValidationGraph, createValidationGraphBuilder } from "../../src/validation/graph.js";
-import { promptOf, scriptedModel } from "../support/scripted-model.js";
+import { promptOf, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ service_name: "payments-api", replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, health_check: { path: "/healthz", timeout_seconds: 5, interval_seconds: 10 } });

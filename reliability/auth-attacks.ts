@@ -17,14 +17,14 @@
 import { request as httpRequest } from "node:http";
 import { randomBytes, randomUUID } from "node:crypto";
 import { Client } from "@langchain/langgraph-sdk";
-import { builtinAssistantId } from "../../src/server/auth.js";
-import { MAX_BODY_BYTES } from "../../src/server/http.js";
-import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
-import { builtinSpecs } from "../../src/specs/registry.js";
-import type { CaseResult } from "../reliability/hostile.js";
-import { startDevServer, type DevServer } from "../support/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
-import { installedRoutes, type RouteKey } from "./routes.js";
+import { builtinAssistantId } from "../src/server/auth.js";
+import { MAX_BODY_BYTES } from "../src/server/http.js";
+import { REFLEXION_PROMPT } from "../src/reflexion/prompts.js";
+import { builtinSpecs } from "../src/specs/registry.js";
+import type { CaseResult } from "./hostile.js";
+import { startDevServer, type DevServer } from "../testkit/dev-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
+import { installedRoutes, type RouteKey } from "./server-routes.js";
 
 export const ATTACK_KEYS = { alice: "alice-key", bob: "bob-key" } as const;
 

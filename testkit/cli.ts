@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { runGenerateCli } from "../../src/cli/generate.js";
+import { runGenerateCli } from "../src/cli/generate.js";
 
 /** tsx's loader by absolute URL, so a child can run from any directory. */
 const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
@@ -73,7 +73,7 @@ export async function runCli(
 
 /** The command line as a real process (`node --import tsx src/cli/generate.ts <args…>`), from an empty directory. */
 export function startCliProcess(args: string[], env: Record<string, string>, options: { nodeArgs?: string[]; stdin?: string } = {}) {
-  const cli = join(import.meta.dirname, "../../src/cli/generate.ts");
+  const cli = join(import.meta.dirname, "../src/cli/generate.ts");
   return startNode([...(options.nodeArgs ?? []), cli, ...args], env, { cwd: noDotEnvDir(), stdin: options.stdin });
 }
 

@@ -16,7 +16,7 @@
  * HTTP 500 so that a test relying on a missing reply fails loudly.
  *
  * Run directly to use from another process:
- *   npx tsx tests/support/openai-server.ts --port 0 --replies-file replies.json
+ *   npx tsx testkit/openai-server.ts --port 0 --replies-file replies.json
  * prints one line `READY <baseURL>` on stdout and serves until SIGINT/SIGTERM.
  */
 import { createServer } from "node:http";
@@ -540,7 +540,7 @@ export async function startScriptedOpenAIServer(
 }
 
 // ---------------------------------------------------------------------------
-// CLI: npx tsx tests/support/openai-server.ts [--port N] [--host H]
+// CLI: npx tsx testkit/openai-server.ts [--port N] [--host H]
 //        [--replies-file F.json] [--latency-ms N]
 // Prints `READY <baseURL>` once listening.
 // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
  * Hostile model answers for the validation graph, each with the outcome its
  * content deserves under the deployment-config spec.
  */
-import { builtinSpecs } from "../../src/specs/registry.js";
+import { builtinSpecs } from "../src/specs/registry.js";
 
 export interface HostileFixture {
   name: string;

@@ -1,7 +1,8 @@
 /**
- * Smoke test of the benchmarks: each runs in quick mode (tiny sizes) and its
- * results are well formed. No timing assertions: targets are goals reported
- * in BENCHMARKS.md, not tests.
+ * Smoke test of the benchmarks: each runs in quick mode (tiny sizes) in this
+ * process and its results are well formed and its checks hold. Integration:
+ * it starts the scripted HTTP server and the article's Python validator. No
+ * timing assertions: targets are goals reported in BENCHMARKS.md, not tests.
  */
 import { describe, expect, it } from "vitest";
 import type { BenchResult } from "../../bench/common.js";
@@ -54,7 +55,7 @@ describe("benchmarks in quick mode", () => {
     const python = r.comparisons.find((c) => c.label.includes("article's validate_config, valid"));
     if (python) expect(python.reference).toBe(r.rows.find((x) => x.label === "Python validate_config, valid")?.value);
     else expect(r.notRun?.[0]).toMatch(/^not run: python3\/jsonschema not available/);
-  }, 30_000);
+  }, 120_000); // 16 s measured with the machine's load average near 19
 
   it("validator speed: a missing python3 is reported, not a failure", async () => {
     const r = await validator.run({ quick: true, python: "python3-that-does-not-exist" });
@@ -62,7 +63,7 @@ describe("benchmarks in quick mode", () => {
     expect(r.notRun?.[0]).toMatch(/^not run: python3\/jsonschema not available/);
     expect(r.targets.filter((t) => t.description.includes("Python")).every((t) => t.met === null)).toBe(true);
     expect(r.markdown).toContain("not run: python3/jsonschema not available");
-  }, 30_000);
+  });
 
   it("framework overhead: graph vs plain loop, with a profile", async () => {
     const r = await overhead.run(quick);
@@ -70,17 +71,20 @@ describe("benchmarks in quick mode", () => {
     expectFromRows(r, "compiled graph, per attempt", "graph, per attempt", "plain loop, per attempt");
     expect(r.markdown).toContain("Top functions by self time");
     expect(r.markdown).toContain("What could be removed");
-  }, 30_000);
+  });
 
   it("prompt growth: sizes per attempt over a run that uses every attempt", async () => {
     const r = await prompt.run(quick);
     expectWellFormed(r);
     expect(r.rows.filter((x) => x.unit === "chars")).toHaveLength(5);
     expect(r.rows.filter((x) => x.unit === "tokens")).toHaveLength(5);
-  }, 30_000);
+  });
 
-  it("concurrency: real ChatOpenAI against the scripted server in another process", async () => {
-    const r = await concurrency.run(quick);
+  it("concurrency: real ChatOpenAI against the scripted server, both in this process", async () => {
+    // Few runs and a latency wide enough that every run's request is on the wire before the first answer
+    // comes back, even on a busy machine where the runs' own CPU work stretches out.
+    const r = await concurrency.run({ ...quick, inProcess: true, runs: 10, latencyMs: 400 });
+    expect(r.markdown).toContain("server and client in one process");
     expectWellFormed(r);
     expectFromRows(r, "graph vs plain loop: wall time", "graph wall time", "plain loop wall time");
     expect(r.comparisons[0].reference).toBe(r.rows.find((x) => x.label === "ideal wall time")?.value);
@@ -89,7 +93,7 @@ describe("benchmarks in quick mode", () => {
     const f = r.faults;
     expect(r.markdown).toContain(`### ${f.label}`);
     expect(f.label).toBe("With 10% of model calls failing (503)");
-    expect(f.runs).toBe(20);
+    expect(f.runs).toBe(10);
     for (const n of [f.valid, f.explicitFailure, f.providerError, f.lost, f.validAfterTwoAttempts, f.faultsInjected, f.faultsInTimedRuns]) {
       expect(Number.isInteger(n) && n >= 0).toBe(true);
     }
@@ -101,13 +105,13 @@ describe("benchmarks in quick mode", () => {
     expect(f.faultsInTimedRuns).toBeLessThanOrEqual(f.faultsInjected);
     expect(Object.values(f.endings).reduce((a, b) => a + b, 0)).toBe(f.runs - f.valid);
     expect(r.checks.find((c) => c.description.includes("every run ended, none lost"))?.ok).toBe(true);
-  }, 120_000);
+  }, 120_000); // 23 s measured with the machine's load average near 19
 
   it("memory at scale: index vs scan, same answers", async () => {
     const r = await memory.run(quick);
     expectWellFormed(r);
     expectFromRows(r, "search p50 at 1,000 entries", "search p50 @1000", "scan p50 @1000");
-  }, 30_000);
+  });
 
   it("the report carries the machine, the Node version and every section", () => {
     const report = renderReport(results, quick, Date.now());

@@ -2,11 +2,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_REQUEST_CHARS } from "../../src/configuration.js";
-import { buildReflexionGraph } from "../../src/reflexion/graph.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { runCli } from "../support/cli.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { MAX_REQUEST_CHARS } from "../src/configuration.js";
+import { buildReflexionGraph } from "../src/reflexion/graph.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { runCli } from "../testkit/cli.js";
+import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
 export interface BadInputCase {
@@ -83,7 +83,10 @@ export async function runBadInputsThroughCode(): Promise<CaseResult[]> {
   return results;
 }
 
-/** The validation cases the command line can express, with the exit status 2 and the message on stderr. */
+/**
+ * The validation cases the command line can express, with the exit status 2 and the message on stderr,
+ * through the command line's entry function in this process (the exit status is its return value).
+ */
 export async function runBadInputsThroughCli(): Promise<CaseResult[]> {
   const dir = mkdtempSync(join(tmpdir(), "bad-spec-"));
   const badSchemaFile = join(dir, "bad-spec.json");

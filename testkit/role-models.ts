@@ -1,5 +1,5 @@
 /** A scripted model per Reflexion role (actor, evaluator, reflector), as a model factory. */
-import type { ChatModelFactory } from "../../src/models.js";
+import type { ChatModelFactory } from "../src/models.js";
 import { scriptedModel, type ScriptedAnswer } from "./scripted-model.js";
 
 export function roleModels(script: { actor?: ScriptedAnswer[]; evaluator?: ScriptedAnswer[]; reflector?: ScriptedAnswer[] }) {

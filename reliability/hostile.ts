@@ -1,11 +1,11 @@
 /** Runs every hostile fixture through the validation graph and says, per case, whether the package held. */
 import { performance } from "node:perf_hooks";
-import { extractJson } from "../../src/shared/json.js";
-import { builtinSpecs } from "../../src/specs/registry.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { MAX_FEEDBACK_CHARS } from "../../src/validation/prompts.js";
-import { validateAgainstSpec } from "../../src/validation/validate.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { extractJson } from "../src/shared/json.js";
+import { builtinSpecs } from "../src/specs/registry.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { MAX_FEEDBACK_CHARS } from "../src/validation/prompts.js";
+import { validateAgainstSpec } from "../src/validation/validate.js";
+import { scriptedModel } from "../testkit/scripted-model.js";
 import { hostileFixtures } from "./hostile-fixtures.js";
 
 export interface CaseResult {

@@ -8,14 +8,14 @@ import { performance } from "node:perf_hooks";
 import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { z } from "zod";
-import { SpecError } from "../../src/errors.js";
-import { extractJson } from "../../src/shared/json.js";
-import { RUNTIME_SPEC_LIMITS } from "../../src/specs/limits.js";
-import { resolveSpec } from "../../src/specs/registry.js";
-import type { Spec } from "../../src/specs/spec.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { validateAgainstSpec } from "../../src/validation/validate.js";
-import { scriptedModel } from "../support/scripted-model.js";
+import { SpecError } from "../src/errors.js";
+import { extractJson } from "../src/shared/json.js";
+import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
+import { resolveSpec } from "../src/specs/registry.js";
+import type { Spec } from "../src/specs/spec.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { validateAgainstSpec } from "../src/validation/validate.js";
+import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
 /** What validating any accepted answer against any accepted run-time spec may cost (stated in the README). */

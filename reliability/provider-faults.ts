@@ -6,12 +6,12 @@
  * (stalled body, dripped answer) and a provider echoing the Authorization header.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { readEnvironment } from "../../src/configuration.js";
-import { createChatModel, type ModelRequest } from "../../src/models.js";
-import { builtinSpecs } from "../../src/specs/registry.js";
-import { ProviderError } from "../../src/errors.js";
-import { buildValidationGraph } from "../../src/validation/graph.js";
-import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../support/openai-server.js";
+import { readEnvironment } from "../src/configuration.js";
+import { createChatModel, type ModelRequest } from "../src/models.js";
+import { builtinSpecs } from "../src/specs/registry.js";
+import { ProviderError } from "../src/errors.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
 import type { CaseResult } from "./hostile.js";
 
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

@@ -13,7 +13,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { REPO_ROOT } from "../support/dev-server.js";
+import { REPO_ROOT } from "../testkit/dev-server.js";
 
 export const API_DIST = join(REPO_ROOT, "node_modules", "@langchain", "langgraph-api", "dist");
 
@@ -36,7 +36,7 @@ export async function installedRoutes(): Promise<Map<RouteKey, string>> {
     // The protocol module exports a factory taking the WebSocket upgrader and the storage ops.
     if (typeof app === "function") app = (app as (u: unknown, o: unknown) => unknown)(() => async () => undefined, { runs: {}, threads: {} });
     const hono = app as Partial<HonoLike>;
-    if (!Array.isArray(hono?.routes)) throw new Error(`${file}: its default export is not a Hono app (no .routes); read it and update tests/server/routes.ts.`);
+    if (!Array.isArray(hono?.routes)) throw new Error(`${file}: its default export is not a Hono app (no .routes); read it and update reliability/server-routes.ts.`);
     for (const r of hono.routes) {
       if (r.method === "ALL" && (r.path === "*" || r.path === "/*")) continue; // middleware, not a route
       routes.set(render(r.method, r.path), `dist/api/${file}`);
