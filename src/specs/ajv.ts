@@ -118,5 +118,39 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
   addFormats(ajv);
+  replaceUniqueItems(ajv);
   return ajv.compile(schema);
+}
+
+/**
+ * `uniqueItems`, checked in linear time by a canonical key per item. ajv's own
+ * check compares every pair of items when they are objects or untyped (minutes
+ * on a long answer), and on scalar items keys a plain object by the item, which
+ * misses duplicates of "__proto__".
+ */
+function replaceUniqueItems(ajv: Ajv): void {
+  ajv.removeKeyword("uniqueItems");
+  const validate = function uniqueItems(unique: unknown, data: unknown[]): boolean {
+    if (unique !== true) return true;
+    const seen = new Map<string, number>();
+    for (let i = 0; i < data.length; i++) {
+      const key = canonicalKey(data[i]);
+      const j = seen.get(key);
+      if (j !== undefined) {
+        validate.errors = [{ keyword: "uniqueItems", params: { i, j }, message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)` }];
+        return false;
+      }
+      seen.set(key, i);
+    }
+    return true;
+  } as ((unique: unknown, data: unknown[]) => boolean) & { errors?: Array<Record<string, unknown>> };
+  ajv.addKeyword({ keyword: "uniqueItems", type: "array", schemaType: "boolean", $data: true, errors: true, validate } as never);
+}
+
+/** The same key for JSON values ajv deems equal: object keys in sorted order. */
+function canonicalKey(value: unknown): string {
+  if (value === null || typeof value !== "object") return typeof value === "string" ? `s${value}` : `v${JSON.stringify(value)}`;
+  if (Array.isArray(value)) return `[${value.map(canonicalKey).join(",")}]`;
+  const keys = Object.keys(value).sort();
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalKey((value as Record<string, unknown>)[k])}`).join(",")}}`;
 }

@@ -4,7 +4,7 @@
  * Promise instead of a verdict). Specs supplied at run time (by a request, a
  * file, Studio) are also bounded, so that no spec can stall the process while
  * it compiles or while it validates an answer: size, depth, subschemas,
- * patterns, and `uniqueItems` only where ajv checks it in linear time.
+ * patterns, and how many subschemas can apply to one value.
  */
 import { SpecError } from "../errors.js";
 
@@ -36,7 +36,6 @@ const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 /** Keywords whose value maps names to subschemas. */
 const MAPS = ["properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"];
 
-const SCALAR_TYPES = new Set(["string", "number", "integer", "boolean", "null"]);
 
 interface Visit {
   schema: Record<string, unknown>;
@@ -114,22 +113,9 @@ function checkStructure(schema: Record<string, unknown>, limits: typeof RUNTIME_
       }
     }
     refTarget(schema, s, path);
-    if (own("uniqueItems") !== undefined && own("uniqueItems") !== false && !scalarItems(own("items"))) {
-      throw new SpecError(
-        `"uniqueItems" at ${path.slice(0, 200)} needs "items" with a scalar "type" (string, number, integer, boolean or null) in specs supplied at run time: ` +
-          "on objects, arrays or untyped items it compares every pair of items, which a long answer turns into minutes of work.",
-      );
-    }
   }
 }
 
-/** Whether `items` declares only scalar types, so ajv checks uniqueness in linear time. */
-function scalarItems(items: unknown): boolean {
-  if (items === null || typeof items !== "object" || Array.isArray(items)) return false;
-  const type = (items as { type?: unknown }).type;
-  const types = Array.isArray(type) ? type : [type];
-  return types.length > 0 && types.every((t) => typeof t === "string" && SCALAR_TYPES.has(t));
-}
 
 // ---------------------------------------------------------------------------
 // The cost of validating one value: how many subschemas can apply to it.

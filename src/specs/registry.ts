@@ -121,8 +121,8 @@ export function recordSpec(spec: Spec): SpecRecord {
   return { kind: "code", name: spec.name, fingerprint: fingerprintSpec(spec) };
 }
 
-/** The spec a record names; `codeSpec` is the spec the resuming graph was built with, if any. */
-export function specFromRecord(record: SpecRecord, codeSpec?: Spec): Spec {
+/** The spec a record names; `codeSpecs` are the code-defined specs the resuming graph knows (its own, and those its runs were given). */
+export function specFromRecord(record: SpecRecord, codeSpecs: readonly Spec[] = []): Spec {
   switch (record.kind) {
     case "builtin": {
       const spec = builtinSpecs.get(record.name);
@@ -131,12 +131,15 @@ export function specFromRecord(record: SpecRecord, codeSpec?: Spec): Spec {
     }
     case "inline":
       return resolveSpec(record.definition);
-    case "code":
-      if (codeSpec && codeSpec.name === record.name && fingerprintSpec(codeSpec) === record.fingerprint) return codeSpec;
+    case "code": {
+      const match = codeSpecs.find((spec) => spec.name === record.name && fingerprintSpec(spec) === record.fingerprint);
+      if (match) return match;
+      const names = [...new Set(codeSpecs.map((spec) => JSON.stringify(spec.name)))];
       throw new SpecError(
         `This run was started with the code-defined spec ${JSON.stringify(record.name)}; resume it with a graph built with that same spec ` +
-          `(${codeSpec ? `this graph has ${JSON.stringify(codeSpec.name)}${codeSpec.name === record.name ? " with different schema or rules" : ""}` : "this graph has none"}).`,
+          `(this graph knows ${names.length > 0 ? `${names.join(", ")}${names.includes(JSON.stringify(record.name)) ? " with different schema or rules" : ""}` : "none"}).`,
       );
+    }
   }
   throw new SpecError(`This run was started with the spec ${JSON.stringify(record.name)}, which this version does not have.`);
 }

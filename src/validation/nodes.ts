@@ -8,7 +8,7 @@ import { resolveModel, type ModelSource } from "../models.js";
 import { extractJson } from "../shared/json.js";
 import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
-import { isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
+import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { validateAgainstSpec } from "./validate.js";
 import { callModelInMode, type OutputMode } from "./output-mode.js";
@@ -37,12 +37,20 @@ export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<V
 
 export function makeValidationNodes(options: ValidationNodeOptions) {
   const ensure = builderDefaults(options);
-  // A code-defined spec (with code rules) cannot be stored in a checkpoint; a resumed run finds it here.
-  const codeSpec: Spec | undefined = isSpec(options.spec) ? options.spec : undefined;
+  // A code-defined spec (with code rules) cannot be stored in a checkpoint: a run in progress finds it
+  // here, the builder's own or one a run was given in its context (kept for this graph's later steps).
+  const codeSpecs: Spec[] = isSpec(options.spec) ? [options.spec] : [];
+  const MAX_CODE_SPECS = 64;
+  function remember(spec: Spec): void {
+    if (spec.untrusted || builtinSpecs.get(spec.name) === spec || codeSpecs.includes(spec)) return;
+    codeSpecs.push(spec);
+    // The builder's own spec stays; the oldest of the others go first.
+    if (codeSpecs.length > MAX_CODE_SPECS) codeSpecs.splice(isSpec(options.spec) ? 1 : 0, 1);
+  }
 
   /** The spec of the run in progress, from what the run recorded when it began. */
   function runSpec(run: RunSettings): Spec {
-    return specFromRecord(run.spec, codeSpec);
+    return specFromRecord(run.spec, codeSpecs);
   }
 
   function settingsOf(state: ValidationStateType): RunSettings {
@@ -60,6 +68,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const cfg = ensureValidationConfig(config, ensure);
     const request = checkRequestText(state.request, "request");
     const spec = resolveSpec(cfg.spec);
+    remember(spec);
     const run: RunSettings = {
       request,
       spec: recordSpec(spec),

@@ -225,21 +225,17 @@ describe("inline specs", () => {
 describe("patterns in run-time specs run on RE2", () => {
   it("runs a catastrophic pattern in linear time", () => {
     const spec = resolveSpec(JSON.stringify(unique({ type: "string", pattern: "^(a+)+$" })));
+    // A backtracking engine would take longer than the test's timeout on this (2^50 paths); RE2 answers at once.
     const input = `${"a".repeat(50)}!`;
-    const started = performance.now();
     const report = validateAgainstSpec(spec, input);
-    const elapsed = performance.now() - started;
     expect(report.valid).toBe(false);
     expect(report.errors).toEqual([`the value is "${input}"; it must match the pattern ^(a+)+$`]);
-    expect(elapsed).toBeLessThan(1000);
     expect(validateAgainstSpec(spec, "a".repeat(50)).valid).toBe(true);
   });
 
   it("runs a catastrophic pattern against a long input quickly too", () => {
     const spec = resolveSpec(unique({ type: "object", properties: { s: { type: "string", pattern: "^(a|aa)+$" } } }));
-    const started = performance.now();
     const report = validateAgainstSpec(spec, { s: `${"a".repeat(100_000)}b` });
-    expect(performance.now() - started).toBeLessThan(1000);
     expect(report.valid).toBe(false);
   });
 
