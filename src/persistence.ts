@@ -27,6 +27,13 @@ export const DEFAULT_CHECKPOINTER_POOL_SIZE = 10;
 export const DEFAULT_STORE_POOL_SIZE = 5;
 /** How long to wait for a new database connection before giving up. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How long a query may wait for a pooled connection. pg's pool counts the wait
+ * for a free connection against its connection timeout, so under load (more
+ * runs than connections) the 10 s connect timeout would fail runs that are
+ * merely queued; reachability is checked once, with the connect timeout.
+ */
+export const DEFAULT_POOL_WAIT_MS = 60_000;
 
 /**
  * Key of the advisory lock held while the tables are created or migrated
@@ -183,10 +190,11 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     throw unavailable(target, error);
   }
 
+  const poolWait = Math.max(connectionTimeoutMillis, DEFAULT_POOL_WAIT_MS);
   const pool = new pg.Pool({
     connectionString: target.url,
     max: options.checkpointerPoolSize ?? DEFAULT_CHECKPOINTER_POOL_SIZE,
-    connectionTimeoutMillis,
+    connectionTimeoutMillis: poolWait,
     idleTimeoutMillis: 30_000,
   });
   pool.on("error", onPoolError);
@@ -195,13 +203,19 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     connectionOptions: {
       connectionString: target.url,
       max: options.storePoolSize ?? DEFAULT_STORE_POOL_SIZE,
-      connectionTimeoutMillis,
+      connectionTimeoutMillis: poolWait,
       idleTimeoutMillis: 30_000,
     },
   });
   // The store builds its own pool; without a listener an idle connection's error (a database restart) would crash the process.
+  // PostgresStore takes no pool and no error handler, so its own pool is reached here; fail closed if an upgrade moves it.
   const storePool = (store as unknown as { core?: { pool?: pg.Pool } }).core?.pool;
-  storePool?.on("error", onPoolError);
+  if (!(storePool instanceof pg.Pool)) {
+    await lockClient.end().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    throw new Error("PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.");
+  }
+  storePool.on("error", onPoolError);
 
   let closed: Promise<void> | undefined;
   const close = () =>
