@@ -33,7 +33,8 @@ export {
   getRelevantMemories,
   scanRelevantMemories,
   jaccard,
-  tokenize,
+  words,
+  relevance,
   type MemoryEntry,
   type StepRecord,
 } from "./reflexion/memory.js";
