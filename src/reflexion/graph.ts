@@ -21,7 +21,6 @@ import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@l
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema } from "../configuration.js";
 import type { LooseContext } from "../shared/guards.js";
-import { guardFrontDoor } from "../shared/guards.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
@@ -53,7 +52,8 @@ export function taskStepLimit(maxLoops: number): number {
 /**
  * The run configuration's schema with the package's checks: bad settings (or
  * a spec that cannot be resolved) are refused with a ConfigurationError
- * before any node runs, whoever compiled the graph.
+ * before any node runs, whoever compiled the graph. (The input's `tasks` are
+ * checked by their own schema, in state.ts.)
  */
 function checkedContext(options: ReflexionNodeOptions) {
   return ReflexionConfigSchema.loose().refine(
@@ -159,11 +159,5 @@ export function buildReflexionGraph(options: ReflexionGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
   const graph = createReflexionGraphBuilder({ ...nodeOptions, store }).compile({ checkpointer, store });
   graph.name = "Reflexion";
-  return guardFrontDoor(graph, {
-    input: (input) => void checkTasks(input.tasks),
-    config: (config) => {
-      const cfg = ensureReflexionConfig(config, nodeOptions);
-      if (cfg.spec !== undefined) resolveSpec(cfg.spec);
-    },
-  });
+  return graph;
 }

@@ -7,6 +7,7 @@
  */
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
+import { checkTasks } from "../configuration.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StepRecordSchema = z
@@ -48,7 +49,15 @@ export type ModelCall = z.infer<typeof ModelCallSchema>;
 
 export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
 
-const tasks = z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)");
+/**
+ * The tasks, checked as they come in (the package's readable refusals: a single
+ * string, an empty list, too many tasks, an empty or oversized task) before
+ * zod's own type check, however the graph was compiled.
+ */
+const tasks = z.preprocess(
+  (value) => checkTasks(value),
+  z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)"),
+);
 
 export const ReflexionInputSchema = stateObject({ tasks });
 
