@@ -96,11 +96,11 @@ class ScanMemory {
   /** Store an entry without the dedup check (to start from the same entries as the index). */
   load(entry: MemoryEntry): void {
     this.entries.push(entry);
-    this.words.push(this.m.tokenize(`${entry.task} ${entry.reflection}`));
+    this.words.push(this.m.memoryWords(entry));
   }
 
   add(entry: MemoryEntry): boolean {
-    const words = this.m.tokenize(`${entry.task} ${entry.reflection}`);
+    const words = this.m.memoryWords(entry);
     for (const other of this.words) if (this.m.jaccard(words, other) > this.m.DEDUP_THRESHOLD) return false;
     this.entries.push(entry);
     this.words.push(words);
@@ -253,7 +253,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "## 4. Long-term memory at scale",
     "",
     `Synthetic entries: a ${VOCABULARY_SIZE.toLocaleString("en-US")}-word vocabulary with Zipf word frequencies (exponent 1), tasks and reflections of 8-15 words, ${NEAR_DUPLICATE_SHARE * 100}% of them near-copies of an earlier entry (one word of the reflection changed); queries are new tasks from the same distribution. ` +
-      "`LongTermMemory.add` (dedup: Jaccard > 0.8 on task + reflection words, through an inverted index with prefix filtering) and `LongTermMemory.search` (top 5) " +
+      "`LongTermMemory.add` (dedup: Jaccard > 0.8 on task + reflection words, the reference's whitespace words, through an inverted index) and `LongTermMemory.search` (top 5, the reference's relevance with zero-relevance fill) " +
       "against the reference algorithms that scan every entry: `scanRelevantMemories` for retrieval, a Jaccard scan of every stored entry (token sets precomputed) for dedup. " +
       "Inserts are timed one by one at the given size (the inserted entries are removed again from the index).",
     "",

@@ -67,8 +67,9 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
   const call = async (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) => {
     // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
     const answer = await callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
-    return { text: recorded(answer.text), usage: answer.usage };
+    return { text: answer.text, usage: answer.usage };
   };
+  const kept = (answer: Answer): Answer => ({ text: recorded(answer.text), usage: answer.usage });
 
   return {
     settings,
@@ -78,17 +79,18 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       const parsed = extractJson(response);
       return parsed.ok ? validateAgainstSpec(resolveSpec(cfg.spec), parsed.value).errors : [parsed.error];
     },
-    act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {
-      return call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, actorPrompt(task, memories), "actor", config);
+    async act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {
+      return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, actorPrompt(task, memories), "actor", config));
     },
     async evaluate(cfg: ReflexionConfig, task: string, response: string, validationErrors: string[] | null, config?: RunnableConfig) {
       const answer = await call(cfg, "evaluator", EVALUATOR_PROMPT, evaluatorPrompt(task, response, validationErrors), "evaluator", config);
-      return { evaluation: answer.text, score: parseScore(answer.text).score, usage: answer.usage };
+      // The score is read from the whole evaluation, which is then kept bounded.
+      return { evaluation: recorded(answer.text), score: parseScore(answer.text).score, usage: answer.usage };
     },
-    reflect(cfg: ReflexionConfig, task: string, response: string, evaluation: string, validationErrors: string[] | null, config?: RunnableConfig): Promise<Answer> {
-      return call(cfg, "reflector", REFLECTOR_PROMPT, reflectorPrompt(task, response, evaluation, validationErrors), "reflector", config);
+    async reflect(cfg: ReflexionConfig, task: string, response: string, evaluation: string, validationErrors: string[] | null, config?: RunnableConfig): Promise<Answer> {
+      return kept(await call(cfg, "reflector", REFLECTOR_PROMPT, reflectorPrompt(task, response, evaluation, validationErrors), "reflector", config));
     },
-    refine(
+    async refine(
       cfg: ReflexionConfig,
       task: string,
       original: string,
@@ -97,7 +99,7 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       validationErrors: string[] | null,
       config?: RunnableConfig,
     ): Promise<Answer> {
-      return call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, refinePrompt(task, original, evaluation, reflection, validationErrors), "refine", config);
+      return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, refinePrompt(task, original, evaluation, reflection, validationErrors), "refine", config));
     },
     /** Store a step in long-term memory when the reference admits it (score > 0.8, or `iteration == maxLoops - 1`). */
     async remember(cfg: ReflexionConfig, memory: StoreMemory, step: StepRecord): Promise<boolean> {
