@@ -96,8 +96,9 @@ export class StoreMemory {
     return counts;
   }
 
+  /** Index an entry that is in the store: its writer already checked it for duplicates. */
   private index(entry: MemoryEntry): MemoryEntry[] {
-    return this.cached.memory.add(entry).evicted;
+    return this.cached.memory.insert(entry).evicted;
   }
 
   /** Bring this process's index up to date with the store: only what is new since the last call. */
@@ -114,7 +115,6 @@ export class StoreMemory {
         if (page.length < PAGE) break;
       }
       items.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      // Entries are indexed as they were admitted: an older near-duplicate keeps a newer one out.
       for (const entry of items) this.index(entry);
       for (const [writer, count] of counts) c.seen.set(writer, count);
       c.loaded = true;

@@ -232,6 +232,12 @@ export class LongTermMemory {
   /** Add an entry unless it is a near-duplicate; drop the oldest beyond capacity. */
   add(entry: MemoryEntry): LongTermAddResult {
     if (this.byId.has(entry.id) || this.duplicateOf(entry) !== null) return { added: false, evicted: [] };
+    return this.insert(entry);
+  }
+
+  /** Add an entry already admitted elsewhere (e.g. by another process), without the duplicate check; drop the oldest beyond capacity. */
+  insert(entry: MemoryEntry): LongTermAddResult {
+    if (this.byId.has(entry.id)) return { added: false, evicted: [] };
     const w = memoryWords(entry);
     const position = this.slots.length;
     this.slots.push({ entry: { ...entry }, size: w.size });
