@@ -135,16 +135,25 @@ export class ShortTermMemory {
 
 /* ------------------------------------------------------------------------ */
 
-interface Slot {
-  entry: MemoryEntry;
-  size: number;
-}
-
 export interface LongTermAddResult {
   /** False when the entry was skipped as a near-duplicate (or its id is already stored). */
   added: boolean;
   /** Entries dropped, oldest first, to stay within capacity. */
   evicted: MemoryEntry[];
+}
+
+/** A growable list of positions. */
+class Postings {
+  ids = new Int32Array(4);
+  n = 0;
+  push(position: number): void {
+    if (this.n === this.ids.length) {
+      const grown = new Int32Array(this.ids.length * 2);
+      grown.set(this.ids);
+      this.ids = grown;
+    }
+    this.ids[this.n++] = position;
+  }
 }
 
 /**
@@ -156,13 +165,26 @@ export interface LongTermAddResult {
 export class LongTermMemory {
   private capacityValue: number;
   /** By position, oldest first; undefined where an entry was dropped. */
-  private slots: (Slot | undefined)[] = [];
+  private slots: (MemoryEntry | undefined)[] = [];
+  /** By position: the entry's number of words (0 once dropped: a dropped position matches nothing). */
+  private sizes = new Int32Array(1024);
   private first = 0;
   private live = 0;
   private readonly byId = new Map<string, number>();
-  private postings = new Map<string, number[]>();
+  private postings = new Map<string, Postings>();
   /** Shared-word counters by position, reused (and left at zero) between queries. */
-  private counts = new Uint32Array(1024);
+  private counts = new Uint16Array(1024);
+  /**
+   * Bit sets by position for the words in more than 1/64 of the entries.
+   * Queries count the other (rarer) words through their postings, then add the
+   * common words of the entries found by bit lookups; an entry that shares no
+   * rare word can share at most the common ones, which bounds its score, so
+   * the common words' long postings are only walked when that bound is not
+   * enough to decide (then everything is counted, as for a small memory).
+   */
+  private bits = new Map<string, Uint32Array>();
+  /** How many live entries have each number of words (for the smallest, which bounds scores). */
+  private sizeCounts = new Map<number, number>();
 
   constructor(options: { capacity: number }) {
     this.capacityValue = LongTermMemory.checkCapacity(options.capacity);
@@ -191,42 +213,75 @@ export class LongTermMemory {
   entries(): MemoryEntry[] {
     const out: MemoryEntry[] = [];
     for (let p = this.first; p < this.slots.length; p++) {
-      const slot = this.slots[p];
-      if (slot) out.push(slot.entry);
+      const entry = this.slots[p];
+      if (entry) out.push(entry);
     }
     return out;
   }
 
   /** Live positions sharing a word with `query`; `counts[p]` holds how many (the caller resets them to 0). */
-  private overlap(query: ReadonlySet<string>): number[] {
-    if (this.counts.length < this.slots.length) this.counts = new Uint32Array(Math.max(this.counts.length * 2, this.slots.length));
+  private overlap(query: Iterable<string>): number[] {
     const counts = this.counts;
-    const slots = this.slots;
+    const sizes = this.sizes;
     const positions: number[] = [];
     for (const word of query) {
       const list = this.postings.get(word);
       if (!list) continue;
-      for (let i = 0; i < list.length; i++) {
-        const p = list[i];
-        if (slots[p] === undefined) continue;
+      const ids = list.ids;
+      for (let i = 0, n = list.n; i < n; i++) {
+        const p = ids[i];
+        if (sizes[p] === 0) continue;
         if (counts[p]++ === 0) positions.push(p);
       }
     }
     return positions;
   }
 
+  /** Split words into those counted through postings and the bit sets of the common ones. */
+  private split(query: ReadonlySet<string>): { rare: string[]; common: Uint32Array[] } {
+    const rare: string[] = [];
+    const common: Uint32Array[] = [];
+    for (const word of query) {
+      const b = this.bits.get(word);
+      if (b) common.push(b);
+      else rare.push(word);
+    }
+    return { rare, common };
+  }
+
+  /** Positions sharing a rare word with the query, with `counts` completed by the common words' bits. */
+  private overlapWithBits(rare: string[], common: Uint32Array[]): number[] {
+    const positions = this.overlap(rare);
+    const counts = this.counts;
+    for (const p of positions) {
+      const word = p >>> 5;
+      const bit = 1 << (p & 31);
+      for (const b of common) if (b[word] & bit) counts[p]++;
+    }
+    return positions;
+  }
+
+  private smallestSize(): number {
+    let min = Number.POSITIVE_INFINITY;
+    for (const [size, n] of this.sizeCounts) if (n > 0 && size < min) min = size;
+    return min;
+  }
+
   /** The first existing entry of which `entry` would be a near-duplicate (Jaccard > 0.8), else null. */
   duplicateOf(entry: Pick<StepRecord, "task" | "reflection">): MemoryEntry | null {
     const w = memoryWords(entry);
     if (w.size === 0) return null;
-    const positions = this.overlap(w);
-    let found: number | null = null;
+    // A duplicate shares more than 0.8·|w| words; with at most 0.8·|w| common ones it shares a rare one too.
+    const { rare, common } = this.split(w);
+    const positions = common.length > 0 && common.length <= DEDUP_THRESHOLD * w.size ? this.overlapWithBits(rare, common) : this.overlap(w);
+    const counts = this.counts;
+    let found = -1;
     for (const p of positions) {
-      const n = this.counts[p];
-      this.counts[p] = 0;
-      if (n / (w.size + this.slots[p]!.size - n) > DEDUP_THRESHOLD && (found === null || p < found)) found = p;
+      const n = counts[p];
+      counts[p] = 0;
+      if (n / (w.size + this.sizes[p] - n) > DEDUP_THRESHOLD && (found === -1 || p < found)) found = p;
     }
-    return found === null ? null : this.slots[found]!.entry;
+    return found === -1 ? null : this.slots[found]!;
   }
 
   /** Add an entry unless it is a near-duplicate; drop the oldest beyond capacity. */
@@ -238,17 +293,42 @@ export class LongTermMemory {
   /** Add an entry already admitted elsewhere (e.g. by another process), without the duplicate check; drop the oldest beyond capacity. */
   insert(entry: MemoryEntry): LongTermAddResult {
     if (this.byId.has(entry.id)) return { added: false, evicted: [] };
+    this.place({ ...entry });
+    this.live++;
+    return { added: true, evicted: this.trim() };
+  }
+
+  /** Put an entry at the next position and index its words. */
+  private place(entry: MemoryEntry): void {
     const w = memoryWords(entry);
     const position = this.slots.length;
-    this.slots.push({ entry: { ...entry }, size: w.size });
-    this.live++;
+    this.slots.push(entry);
+    if (position >= this.sizes.length) {
+      const sizes = new Int32Array(this.sizes.length * 2);
+      sizes.set(this.sizes);
+      this.sizes = sizes;
+      this.counts = new Uint16Array(this.sizes.length);
+      for (const [word, b] of this.bits) {
+        const grown = new Uint32Array(this.sizes.length >>> 5);
+        grown.set(b);
+        this.bits.set(word, grown);
+      }
+    }
+    this.sizes[position] = w.size;
+    this.sizeCounts.set(w.size, (this.sizeCounts.get(w.size) ?? 0) + 1);
     this.byId.set(entry.id, position);
     for (const word of w) {
-      const list = this.postings.get(word);
-      if (list) list.push(position);
-      else this.postings.set(word, [position]);
+      let list = this.postings.get(word);
+      if (!list) this.postings.set(word, (list = new Postings()));
+      list.push(position);
+      const b = this.bits.get(word);
+      if (b) b[position >>> 5] |= 1 << (position & 31);
+      else if (list.n >= 256 && list.n * 64 >= this.slots.length) {
+        const fresh = new Uint32Array(this.sizes.length >>> 5);
+        for (let i = 0; i < list.n; i++) fresh[list.ids[i] >>> 5] |= 1 << (list.ids[i] & 31);
+        this.bits.set(word, fresh);
+      }
     }
-    return { added: true, evicted: this.trim() };
   }
 
   /** Change the capacity; returns the entries dropped, oldest first. */
@@ -266,12 +346,14 @@ export class LongTermMemory {
   }
 
   private drop(position: number): MemoryEntry {
-    const slot = this.slots[position]!;
+    const entry = this.slots[position]!;
     this.slots[position] = undefined;
+    this.sizeCounts.set(this.sizes[position], this.sizeCounts.get(this.sizes[position])! - 1);
+    this.sizes[position] = 0;
     this.live--;
-    this.byId.delete(slot.entry.id);
+    this.byId.delete(entry.id);
     while (this.first < this.slots.length && this.slots[this.first] === undefined) this.first++;
-    return slot.entry;
+    return entry;
   }
 
   private trim(): MemoryEntry[] {
@@ -284,19 +366,15 @@ export class LongTermMemory {
   /** Renumber the live entries 0… and rebuild the postings once holes outnumber them. */
   private renumberIfSparse(): void {
     if (this.slots.length - this.live <= this.live + 1024) return;
-    const kept = this.slots.filter((s): s is Slot => s !== undefined);
-    this.slots = kept;
+    const kept = this.slots.filter((e): e is MemoryEntry => e !== undefined);
+    this.slots = [];
+    this.sizes.fill(0);
     this.first = 0;
     this.byId.clear();
     this.postings = new Map();
-    kept.forEach((slot, position) => {
-      this.byId.set(slot.entry.id, position);
-      for (const word of memoryWords(slot.entry)) {
-        const list = this.postings.get(word);
-        if (list) list.push(position);
-        else this.postings.set(word, [position]);
-      }
-    });
+    this.bits = new Map();
+    this.sizeCounts = new Map();
+    for (const entry of kept) this.place(entry);
   }
 
   /** The top `limit` entries for a task by the reference's relevance; ties and fill oldest first. */
@@ -311,34 +389,53 @@ export class LongTermMemory {
    */
   rank(query: ReadonlySet<string>, limit: number, skipKeys: ReadonlySet<string>): { entry: MemoryEntry; score: number }[] {
     if (limit <= 0) return [];
-    const positions = query.size > 0 ? this.overlap(query) : [];
-    const counts = this.counts;
-    // A small sorted top list: score descending, position ascending.
-    const top: { position: number; score: number }[] = [];
-    for (const p of positions) {
-      const n = counts[p];
-      counts[p] = 0;
-      const slot = this.slots[p]!;
-      const score = n / Math.min(query.size, slot.size);
-      const last = top[top.length - 1];
-      if (top.length === limit && (score < last.score || (score === last.score && p > last.position))) continue;
-      if (skipKeys.size > 0 && skipKeys.has(stepKey(slot.entry))) continue;
-      let i = top.length;
-      while (i > 0 && (top[i - 1].score < score || (top[i - 1].score === score && top[i - 1].position > p))) i--;
-      top.splice(i, 0, { position: p, score });
-      if (top.length > limit) top.pop();
+    const { rare, common } = this.split(query);
+    if (common.length > 0) {
+      const top = this.top(query.size, this.overlapWithBits(rare, common), limit, skipKeys);
+      // An entry sharing no rare word shares at most the common ones: decided when that cannot reach the last score kept.
+      if (top.length === limit && common.length / Math.min(query.size, this.smallestSize()) < top[limit - 1].score) {
+        return top.map((t) => ({ entry: this.slots[t.position]!, score: t.score }));
+      }
     }
-    const out = top.map((t) => ({ entry: this.slots[t.position]!.entry, score: t.score }));
+    const positions = query.size > 0 ? this.overlap(query) : [];
+    const top = this.top(query.size, positions, limit, skipKeys);
+    const out = top.map((t) => ({ entry: this.slots[t.position]!, score: t.score }));
     // Fewer than `limit` matched, so every matching entry is in `top`: fill with the rest, oldest first.
     if (out.length < limit) {
       const taken = new Set(top.map((t) => t.position));
       for (let p = this.first; p < this.slots.length && out.length < limit; p++) {
-        const slot = this.slots[p];
-        if (!slot || taken.has(p) || (skipKeys.size > 0 && skipKeys.has(stepKey(slot.entry)))) continue;
-        out.push({ entry: slot.entry, score: 0 });
+        const entry = this.slots[p];
+        if (!entry || taken.has(p) || (skipKeys.size > 0 && skipKeys.has(stepKey(entry)))) continue;
+        out.push({ entry, score: 0 });
       }
     }
     return out;
+  }
+
+  /** The best `limit` of `positions` by score (descending), then position (ascending); resets their counters. */
+  private top(q: number, positions: number[], limit: number, skipKeys: ReadonlySet<string>): { position: number; score: number }[] {
+    const counts = this.counts;
+    const sizes = this.sizes;
+    const top: { position: number; score: number }[] = [];
+    let floor = -1;
+    for (const p of positions) {
+      const n = counts[p];
+      counts[p] = 0;
+      const size = sizes[p];
+      const score = n / (q < size ? q : size);
+      if (score < floor) continue;
+      if (top.length === limit) {
+        const last = top[limit - 1];
+        if (score === last.score && p > last.position) continue;
+      }
+      if (skipKeys.size > 0 && skipKeys.has(stepKey(this.slots[p]!))) continue;
+      let i = top.length;
+      while (i > 0 && (top[i - 1].score < score || (top[i - 1].score === score && top[i - 1].position > p))) i--;
+      top.splice(i, 0, { position: p, score });
+      if (top.length > limit) top.pop();
+      if (top.length === limit) floor = top[limit - 1].score;
+    }
+    return top;
   }
 }
 

@@ -98,6 +98,39 @@ describe("retrieval", () => {
   });
 });
 
+describe("the index at a size where common words go to bit sets", () => {
+  it("search and dedup agree with the scans on 4,000 entries over a skewed vocabulary", () => {
+    const random = rng(11);
+    const vocab = Array.from({ length: 300 }, (_, i) => `w${i}`);
+    // Skewed: low-numbered words are far more frequent, so some are in more than 1/64 of the entries.
+    const word = () => vocab[Math.floor(vocab.length * random() ** 3)];
+    const text = (n: number) => Array.from({ length: n }, word).join(" ");
+    const index = new LongTermMemory({ capacity: 3_000 });
+    const stored: MemoryEntry[] = [];
+    let dedupChecked = 0;
+    for (let i = 0; i < 4_000; i++) {
+      const e = i % 7 === 0 && stored.length > 0 ? { ...stored[Math.floor(random() * stored.length)], id: `d${i}`, createdAt: i } : entry(text(3 + Math.floor(random() * 5)), text(6 + Math.floor(random() * 10)));
+      const kept = index.entries();
+      const expectedDuplicate = kept.some((k) => jaccard(words(`${k.task} ${k.reflection}`), words(`${e.task} ${e.reflection}`)) > 0.8);
+      if (i % 10 === 0 || i % 7 === 0) {
+        expect(index.duplicateOf(e) !== null).toBe(expectedDuplicate);
+        dedupChecked++;
+      }
+      const r = index.add(e);
+      if (r.added) stored.push(e);
+      if (i % 40 === 0) {
+        const all = index.entries();
+        for (let k = 0; k < 5; k++) {
+          const q = text(k === 0 ? 1 + Math.floor(random() * 3) : 6 + Math.floor(random() * 10));
+          expect(index.search(q, 5).map((m) => m.id)).toEqual(scanRelevantMemories(q, all, 5).map((m) => m.id));
+        }
+      }
+    }
+    expect(index.size).toBe(3_000);
+    expect(dedupChecked).toBeGreaterThan(900);
+  }, 120_000);
+});
+
 describe("long-term memory", () => {
   it("drops the oldest beyond capacity", () => {
     const m = new LongTermMemory({ capacity: 2 });
