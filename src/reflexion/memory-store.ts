@@ -9,7 +9,8 @@
  *   item of its own (no two processes ever write the same meta item);
  * - before each read, a process lists the meta items (one query: one small
  *   item per writer) and fetches only the entries numbered above what it has
- *   already seen. Nothing is rebuilt when another process writes.
+ *   already seen. Nothing is rebuilt when another process writes (only
+ *   when the store itself was cleared: a writer's count went missing).
  *
  * Capacity is applied by every process to its own index (oldest first, in the
  * order the entries reached it) and by the writer to the store. Two processes
@@ -106,6 +107,15 @@ export class StoreMemory {
     const c = this.cached;
     if (c.memory.capacity !== this.capacity) c.memory.setCapacity(this.capacity);
     const counts = await this.writerCounts();
+    // A writer gone or counting backwards means the store was cleared or replaced (e.g. truncated): start over.
+    for (const [writer, seen] of c.seen) {
+      if (seen > 0 && (counts.get(writer) ?? 0) < seen) {
+        c.memory = new LongTermMemory({ capacity: this.capacity });
+        c.seen.clear();
+        c.loaded = false;
+        break;
+      }
+    }
     if (!c.loaded) {
       // First use in this process: everything there is, oldest first.
       const items: MemoryEntry[] = [];

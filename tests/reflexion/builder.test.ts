@@ -115,6 +115,30 @@ describe("compiled by hand from the builder", () => {
   });
 });
 
+describe("resuming an interrupted run", () => {
+  it("does not run a finished task again", async () => {
+    const m = roleModels({ actor: ["first answer", "second answer"], evaluator: ["Final score: 9.5", "Final score: 9.5"], reflector: ["r1", "r2"] });
+    let failOnce = true;
+    const factory: ChatModelFactory = (request) => {
+      // The process "crashes" (a fault that is not the provider's) at the second task's first model call.
+      if (request.role === "actor" && m.actor.callCount === 1 && failOnce) {
+        failOnce = false;
+        throw new TypeError("process crashed");
+      }
+      return m.factory(request);
+    };
+    const graph = createReflexionGraphBuilder({ model: factory, store: new InMemoryStore() }).compile({ checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "resume" }, context: { maxLoops: 1 } };
+    await expect(graph.invoke({ tasks: ["task one", "task two"] }, config)).rejects.toThrow(/process crashed/);
+    expect(m.actor.callCount).toBe(1);
+    const out = await graph.invoke(null, config);
+    expect(out.results).toEqual(["first answer", "second answer"]);
+    // task one was not asked again
+    expect(m.actor.callCount).toBe(2);
+    expect(m.evaluator.callCount).toBe(2);
+  });
+});
+
 describe("the compiled graph under withConfig", () => {
   it("still refuses bad settings and still finishes a long run", async () => {
     const m = endlessModels();

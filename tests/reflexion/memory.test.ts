@@ -235,6 +235,17 @@ describe("StoreMemory across instances", () => {
     expect(reflections(await writer.search("reader's own", 1))).toEqual(["its lesson"]);
   });
 
+  it("starts over when the store is cleared under it", async () => {
+    const shared = new InMemoryStore();
+    const ns = ["reflexion", "u", "reset"];
+    const memory = new StoreMemory(new OtherProcess(shared), ns, 10);
+    await memory.add(step("old topic", "old lesson"));
+    for (const n of [[...ns, "entries"], [...ns, "writers"]]) for (const item of await shared.search(n, { limit: 100 })) await shared.delete(n, item.key);
+    expect(await memory.entries()).toEqual([]);
+    await memory.add(step("new topic", "new lesson"));
+    expect(reflections(await new StoreMemory(new OtherProcess(shared), ns, 10).entries())).toEqual(["new lesson"]);
+  });
+
   it("applies the capacity on every instance, dropping the oldest", async () => {
     const shared = new InMemoryStore();
     const ns = ["reflexion", "u", "cap"];
