@@ -7,9 +7,10 @@
  * - every process (a "writer": one per store object and namespace) numbers the entries it writes 1, 2, 3… under
  *   keys `<writer>-<n>`, and after each entry records its count in one meta
  *   item of its own (no two processes ever write the same meta item);
- * - before each read, a process lists the meta items (one query: one small
- *   item per writer) and fetches only the entries numbered above what it has
- *   already seen. Nothing is rebuilt when another process writes (only
+ * - before each read, a process reads the known writers' counts by key (one
+ *   batch of lookups; the writers are listed, to notice new ones, at most once
+ *   a second) and fetches only the entries numbered above what it has already
+ *   seen. Nothing is rebuilt when another process writes (only
  *   when the store itself was cleared: a writer's count went missing).
  *
  * Capacity is applied by every process to its own index (oldest first, in the
@@ -21,7 +22,9 @@ import type { BaseStore } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
 import { LongTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
 
-const PAGE = 1_000;
+const PAGE = 10_000;
+/** How often the writers are listed to notice new ones; in between, the known writers' counts are read by key. */
+const DISCOVERY_MS = 1_000;
 
 /**
  * A store namespace label for any string, reversibly: letters, digits and "-"
@@ -49,6 +52,8 @@ interface Cached {
   /** How many entries this process has written to this namespace. */
   written: number;
   loaded: boolean;
+  /** When the writers were last listed (ms since the epoch). */
+  listedAt: number;
   /** Serialises this process's operations on one namespace. */
   queue: Promise<unknown>;
 }
@@ -74,7 +79,7 @@ export class StoreMemory {
     const key = namespace.join("\u0000");
     let cached = perStore.get(key);
     if (!cached) {
-      cached = { writer: randomUUID().replace(/-/g, ""), memory: new LongTermMemory({ capacity }), seen: new Map(), written: 0, loaded: false, queue: Promise.resolve() };
+      cached = { writer: randomUUID().replace(/-/g, ""), memory: new LongTermMemory({ capacity }), seen: new Map(), written: 0, loaded: false, listedAt: 0, queue: Promise.resolve() };
       perStore.set(key, cached);
     }
     this.cached = cached;
@@ -89,6 +94,15 @@ export class StoreMemory {
 
   private async writerCounts(): Promise<Map<string, number>> {
     const counts = new Map<string, number>();
+    const c = this.cached;
+    const now = Date.now();
+    if (c.loaded && now - c.listedAt < DISCOVERY_MS) {
+      const writers = [...c.seen.keys()];
+      const items = await this.store.batch(writers.map((key) => ({ namespace: this.metaNs, key })));
+      items.forEach((item, i) => counts.set(writers[i], Number((item?.value as { count?: unknown } | undefined)?.count) || 0));
+      return counts;
+    }
+    c.listedAt = now;
     for (let offset = 0; ; offset += PAGE) {
       const page = await this.store.search(this.metaNs, { limit: PAGE, offset });
       for (const item of page) counts.set(item.key, Number((item.value as { count?: unknown }).count) || 0);

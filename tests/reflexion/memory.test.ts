@@ -1,6 +1,6 @@
 /** Reflexion memory: each of the reference's rules at its boundaries, the index against the scans, and the store across instances. */
 import { BaseStore, InMemoryStore, type Operation, type OperationResults } from "@langchain/langgraph";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import {
   admitsToLongTerm,
@@ -215,7 +215,11 @@ class OtherProcess extends BaseStore {
 }
 
 describe("StoreMemory across instances", () => {
+  afterEach(() => vi.useRealTimers());
+  /** A process notices a writer it has not seen before when it next lists the writers (at most a second later). */
+  const aSecondLater = () => vi.setSystemTime(Date.now() + 1_500);
   it("sees what another instance writes without rebuilding: only new entries are fetched", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     const shared = new InMemoryStore();
     const a = new OtherProcess(shared);
     const b = new OtherProcess(shared);
@@ -232,6 +236,7 @@ describe("StoreMemory across instances", () => {
     expect(b.searches).toBe(loads);
     // and the writer sees the reader's writes too
     await reader.add(step("a reader's own task", "its lesson"));
+    aSecondLater();
     expect(reflections(await writer.search("reader's own", 1))).toEqual(["its lesson"]);
   });
 
@@ -247,12 +252,14 @@ describe("StoreMemory across instances", () => {
   });
 
   it("applies the capacity on every instance, dropping the oldest", async () => {
+    vi.useFakeTimers({ toFake: ["Date"] });
     const shared = new InMemoryStore();
     const ns = ["reflexion", "u", "cap"];
     const writer = new StoreMemory(new OtherProcess(shared), ns, 2);
     const reader = new StoreMemory(new OtherProcess(shared), ns, 2);
     await reader.entries();
     for (const r of ["first lesson", "second thing", "third idea"]) await writer.add(step(r, r));
+    aSecondLater();
     expect(reflections(await reader.entries())).toEqual(["second thing", "third idea"]);
     expect((await shared.search([...ns, "entries"], { limit: 10 })).length).toBe(2);
   });
