@@ -277,7 +277,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     typeof two === "string"
       ? `Two processes: not run: ${two}.`
       : [
-          `**Two processes on one Postgres store.** ${two.size.toLocaleString("en-US")} entries preloaded (as one writer's); this process loads them once (${fmt(two.coldLoadMs)} ms), then times \`StoreMemory.search\` (top 5), which lists the writers' counts (one query), fetches what is new by key and queries its index: first alone, then while a child process adds steps through \`StoreMemory.add\` (dedup, write, announce) as fast as it can.`,
+          `**Two processes on one Postgres store.** ${two.size.toLocaleString("en-US")} entries preloaded (as one writer's); this process loads them once (${fmt(two.coldLoadMs)} ms), then times \`StoreMemory.search\` (top 5), which reads the known writers' counts by key (listing the writers, to notice new ones, at most once a second), fetches what is new by key and queries its index: first alone, then while a child process adds steps through \`StoreMemory.add\` (dedup, write, announce) as fast as it can.`,
           "",
           table(
             ["case", "search p50 µs", "search p95 µs", "search p99 µs", "queries"],
