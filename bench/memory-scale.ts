@@ -406,7 +406,9 @@ async function twoProcessCase(size: number, queries: number): Promise<TwoProcess
     const result = next("RESULT");
     child.stdin!.end();
     const { writes, added, ms } = JSON.parse((await result).slice("RESULT ".length)) as { writes: number; added: number; ms: number };
-    // Every entry the writer added reached the reader's index (the preloaded ones are indexed as they are).
+    // Every entry the writer added reached the reader's index (the preloaded ones are indexed as they are),
+    // once the reader has listed the writers again (at most a second after the last listing).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     const seenByReader = (await reader.entries()).length - size;
     return { size, coldLoadMs, idle, busy, writes, added, writesPerSecond: (writes / ms) * 1000, seenByReader };
   } finally {
