@@ -98,7 +98,8 @@ export class StoreMemory {
     const now = Date.now();
     if (c.loaded && now - c.listedAt < DISCOVERY_MS) {
       const writers = [...c.seen.keys()];
-      const items = await this.store.batch(writers.map((key) => ({ namespace: this.metaNs, key })));
+      // One lookup per known writer, made together (the server's store batches them into one call).
+      const items = await Promise.all(writers.map((key) => this.store.get(this.metaNs, key)));
       items.forEach((item, i) => counts.set(writers[i], Number((item?.value as { count?: unknown } | undefined)?.count) || 0));
       return counts;
     }

@@ -50,14 +50,17 @@ export type ModelCall = z.infer<typeof ModelCallSchema>;
 export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
 
 /**
- * The tasks, checked as they come in (the package's readable refusals: a single
- * string, an empty list, too many tasks, an empty or oversized task) before
- * zod's own type check, however the graph was compiled.
+ * The tasks, checked as they come in with the package's readable refusals (a
+ * single string, an empty list, too many tasks, an empty or oversized task),
+ * however the graph was compiled. The check runs on the raw value, before any
+ * type check of zod's, so a field of unknown type carries it; its JSON Schema
+ * (Studio's input form) says what it takes, and its TypeScript type is the
+ * list of strings the check guarantees.
  */
-const tasks = z.preprocess(
-  (value) => checkTasks(value),
-  z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)"),
-);
+const tasks = z
+  .unknown()
+  .check((ctx) => void checkTasks(ctx.value))
+  .meta({ type: "array", items: { type: "string" }, description: "Tasks to run one at a time, in order (a single task is a list of one)" }) as unknown as z.ZodArray<z.ZodString>;
 
 export const ReflexionInputSchema = stateObject({ tasks });
 
