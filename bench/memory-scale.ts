@@ -8,7 +8,13 @@
  * frequencies (a few words are everywhere, most are rare, as in text), tasks
  * and reflections of 8-15 words.
  */
+import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
+import pg from "pg";
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
 import type { MemoryEntry } from "../src/reflexion/memory.js";
+import { StoreMemory } from "../src/reflexion/memory-store.js";
 
 type MemoryModule = typeof import("../src/reflexion/memory.js");
 import { compiled } from "./compiled.js";
@@ -23,6 +29,7 @@ import {
   type BenchResult,
   type Comparison,
   outcomeBlocks,
+  percentile,
   type Target,
 } from "./common.js";
 
@@ -96,11 +103,11 @@ class ScanMemory {
   /** Store an entry without the dedup check (to start from the same entries as the index). */
   load(entry: MemoryEntry): void {
     this.entries.push(entry);
-    this.words.push(this.m.tokenize(`${entry.task} ${entry.reflection}`));
+    this.words.push(this.m.memoryWords(entry));
   }
 
   add(entry: MemoryEntry): boolean {
-    const words = this.m.tokenize(`${entry.task} ${entry.reflection}`);
+    const words = this.m.memoryWords(entry);
     for (const other of this.words) if (this.m.jaccard(words, other) > this.m.DEDUP_THRESHOLD) return false;
     this.entries.push(entry);
     this.words.push(words);
@@ -208,6 +215,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     });
   }
 
+  const two = await twoProcessCase(opts.quick ? 1_000 : 100_000, opts.quick ? 30 : 500);
+
   const comparisons: Comparison[] = [];
   for (const r of results) {
     comparisons.push(compare(`search p50 at ${r.size.toLocaleString("en-US")} entries`, r.search.p50, r.scan.p50, "µs", "scanRelevantMemories p50", "reference/value"));
@@ -227,6 +236,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       detail: `${fmtX(largestSearch.ratio)} (p50 ${fmt(largest.search.p50)} µs vs ${fmt(largest.scan.p50)} µs)`,
     },
   ];
+  if (typeof two !== "string") {
+    targets.push({
+      description: `p50 retrieval under 2 ms at ${two.size.toLocaleString("en-US")} entries in Postgres while another process writes`,
+      met: opts.quick ? null : two.busy.p50 < 2000,
+      detail: `p50 ${fmt(two.busy.p50)} µs, p99 ${fmt(two.busy.p99)} µs`,
+    });
+  }
   const checks = [
     {
       description: "search returns exactly the entries, in the same order, that scanRelevantMemories returns, on every query compared",
@@ -238,6 +254,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       ok: results.every((r) => r.dedupMismatches === 0),
       detail: `${results.reduce((n, r) => n + r.dedupMismatches, 0)} disagreements`,
     },
+    ...(typeof two === "string"
+      ? []
+      : [{ description: "the reading process indexed every entry the writing process added", ok: two.seenByReader === two.added, detail: `${two.seenByReader} of ${two.added}` }]),
   ];
   const rows = results.flatMap((r) => [
     { label: `insert p50 @${r.size}`, value: r.insert.p50, unit: "µs" },
@@ -248,12 +267,34 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     { label: `scan p50 @${r.size}`, value: r.scan.p50, unit: "µs" },
     { label: `scan p95 @${r.size}`, value: r.scan.p95, unit: "µs" },
   ]);
+  if (typeof two !== "string") {
+    rows.push(
+      { label: `two-process search p50 @${two.size}`, value: two.busy.p50, unit: "µs" },
+      { label: `two-process search p99 @${two.size}`, value: two.busy.p99, unit: "µs" },
+    );
+  }
+  const twoProcessMarkdown =
+    typeof two === "string"
+      ? `Two processes: not run: ${two}.`
+      : [
+          `**Two processes on one Postgres store.** ${two.size.toLocaleString("en-US")} entries preloaded (as one writer's); this process loads them once (${fmt(two.coldLoadMs)} ms), then times \`StoreMemory.search\` (top 5), which reads the known writers' counts by key (listing the writers, to notice new ones, at most once a second), fetches what is new by key and queries its index: first alone, then while a child process adds steps through \`StoreMemory.add\` (dedup, write, announce) as fast as it can.`,
+          "",
+          table(
+            ["case", "search p50 µs", "search p95 µs", "search p99 µs", "queries"],
+            [
+              ["alone", fmt(two.idle.p50), fmt(two.idle.p95), fmt(two.idle.p99), two.idle.n],
+              ["while the other process writes", fmt(two.busy.p50), fmt(two.busy.p95), fmt(two.busy.p99), two.busy.n],
+            ],
+          ),
+          "",
+          `The writer made ${two.writes.toLocaleString("en-US")} adds (${fmt(two.writesPerSecond)} per second; ${two.added.toLocaleString("en-US")} stored, the rest near-duplicates); the reader's index holds all ${two.seenByReader.toLocaleString("en-US")} of them.`,
+        ].join("\n");
 
   const markdown = [
     "## 4. Long-term memory at scale",
     "",
     `Synthetic entries: a ${VOCABULARY_SIZE.toLocaleString("en-US")}-word vocabulary with Zipf word frequencies (exponent 1), tasks and reflections of 8-15 words, ${NEAR_DUPLICATE_SHARE * 100}% of them near-copies of an earlier entry (one word of the reflection changed); queries are new tasks from the same distribution. ` +
-      "`LongTermMemory.add` (dedup: Jaccard > 0.8 on task + reflection words, through an inverted index with prefix filtering) and `LongTermMemory.search` (top 5) " +
+      "`LongTermMemory.add` (dedup: Jaccard > 0.8 on task + reflection words, the reference's whitespace words, through an inverted index) and `LongTermMemory.search` (top 5, the reference's relevance with zero-relevance fill) " +
       "against the reference algorithms that scan every entry: `scanRelevantMemories` for retrieval, a Jaccard scan of every stored entry (token sets precomputed) for dedup. " +
       "Inserts are timed one by one at the given size (the inserted entries are removed again from the index).",
     "",
@@ -273,9 +314,109 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     outcomeBlocks(comparisons, targets, checks),
     "",
     `Near-duplicates skipped while filling the store: ${duplicatesSkipped.toLocaleString("en-US")}; among the timed inserts: ${results.map((r) => `${r.size.toLocaleString("en-US")}: ${r.timedDuplicates}`).join(", ")}.`,
+    "",
+    twoProcessMarkdown,
   ].join("\n");
 
   return { id: "memory", title: "Memory at scale", rows, comparisons, targets, checks, markdown };
+}
+
+function withP99(values: number[]) {
+  return { ...summarize(values), p99: percentile([...values].sort((a, b) => a - b), 99) };
+}
+
+/** The store namespace the two-process case uses. */
+export const BENCH_NAMESPACE = ["reflexion", "bench", "memory"];
+
+interface TwoProcessResult {
+  size: number;
+  coldLoadMs: number;
+  idle: ReturnType<typeof withP99>;
+  busy: ReturnType<typeof withP99>;
+  writes: number;
+  added: number;
+  writesPerSecond: number;
+  seenByReader: number;
+}
+
+/**
+ * Two processes on one Postgres store: this one retrieves (StoreMemory.search:
+ * list the writers' counts, fetch what is new, query the index) while a child
+ * process adds steps. `size` entries are preloaded, as one writer's.
+ */
+async function twoProcessCase(size: number, queries: number): Promise<TwoProcessResult | string> {
+  const url = process.env.DATABASE_URL?.trim() || "postgres://postgres@127.0.0.1:5432/postgres";
+  const schema = `bench_memory_${process.pid}`;
+  const store = new PostgresStore({ connectionOptions: url, schema, ensureTables: false });
+  try {
+    await store.setup();
+  } catch (error) {
+    return `PostgreSQL not reachable (${(error as Error).message})`;
+  }
+  const capacity = size * 2;
+  const entriesNs = [...BENCH_NAMESPACE, "entries"];
+  try {
+    const text = zipfText(42);
+    const generated: MemoryEntry[] = [];
+    // Seeded straight into the store's table, 5,000 rows a statement (through store.put it takes minutes); the layout is PostgresStore's.
+    const seed = new pg.Pool({ connectionString: url, max: 1 });
+    for (let offset = 0; offset < size; offset += 5_000) {
+      const chunk: MemoryEntry[] = [];
+      for (let n = offset + 1; n <= Math.min(size, offset + 5_000); n++) {
+        const e = { ...syntheticEntry(text, n, generated.length > 0 ? generated : undefined), id: `preload-${n}`, createdAt: n };
+        if (generated.length < 1_000) generated.push(e);
+        chunk.push(e);
+      }
+      await seed.query(`insert into "${schema}".store (namespace_path, key, value) select $1, x->>'id', x from jsonb_array_elements($2::jsonb) x`, [
+        entriesNs.join(":"),
+        JSON.stringify(chunk),
+      ]);
+    }
+    await seed.end();
+    await store.put([...BENCH_NAMESPACE, "writers"], "preload", { count: size }, false);
+
+    const reader = new StoreMemory(store, BENCH_NAMESPACE, capacity);
+    const t0 = nowNs();
+    await reader.entries();
+    const coldLoadMs = (nowNs() - t0) / 1e6;
+    const queryText = zipfText(4242);
+    const timeQueries = async () => {
+      const ns: number[] = [];
+      for (let i = 0; i < queries; i++) {
+        const q = queryText.sentence();
+        const start = nowNs();
+        await reader.search(q, 5);
+        ns.push(nowNs() - start);
+      }
+      return withP99(ns.map(us));
+    };
+    const idle = await timeQueries();
+
+    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./memory-writer.ts", import.meta.url)), "--url", url, "--schema", schema, "--capacity", String(capacity)], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
+    const lines = createInterface({ input: child.stdout! });
+    const next = (prefix: string) =>
+      new Promise<string>((resolve, reject) => {
+        lines.on("line", (line) => line.startsWith(prefix) && resolve(line));
+        child.on("exit", (code) => reject(new Error(`memory writer exited with ${code}`)));
+      });
+    await next("READY");
+    const busy = await timeQueries();
+    const result = next("RESULT");
+    child.stdin!.end();
+    const { writes, added, ms } = JSON.parse((await result).slice("RESULT ".length)) as { writes: number; added: number; ms: number };
+    // Every entry the writer added reached the reader's index (the preloaded ones are indexed as they are),
+    // once the reader has listed the writers again (at most a second after the last listing).
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const seenByReader = (await reader.entries()).length - size;
+    return { size, coldLoadMs, idle, busy, writes, added, writesPerSecond: (writes / ms) * 1000, seenByReader };
+  } finally {
+    await store.stop().catch(() => undefined);
+    const pool = new pg.Pool({ connectionString: url, max: 1 });
+    await pool.query(`drop schema if exists "${schema}" cascade`).catch(() => undefined);
+    await pool.end();
+  }
 }
 
 function fmtX(x: number): string {

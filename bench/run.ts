@@ -12,6 +12,7 @@
 import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { fmt, fmtRatio, machineInfo, table, type BenchOptions, type BenchResult } from "./common.js";
+import * as checkpoints from "./checkpoint-growth.js";
 import * as concurrency from "./concurrency.js";
 import * as overhead from "./graph-overhead.js";
 import * as memory from "./memory-scale.js";
@@ -23,12 +24,13 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "overhead", run: overhead.run },
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
+  { id: "checkpoints", run: checkpoints.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt"];
+const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints"];
 
 export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number): string {
   const m = machineInfo();

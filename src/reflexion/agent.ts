@@ -1,7 +1,8 @@
 /**
  * ReflexionAgent: the reference's methods in TypeScript, for code. `run` is the
- * compiled Reflexion graph; `act`, `evaluate`, `reflect` and `refine` are the
- * same operations the graph's nodes call; `step` is one iteration built from them.
+ * compiled Reflexion graph; `act`, `evaluate`, `reflect`, `refine` and the
+ * memory calls are the same operations the graph's nodes call; `step` is the
+ * reference's one iteration built from them.
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { InMemoryStore } from "@langchain/langgraph";
@@ -10,7 +11,7 @@ import { ConfigurationError } from "../errors.js";
 import type { ModelSource } from "../models.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { buildReflexionGraph } from "./graph.js";
-import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
+import { DEFAULT_RETRIEVAL_LIMIT, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
 import { makeReflexionOperations, storeMemoryFor } from "./nodes.js";
 import type { ModelCall, TaskOutcome } from "./state.js";
 
@@ -36,6 +37,7 @@ export interface RunOptions {
 }
 
 export interface RunReport {
+  /** The best response per task; null when there is none to use (the task failed before any response, or a spec is set and no response passed it). */
   results: (string | null)[];
   steps: StepRecord[][];
   outcomes: TaskOutcome[];
@@ -48,11 +50,14 @@ export interface RunReport {
 export class AgentMemory {
   readonly shortTerm = new ShortTermMemory();
 
-  constructor(private readonly longTerm: () => ReturnType<typeof storeMemoryFor>) {}
+  constructor(
+    private readonly longTerm: () => ReturnType<typeof storeMemoryFor>,
+    private readonly operations: ReturnType<typeof makeReflexionOperations>,
+  ) {}
 
-  /** The most relevant short- and long-term memories for a task (words shared with the entry's task). */
-  async getRelevantMemories(task: string, limit = DEFAULT_RETRIEVAL_LIMIT): Promise<StepRecord[]> {
-    return getRelevantMemories(task, this.shortTerm.entries(), await this.longTerm().index(), limit);
+  /** The reference's `get_relevant_memories`: short-term then long-term entries ranked by relevance to the task, top `limit`. */
+  getRelevantMemories(task: string, limit = DEFAULT_RETRIEVAL_LIMIT): Promise<StepRecord[]> {
+    return this.operations.recall(this.longTerm(), task, this.shortTerm.entries(), limit);
   }
 
   /** Long-term entries, oldest first. */
@@ -81,7 +86,7 @@ export class ReflexionAgent {
     this.runConfig = { context, configurable: owner ? { memoryOwner: owner } : {} };
     this.operations = makeReflexionOperations({ model, defaults: context });
     this.graph = buildReflexionGraph({ model, store: this.store, checkpointer, defaults: context });
-    this.memory = new AgentMemory(() => storeMemoryFor(this.runConfig, this.config, this.store));
+    this.memory = new AgentMemory(() => storeMemoryFor(this.runConfig, this.config, this.store), this.operations);
   }
 
   /** The actor's response to a task, using the reflections of `relevantMemories`. */
@@ -106,22 +111,30 @@ export class ReflexionAgent {
     return (await this.operations.refine(this.config, task, originalResponse, evaluation, reflection, errors)).text;
   }
 
-  /** One iteration: act (or take `previousResponse`), evaluate, reflect, and record the step in memory. */
+  /**
+   * The reference's one iteration: from the second iteration on (`iteration > 0`),
+   * retrieve the relevant memories; act with them (or take `previousResponse`),
+   * evaluate, reflect; record the step in short-term memory, and in long-term
+   * memory when its score is above 0.8 or `iteration == maxLoops - 1`.
+   */
   async step(task: string, iteration = 0, previousResponse?: string): Promise<StepRecord> {
     checkRequestText(task, "task");
     if (!Number.isInteger(iteration) || iteration < 0) throw new ConfigurationError(`iteration must be a non-negative integer; got ${iteration}.`);
-    const response = previousResponse ?? (await this.act(task));
+    const memories = iteration > 0 ? await this.memory.getRelevantMemories(task) : [];
+    const response = previousResponse ?? (await this.act(task, memories));
     const { evaluation, score } = await this.evaluate(task, response);
     const reflection = await this.reflect(task, response, evaluation);
     const step: StepRecord = { task, response, evaluation, reflection, score, iteration };
     this.memory.shortTerm.add(step);
-    if (admitsToLongTerm(step, iteration + 1 >= this.config.maxLoops)) {
-      await storeMemoryFor(this.runConfig, this.config, this.store).add(step);
-    }
+    await this.operations.remember(this.config, storeMemoryFor(this.runConfig, this.config, this.store), step);
     return step;
   }
 
-  /** Run tasks one at a time through the Reflexion graph: the best response per task, or each task's step records. */
+  /**
+   * Run tasks one at a time through the Reflexion graph: the best response per
+   * task (null where there is none to use: with a spec, a task whose responses
+   * all failed it), or each task's step records. `run([])` is `[]`.
+   */
   async run(tasks: string[], options?: { includeIntermediates?: false }): Promise<(string | null)[]>;
   async run(tasks: string[], options: { includeIntermediates: true }): Promise<StepRecord[][]>;
   async run(tasks: string[], options: RunOptions = {}): Promise<(string | null)[] | StepRecord[][]> {
@@ -131,6 +144,8 @@ export class ReflexionAgent {
 
   /** Like `run`, with outcomes (stop reason, best score) and token usage. */
   async runWithReport(tasks: string[]): Promise<RunReport> {
+    // The reference returns [] for no tasks.
+    if (Array.isArray(tasks) && tasks.length === 0) return { results: [], steps: [], outcomes: [], calls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 } };
     checkTasks(tasks);
     const out = await this.graph.invoke({ tasks }, { ...this.runConfig, configurable: { ...this.runConfig.configurable, thread_id: crypto.randomUUID() } });
     for (const steps of out.steps) for (const step of steps) this.memory.shortTerm.add(step);

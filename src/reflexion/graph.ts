@@ -1,67 +1,163 @@
 /**
- * The Reflexion graph:
+ * The Reflexion graph, as the reference's `run()` reads: an outer progression
+ * over the tasks, one at a time, and an inner loop per task.
  *
- *   START → memory ─┬─ new task → actor ──┐
- *                   ├─ refine → refine ───┴→ evaluator → reflector → memory
- *                   └─ all tasks done → END
+ *   START → each_task → END          for each task, in order: recall its memories, run the task's loop
  *
- * memory records each finished step (short-term in state, long-term in the
- * Store), decides whether the task goes on (score > 0.9 stops early; maxLoops
- * ends it), closes finished tasks with their best response, and retrieves the
- * memories relevant to the next task before the actor sees it.
+ *   the task's loop (a subgraph):
+ *   START → actor → evaluator → reflector → memory ─┬─ score > 0.9 (and valid), or maxLoops reached → END
+ *                      ↑                            └─ otherwise → refine ─┐
+ *                      └───────────────────────────────────────────────────┘
+ *   (a provider failure on a model node's last attempt ends the task: → END)
+ *
+ * `memory` records each finished iteration (in the task's steps, and in
+ * long-term memory when the reference admits it). Each task's loop runs as a
+ * LangGraph task with a step limit sized for its own maxLoops, so neither
+ * level needs more than LangGraph's default recursion limit, however the
+ * graph is compiled; a finished task is not run again when an interrupted run
+ * resumes.
  */
-import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
-import { END, START, StateGraph } from "@langchain/langgraph";
-import { checkTasks, ensureReflexionConfig, MAX_TASKS, ReflexionConfigSchema } from "../configuration.js";
-import { checkedContext, checkedInput } from "../shared/guards.js";
-import { channelsOf, stateObject } from "../shared/state.js";
+import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
+import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
+import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema } from "../configuration.js";
+import { checkedContext } from "../shared/guards.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
+import { channelsOf } from "../shared/state.js";
+import { addUsage, ZERO_USAGE } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
-import { failTaskOnProviderError, makeReflexionNodes, type ReflexionNodeOptions } from "./nodes.js";
-import { ReflexionInputSchema, ReflexionOutputSchema, ReflexionState } from "./state.js";
+import { closeTask, taskStop } from "./loop.js";
+import { SHORT_TERM_SIZE, type StepRecord } from "./memory.js";
+import { makeReflexionOperations, makeTaskNodes, storeMemoryFor, type ReflexionNodeOptions } from "./nodes.js";
+import {
+  ReflexionInputSchema,
+  ReflexionOutputSchema,
+  ReflexionState,
+  TaskInputSchema,
+  TaskState,
+  type ReflexionStateType,
+  type ReflexionUpdate,
+  type TaskStateType,
+} from "./state.js";
 
 export interface ReflexionGraphOptions extends ReflexionNodeOptions {
   checkpointer?: BaseCheckpointSaver | boolean;
   store?: BaseStore;
 }
 
-/** Enough graph steps for the largest run allowed: MAX_TASKS tasks of 10 loops, 4 steps a loop. */
-export const REFLEXION_RECURSION_LIMIT = 1 + MAX_TASKS * (1 + 4 * 10) + 10;
+/** Graph steps one task's loop takes at most: its input, then 4 nodes per iteration, with room to spare. */
+export function taskStepLimit(maxLoops: number): number {
+  return 4 * maxLoops + 5;
+}
 
-/** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
-export function createReflexionGraphBuilder(options: ReflexionNodeOptions = {}) {
-  const nodes = makeReflexionNodes(options);
-  const input = stateObject({ tasks: checkedInput(ReflexionInputSchema.shape.tasks, (value) => void checkTasks(value)) });
-  const context = checkedContext(ReflexionConfigSchema, (given) => {
-    const cfg = ensureReflexionConfig({ context: given }, options);
-    if (cfg.spec !== undefined) resolveSpec(cfg.spec);
-  }, ["memoryOwner"]);
-  const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY, errorHandler: failTaskOnProviderError, ends: ["memory"] };
+/**
+ * The run configuration's schema with the package's checks (src/shared/guards.ts): bad or unknown
+ * settings (or a spec that cannot be resolved) are refused with a ConfigurationError before any node
+ * runs, whoever compiled the graph. `memoryOwner` is read from `configurable`. (The input's `tasks`
+ * are checked by their own schema, in state.ts.)
+ */
+function reflexionContext(options: ReflexionNodeOptions) {
+  return checkedContext(
+    ReflexionConfigSchema,
+    (given) => {
+      const cfg = ensureReflexionConfig({ context: given }, options);
+      if (cfg.spec !== undefined) resolveSpec(cfg.spec);
+    },
+    ["memoryOwner"],
+  );
+}
+
+/** Where the task's loop goes after a model node: on, or out when the provider failed. */
+const onUnlessFailed =
+  <T extends string>(next: T) =>
+  (state: TaskStateType): T | typeof END =>
+    state.failure !== null ? END : next;
+
+/** One task's loop: the reference's iterations of act (or refine), evaluate, reflect. */
+export function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: BaseStore) {
+  const ops = makeReflexionOperations(options);
+  const nodes = makeTaskNodes(ops, store);
+  const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY };
+  const afterMemory = (state: TaskStateType, config: LangGraphRunnableConfig): "refine" | typeof END => {
+    const last = state.steps.length - 1;
+    const stop = taskStop(state.steps[last].score, state.passed[last], state.steps[last].iteration, ops.settings(config).maxLoops);
+    return stop === null ? "refine" : END;
+  };
+  return new StateGraph({
+    state: channelsOf(TaskState) as unknown as typeof TaskState,
+    input: TaskInputSchema,
+  })
+    .addNode("actor", nodes.actor, modelNode)
+    .addNode("evaluator", nodes.evaluator, modelNode)
+    .addNode("reflector", nodes.reflector, modelNode)
+    .addNode("memory", nodes.memory)
+    .addNode("refine", nodes.refine, modelNode)
+    .addEdge(START, "actor")
+    .addConditionalEdges("actor", onUnlessFailed("evaluator"), ["evaluator", END])
+    .addConditionalEdges("evaluator", onUnlessFailed("reflector"), ["reflector", END])
+    .addConditionalEdges("reflector", onUnlessFailed("memory"), ["memory", END])
+    .addConditionalEdges("memory", afterMemory, ["refine", END])
+    .addConditionalEdges("refine", onUnlessFailed("evaluator"), ["evaluator", END]);
+}
+
+/** The uncompiled Reflexion graph, for callers that compile it with their own checkpointer and store. */
+export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { store?: BaseStore } = {}) {
+  const { store, ...nodeOptions } = options;
+  const ops = makeReflexionOperations(nodeOptions);
+  const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });
+
+  // One task's loop as a durable LangGraph task: its result is kept, so a resumed run does not redo it.
+  const runTask = durableTask("reflexion_task", async (input: { task: string; taskIndex: number; memories: StepRecord[]; maxLoops: number }) => {
+    const { maxLoops, ...taskInput } = input;
+    return (await taskGraph.invoke(taskInput, { recursionLimit: taskStepLimit(maxLoops) })) as TaskStateType;
+  });
+
+  /** The reference's `run()`: each task in order, with the memories relevant to it. */
+  async function eachTask(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
+    const cfg = ops.settings(config);
+    const tasks = checkTasks(state.tasks);
+    const longTerm = storeMemoryFor(config, cfg, store);
+    const out: Required<Omit<ReflexionStateType, "tasks">> = { results: [], steps: [], outcomes: [], conversation: [], calls: [], usage: { ...ZERO_USAGE } };
+    let shortTerm: StepRecord[] = [];
+    for (const [taskIndex, task] of tasks.entries()) {
+      const memories = cfg.useMemory ? await ops.recall(longTerm, task, shortTerm) : [];
+      const done = await runTask({ task, taskIndex, memories, maxLoops: cfg.maxLoops });
+      shortTerm = [...shortTerm, ...done.steps].slice(-SHORT_TERM_SIZE);
+      const { result, outcome } = closeTask({
+        task,
+        steps: done.steps,
+        passed: done.passed,
+        usage: done.usage,
+        failure: done.failure,
+        gated: cfg.spec !== undefined,
+        maxLoops: cfg.maxLoops,
+      });
+      out.results.push(result);
+      out.steps.push(done.steps);
+      out.outcomes.push(outcome);
+      out.conversation.push({ role: "user", content: task }, { role: "assistant", content: result ?? "" });
+      out.calls.push(...done.calls);
+      out.usage = addUsage(out.usage, done.usage);
+    }
+    return out;
+  }
+
   return new StateGraph({
     // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
     state: channelsOf(ReflexionState) as unknown as typeof ReflexionState,
-    input: input as unknown as typeof ReflexionInputSchema,
+    input: ReflexionInputSchema,
     output: ReflexionOutputSchema,
     // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset.
-    context: context as unknown as import("zod").ZodObject<{}>,
+    context: reflexionContext(nodeOptions) as unknown as import("zod").ZodObject<{}>,
   })
-    .addNode("memory", nodes.memory)
-    .addNode("actor", nodes.actor, modelNode)
-    .addNode("refine", nodes.refine, modelNode)
-    .addNode("evaluator", nodes.evaluator, modelNode)
-    .addNode("reflector", nodes.reflector, modelNode)
-    .addEdge(START, "memory")
-    .addConditionalEdges("memory", nodes.routeAfterMemory, { actor: "actor", refine: "refine", [END]: END })
-    .addEdge("actor", "evaluator")
-    .addEdge("refine", "evaluator")
-    .addEdge("evaluator", "reflector")
-    .addEdge("reflector", "memory");
+    .addNode("each_task", eachTask, { subgraphs: [taskGraph] })
+    .addEdge(START, "each_task")
+    .addEdge("each_task", END);
 }
 
 /** The compiled Reflexion graph. */
 export function buildReflexionGraph(options: ReflexionGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
-  const compiled = createReflexionGraphBuilder(nodeOptions).compile({ checkpointer, store });
-  compiled.name = "Reflexion";
-  return compiled.withConfig({ recursionLimit: REFLEXION_RECURSION_LIMIT });
+  const graph = createReflexionGraphBuilder({ ...nodeOptions, store }).compile({ checkpointer, store });
+  graph.name = "Reflexion";
+  return graph;
 }

@@ -1,16 +1,30 @@
 /**
- * Long-term memory kept in a LangGraph Store, so it survives threads, runs,
+ * Long-term memory kept in a LangGraph Store, so it survives threads, runs and
  * restarts and is shared by every process using the same store (e.g. the
- * Postgres store). Each entry is one store item; an in-process word index
- * (LongTermMemory) answers queries without scanning. A version token in the
- * store tells a process when another one has changed the memory, and the
- * index is then rebuilt from the store.
+ * Postgres store). Each entry is one store item; each process keeps a
+ * LongTermMemory index of them and brings it up to date incrementally:
+ *
+ * - every process (a "writer": one per store object and namespace) numbers the entries it writes 1, 2, 3… under
+ *   keys `<writer>-<n>`, and after each entry records its count in one meta
+ *   item of its own (no two processes ever write the same meta item);
+ * - before each read, a process reads the known writers' counts by key (one
+ *   batch of lookups; the writers are listed, to notice new ones, at most once
+ *   a second) and fetches only the entries numbered above what it has already
+ *   seen. Nothing is rebuilt when another process writes (only
+ *   when the store itself was cleared: a writer's count went missing).
+ *
+ * Capacity is applied by every process to its own index (oldest first, in the
+ * order the entries reached it) and by the writer to the store. Two processes
+ * adding near-duplicates at the same moment may both keep theirs: dedup sees
+ * what was written before the add.
  */
 import type { BaseStore } from "@langchain/langgraph";
 import { randomUUID } from "node:crypto";
-import { LongTermMemory, memoryId, type MemoryEntry, type StepRecord } from "./memory.js";
+import { LongTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
 
-const PAGE = 1_000;
+const PAGE = 10_000;
+/** How often the writers are listed to notice new ones; in between, the known writers' counts are read by key. */
+const DISCOVERY_MS = 1_000;
 
 /**
  * A store namespace label for any string, reversibly: letters, digits and "-"
@@ -30,20 +44,23 @@ export function memoryNamespace(owner: string, agentName: string): string[] {
 }
 
 interface Cached {
+  /** This cache's writer name (one per store object and namespace in a process): its entries are numbered under it. */
+  writer: string;
   memory: LongTermMemory;
-  version: string | null;
+  /** Per writer: how many of its entries this process has seen. */
+  seen: Map<string, number>;
+  /** How many entries this process has written to this namespace. */
+  written: number;
+  loaded: boolean;
+  /** When the writers were last listed (ms since the epoch). */
+  listedAt: number;
   /** Serialises this process's operations on one namespace. */
   queue: Promise<unknown>;
 }
 
 const caches = new WeakMap<BaseStore, Map<string, Cached>>();
-let lastSequence = 0;
 
-/** Ids that sort in insertion order across processes: microseconds since the epoch, kept strictly increasing. */
-function nextId(): string {
-  lastSequence = Math.max(lastSequence + 1, Date.now() * 1000);
-  return memoryId(lastSequence);
-}
+const entryKey = (writer: string, n: number) => `${writer}-${n}`;
 
 export class StoreMemory {
   private readonly entriesNs: string[];
@@ -56,12 +73,15 @@ export class StoreMemory {
     private readonly capacity: number,
   ) {
     this.entriesNs = [...namespace, "entries"];
-    this.metaNs = [...namespace, "meta"];
+    this.metaNs = [...namespace, "writers"];
     let perStore = caches.get(store);
     if (!perStore) caches.set(store, (perStore = new Map()));
     const key = namespace.join("\u0000");
     let cached = perStore.get(key);
-    if (!cached) perStore.set(key, (cached = { memory: new LongTermMemory({ capacity }), version: null, queue: Promise.resolve() }));
+    if (!cached) {
+      cached = { writer: randomUUID().replace(/-/g, ""), memory: new LongTermMemory({ capacity }), seen: new Map(), written: 0, loaded: false, listedAt: 0, queue: Promise.resolve() };
+      perStore.set(key, cached);
+    }
     this.cached = cached;
   }
 
@@ -72,32 +92,81 @@ export class StoreMemory {
     return run;
   }
 
-  /** Bring the index up to date with the store; rebuild it when another process changed the memory. */
+  private async writerCounts(): Promise<Map<string, number>> {
+    const counts = new Map<string, number>();
+    const c = this.cached;
+    const now = Date.now();
+    if (c.loaded && now - c.listedAt < DISCOVERY_MS) {
+      const writers = [...c.seen.keys()];
+      // One lookup per known writer, made together (the server's store batches them into one call).
+      const items = await Promise.all(writers.map((key) => this.store.get(this.metaNs, key)));
+      items.forEach((item, i) => counts.set(writers[i], Number((item?.value as { count?: unknown } | undefined)?.count) || 0));
+      return counts;
+    }
+    c.listedAt = now;
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await this.store.search(this.metaNs, { limit: PAGE, offset });
+      for (const item of page) counts.set(item.key, Number((item.value as { count?: unknown }).count) || 0);
+      if (page.length < PAGE) break;
+    }
+    return counts;
+  }
+
+  /** Index an entry that is in the store: its writer already checked it for duplicates. */
+  private index(entry: MemoryEntry): MemoryEntry[] {
+    return this.cached.memory.insert(entry).evicted;
+  }
+
+  /** Bring this process's index up to date with the store: only what is new since the last call. */
   private async sync(): Promise<LongTermMemory> {
-    const meta = await this.store.get(this.metaNs, "version");
-    const version = (meta?.value?.token as string | undefined) ?? null;
-    if (version !== this.cached.version || this.cached.memory.capacity !== this.capacity) {
-      const memory = new LongTermMemory({ capacity: Number.POSITIVE_INFINITY });
+    const c = this.cached;
+    if (c.memory.capacity !== this.capacity) c.memory.setCapacity(this.capacity);
+    const counts = await this.writerCounts();
+    // A writer gone or counting backwards means the store was cleared or replaced (e.g. truncated): start over.
+    for (const [writer, seen] of c.seen) {
+      if (seen > 0 && (counts.get(writer) ?? 0) < seen) {
+        c.memory = new LongTermMemory({ capacity: this.capacity });
+        c.seen.clear();
+        c.loaded = false;
+        break;
+      }
+    }
+    if (!c.loaded) {
+      // First use in this process: everything there is, oldest first.
       const items: MemoryEntry[] = [];
       for (let offset = 0; ; offset += PAGE) {
         const page = await this.store.search(this.entriesNs, { limit: PAGE, offset });
         for (const item of page) items.push(item.value as MemoryEntry);
         if (page.length < PAGE) break;
       }
-      items.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (const entry of items) memory.add(entry);
-      const evicted = memory.setCapacity(this.capacity);
-      await Promise.all(evicted.map((e) => this.store.delete(this.entriesNs, e.id)));
-      this.cached.memory = memory;
-      this.cached.version = version;
+      items.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (const entry of items) this.index(entry);
+      for (const [writer, count] of counts) c.seen.set(writer, count);
+      c.loaded = true;
+      return c.memory;
     }
-    return this.cached.memory;
+    const fetches: Promise<MemoryEntry | null>[] = [];
+    for (const [writer, count] of counts) {
+      const seen = c.seen.get(writer) ?? 0;
+      for (let n = seen + 1; n <= count; n++) {
+        fetches.push(this.store.get(this.entriesNs, entryKey(writer, n)).then((item) => (item ? (item.value as MemoryEntry) : null)));
+      }
+      if (count > seen) c.seen.set(writer, count);
+    }
+    // Evicted meanwhile (null) entries are skipped; the others are indexed in the order they were written.
+    const fresh = (await Promise.all(fetches)).filter((e): e is MemoryEntry => e !== null && !c.memory.has(e.id));
+    fresh.sort((a, b) => a.createdAt - b.createdAt);
+    for (const entry of fresh) this.index(entry);
+    return c.memory;
   }
 
-  /** Add a step: skipped as a near-duplicate, else stored, evicting the oldest beyond capacity. */
+  /** Add a step: skipped as a near-duplicate, else stored, dropping the oldest beyond capacity. */
   add(step: StepRecord): Promise<{ added: boolean; evicted: number }> {
     return this.serial(async () => {
       const memory = await this.sync();
+      if (memory.duplicateOf(step) !== null) return { added: false, evicted: 0 };
+      const c = this.cached;
+      const n = c.written + 1;
       const entry: MemoryEntry = {
         task: step.task,
         response: step.response,
@@ -105,33 +174,32 @@ export class StoreMemory {
         reflection: step.reflection,
         score: step.score,
         iteration: step.iteration,
-        id: nextId(),
+        id: entryKey(c.writer, n),
         createdAt: Date.now(),
       };
-      const result = memory.add(entry);
-      if (!result.added) return { added: false, evicted: 0 };
-      // The entry is written before the version changes, so a reader that sees the new version finds it.
+      // The entry is written before the count that announces it, so a reader that sees the count finds it.
       await this.store.put(this.entriesNs, entry.id, { ...entry }, false);
-      await Promise.all(result.evicted.map((e) => this.store.delete(this.entriesNs, e.id)));
-      const token = randomUUID();
-      await this.store.put(this.metaNs, "version", { token }, false);
-      this.cached.version = token;
-      return { added: true, evicted: result.evicted.length };
+      await this.store.put(this.metaNs, c.writer, { count: n }, false);
+      c.written = n;
+      c.seen.set(c.writer, n);
+      const evicted = this.index(entry);
+      await Promise.all(evicted.map((e) => this.store.delete(this.entriesNs, e.id)));
+      return { added: true, evicted: evicted.length };
     });
   }
 
-  /** The most relevant long-term entries for a task (word overlap with the entry's task). */
+  /** The most relevant long-term entries for a task (the reference's relevance). */
   search(task: string, limit: number): Promise<MemoryEntry[]> {
     return this.serial(async () => (await this.sync()).search(task, limit));
   }
 
-  /** The current long-term index (synchronised with the store). */
-  index(): Promise<LongTermMemory> {
+  /** The long-term index, up to date with the store. */
+  current(): Promise<LongTermMemory> {
     return this.serial(() => this.sync());
   }
 
   /** Every entry, oldest first. */
   async entries(): Promise<MemoryEntry[]> {
-    return (await this.index()).entries();
+    return (await this.current()).entries();
   }
 }

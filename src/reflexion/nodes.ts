@@ -1,28 +1,26 @@
 /**
- * The Reflexion graph's nodes and the operations they share with the
- * ReflexionAgent class: act, evaluate, reflect and refine each make one model
- * call; the memory node records steps, decides what comes next and retrieves
- * memories for each new task.
+ * The Reflexion operations and the graph's nodes. The operations (act,
+ * evaluate, reflect, refine, remember, recall) are what both the graph's nodes
+ * and the ReflexionAgent class call; each node is one operation on the state.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { Command, InMemoryStore, Overwrite, type BaseStore, type LangGraphRunnableConfig } from "@langchain/langgraph";
+import { InMemoryStore, type BaseStore, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ensureReflexionConfig, type EnsureOptions, type ReflexionConfig, type ReflexionConfigInput } from "../configuration.js";
 import { ProviderError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { extractJson } from "../shared/json.js";
-import { callModel } from "../shared/model-call.js";
+import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
-import { addUsage, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
+import type { TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
 import { validateAgainstSpec } from "../validation/validate.js";
-import { pickBest, taskStop } from "./loop.js";
-import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, SHORT_TERM_SIZE, type StepRecord } from "./memory.js";
+import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, type StepRecord } from "./memory.js";
 import { memoryNamespace, StoreMemory } from "./memory-store.js";
 import { actorPrompt, EVALUATOR_PROMPT, evaluatorPrompt, REFLECTOR_PROMPT, reflectorPrompt, REFLEXION_PROMPT, refinePrompt } from "./prompts.js";
 import { parseScore } from "./score.js";
-import type { ModelCall, ReflexionStateType, ReflexionUpdate, TaskOutcome } from "./state.js";
+import type { ModelCall, TaskStateType, TaskUpdate } from "./state.js";
 
 export interface ReflexionNodeOptions extends EnsureOptions<ReflexionConfigInput> {
   /** The chat model for every role, or a factory asked per run and role. */
@@ -54,16 +52,24 @@ export interface Answer {
   usage: TokenUsage;
 }
 
-/** The four model-calling operations of Reflexion, for one configuration. */
+/** Longest text kept in a step record, so that a flood from the model cannot bloat state and memory. */
+export const MAX_RECORDED_TEXT_CHARS = 50_000;
+
+const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
+
+/** The Reflexion operations, for one set of graph options. */
 export function makeReflexionOperations(options: ReflexionNodeOptions) {
   const settings = (config?: RunnableConfig): ReflexionConfig => ensureReflexionConfig(config, options);
   const model = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector"): BaseChatModel => {
     const name = role === "actor" ? cfg.actorModel : role === "evaluator" ? cfg.evaluatorModel : cfg.reflectorModel;
     return resolveModel(options.model, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
   };
-  const call = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) =>
+  const call = async (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) => {
     // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
-    callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
+    const answer = await callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
+    return { text: answer.text, usage: answer.usage };
+  };
+  const kept = (answer: Answer): Answer => ({ text: recorded(answer.text), usage: answer.usage });
 
   return {
     settings,
@@ -73,17 +79,18 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       const parsed = extractJson(response);
       return parsed.ok ? validateAgainstSpec(resolveSpec(cfg.spec), parsed.value).errors : [parsed.error];
     },
-    act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {
-      return call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, actorPrompt(task, memories), "actor", config);
+    async act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {
+      return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, actorPrompt(task, memories), "actor", config));
     },
     async evaluate(cfg: ReflexionConfig, task: string, response: string, validationErrors: string[] | null, config?: RunnableConfig) {
       const answer = await call(cfg, "evaluator", EVALUATOR_PROMPT, evaluatorPrompt(task, response, validationErrors), "evaluator", config);
-      return { evaluation: answer.text, score: parseScore(answer.text).score, usage: answer.usage };
+      // The score is read from the whole evaluation, which is then kept bounded.
+      return { evaluation: recorded(answer.text), score: parseScore(answer.text).score, usage: answer.usage };
     },
-    reflect(cfg: ReflexionConfig, task: string, response: string, evaluation: string, validationErrors: string[] | null, config?: RunnableConfig): Promise<Answer> {
-      return call(cfg, "reflector", REFLECTOR_PROMPT, reflectorPrompt(task, response, evaluation, validationErrors), "reflector", config);
+    async reflect(cfg: ReflexionConfig, task: string, response: string, evaluation: string, validationErrors: string[] | null, config?: RunnableConfig): Promise<Answer> {
+      return kept(await call(cfg, "reflector", REFLECTOR_PROMPT, reflectorPrompt(task, response, evaluation, validationErrors), "reflector", config));
     },
-    refine(
+    async refine(
       cfg: ReflexionConfig,
       task: string,
       original: string,
@@ -92,163 +99,89 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       validationErrors: string[] | null,
       config?: RunnableConfig,
     ): Promise<Answer> {
-      return call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, refinePrompt(task, original, evaluation, reflection, validationErrors), "refine", config);
+      return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, refinePrompt(task, original, evaluation, reflection, validationErrors), "refine", config));
+    },
+    /** Store a step in long-term memory when the reference admits it (score > 0.8, or `iteration == maxLoops - 1`). */
+    async remember(cfg: ReflexionConfig, memory: StoreMemory, step: StepRecord): Promise<boolean> {
+      return admitsToLongTerm(step, cfg.maxLoops) ? (await memory.add(step)).added : false;
+    },
+    /** The memories relevant to a task: short-term (given) and long-term (from the store). */
+    async recall(memory: StoreMemory, task: string, shortTerm: readonly StepRecord[], limit = DEFAULT_RETRIEVAL_LIMIT): Promise<StepRecord[]> {
+      return getRelevantMemories(task, shortTerm, await memory.current(), limit);
     },
   };
 }
 
 export type ReflexionOperations = ReturnType<typeof makeReflexionOperations>;
 
-/** Longest text kept in a step record, so that a flood from the model cannot bloat state and memory. */
-export const MAX_RECORDED_TEXT_CHARS = 50_000;
-
-const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
-
-/** Usage bookkeeping shared by every model-calling node. */
-function spent(state: ReflexionStateType, usage: TokenUsage, node: ModelCall["node"]): Pick<ReflexionUpdate, "usage" | "taskUsage" | "calls"> {
-  return { usage, taskUsage: addUsage(state.taskUsage, usage), calls: [{ task: state.taskIndex, iteration: state.iteration, node, usage }] };
-}
-
 /**
- * After a model node's retries: a provider failure ends the current task (not
- * the run) and goes straight to memory, which closes the task and moves on;
- * anything else fails the run.
+ * A provider failure on the node's last attempt ends the task (not the run):
+ * transient faults are rethrown while LangGraph's retry policy has attempts
+ * left; anything that is not a ProviderError fails the run.
  */
-export function failTaskOnProviderError(_state: unknown, nodeError: { error: Error }) {
-  if (nodeError.error instanceof ProviderError) return new Command({ update: { failure: nodeError.error.message }, goto: "memory" });
-  throw nodeError.error;
+async function orFailure(config: LangGraphRunnableConfig, work: () => Promise<TaskUpdate>): Promise<TaskUpdate> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof ProviderError)) throw error;
+    const attempt = config.executionInfo?.nodeAttempt ?? PROVIDER_RETRY_POLICY.maxAttempts;
+    if (error.transient && attempt < PROVIDER_RETRY_POLICY.maxAttempts) throw error;
+    return { failure: error.message };
+  }
 }
 
-export function makeReflexionNodes(options: ReflexionNodeOptions) {
-  const ops = makeReflexionOperations(options);
-  const task = (state: ReflexionStateType) => state.tasks[state.taskIndex];
+/** Usage bookkeeping of a model-calling node. */
+function spent(state: TaskStateType, usage: TokenUsage, node: ModelCall["node"]): Pick<TaskUpdate, "usage" | "calls"> {
+  return { usage, calls: [{ task: state.taskIndex, iteration: state.iteration, node, usage }] };
+}
 
-  async function actor(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
-    const answer = await ops.act(cfg, task(state), state.memories, config);
-    return { response: recorded(answer.text), ...spent(state, answer.usage, "actor") };
-  }
+/** The nodes of one task's loop. */
+export function makeTaskNodes(ops: ReflexionOperations, store?: BaseStore) {
+  return {
+    /** The first response, with the lessons of the memories retrieved for the task. */
+    actor: (state: TaskStateType, config: LangGraphRunnableConfig) =>
+      orFailure(config, async () => {
+        const answer = await ops.act(ops.settings(config), state.task, state.memories, config);
+        return { response: answer.text, ...spent(state, answer.usage, "actor") };
+      }),
 
-  async function refine(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
-    const answer = await ops.refine(cfg, task(state), state.response, state.evaluation, state.reflection, state.validationErrors, config);
-    return { response: recorded(answer.text), ...spent(state, answer.usage, "refine") };
-  }
+    /** The gate (with a spec) and the evaluator's verdict and score. */
+    evaluator: (state: TaskStateType, config: LangGraphRunnableConfig) =>
+      orFailure(config, async () => {
+        const cfg = ops.settings(config);
+        const validationErrors = ops.gate(cfg, state.response);
+        const result = await ops.evaluate(cfg, state.task, state.response, validationErrors, config);
+        return { evaluation: result.evaluation, score: result.score, validationErrors, ...spent(state, result.usage, "evaluator") };
+      }),
 
-  async function evaluator(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
-    const validationErrors = ops.gate(cfg, state.response);
-    const result = await ops.evaluate(cfg, task(state), state.response, validationErrors, config);
-    return { evaluation: recorded(result.evaluation), score: result.score, validationErrors, ...spent(state, result.usage, "evaluator") };
-  }
+    /** A self-reflection on the response and its evaluation. */
+    reflector: (state: TaskStateType, config: LangGraphRunnableConfig) =>
+      orFailure(config, async () => {
+        const answer = await ops.reflect(ops.settings(config), state.task, state.response, state.evaluation, state.validationErrors, config);
+        return { reflection: answer.text, ...spent(state, answer.usage, "reflector") };
+      }),
 
-  async function reflector(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
-    const answer = await ops.reflect(cfg, task(state), state.response, state.evaluation, state.validationErrors, config);
-    return { reflection: recorded(answer.text), pending: true, ...spent(state, answer.usage, "reflector") };
-  }
-
-  async function memory(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
-    const longTerm = storeMemoryFor(config, cfg);
-
-    let update: ReflexionUpdate = {};
-    let view = state;
-    const apply = (u: ReflexionUpdate) => {
-      update = { ...update, ...u };
-      view = { ...view, ...(u as Partial<ReflexionStateType>) };
-    };
-
-    if (!state.pending && state.failure === null) {
-      // Entered from START: a new run of the thread.
-      apply({ results: [], steps: [], outcomes: [], conversation: [], shortTerm: [], taskIndex: -1 });
-      update.usage = new Overwrite({ ...ZERO_USAGE }) as never;
-      update.calls = new Overwrite([]) as never;
-    } else if (state.failure !== null) {
-      apply(finishTask(view, "error", state.failure, cfg.spec !== undefined));
-    } else {
+    /** Records the finished iteration: in the task's steps, and in long-term memory when admitted. */
+    memory: async (state: TaskStateType, config: LangGraphRunnableConfig): Promise<TaskUpdate> => {
+      const cfg = ops.settings(config);
       const step: StepRecord = {
-        task: task(state),
+        task: state.task,
         response: state.response,
         evaluation: state.evaluation,
         reflection: state.reflection,
         score: state.score,
         iteration: state.iteration,
       };
-      const steps = [...state.steps];
-      steps[state.taskIndex] = [...(steps[state.taskIndex] ?? []), step];
-      const passed = [...state.passed, state.validationErrors === null || state.validationErrors.length === 0];
-      apply({ steps, passed, pending: false, shortTerm: [...state.shortTerm, step].slice(-SHORT_TERM_SIZE) });
-      const isLast = state.iteration + 1 >= cfg.maxLoops;
-      if (admitsToLongTerm(step, isLast)) await longTerm.add(step);
+      await ops.remember(cfg, storeMemoryFor(config, cfg, store), step);
+      return { steps: [step], passed: [state.validationErrors === null || state.validationErrors.length === 0] };
+    },
 
-      const stop = taskStop(step.score, passed[passed.length - 1], state.iteration, cfg.maxLoops);
-      if (stop === null) {
-        apply({ iteration: state.iteration + 1, next: "refine" });
-        return update;
-      }
-      apply(finishTask(view, stop, null, cfg.spec !== undefined));
-    }
-
-    // Move on to the next task, with the memories relevant to it.
-    const nextIndex = view.taskIndex + 1;
-    if (nextIndex >= view.tasks.length) {
-      apply({ taskIndex: nextIndex, next: "__end__" });
-      return update;
-    }
-    const nextTask = view.tasks[nextIndex];
-    const memories = cfg.useMemory ? getRelevantMemories(nextTask, view.shortTerm, await longTerm.index(), DEFAULT_RETRIEVAL_LIMIT) : [];
-    apply({
-      taskIndex: nextIndex,
-      iteration: 0,
-      memories,
-      passed: [],
-      response: "",
-      evaluation: "",
-      reflection: "",
-      score: 0,
-      validationErrors: null,
-      failure: null,
-      pending: false,
-      taskUsage: { ...ZERO_USAGE },
-      next: "actor",
-    });
-    return update;
-  }
-
-  function routeAfterMemory(state: ReflexionStateType): "actor" | "refine" | "__end__" {
-    return state.next;
-  }
-
-  return { actor, evaluator, reflector, refine, memory, routeAfterMemory, operations: ops };
-}
-
-/** Close the current task: its best response, outcome and conversation turns. */
-function finishTask(state: ReflexionStateType, stopReason: TaskOutcome["stopReason"], error: string | null, gated: boolean): ReflexionUpdate {
-  const steps = state.steps[state.taskIndex] ?? [];
-  const best = pickBest(steps.map((s) => s.score), state.passed);
-  const task = state.tasks[state.taskIndex];
-  const response = best >= 0 ? steps[best].response : null;
-  const results = [...state.results];
-  results[state.taskIndex] = response;
-  const outcome: TaskOutcome = {
-    task,
-    stopReason,
-    iterations: steps.length,
-    bestIteration: best >= 0 ? steps[best].iteration : null,
-    bestScore: best >= 0 ? steps[best].score : null,
-    valid: gated && best >= 0 ? state.passed[best] : null,
-    usage: state.taskUsage,
-    error,
-  };
-  const stepsList = [...state.steps];
-  stepsList[state.taskIndex] = steps;
-  return {
-    results,
-    steps: stepsList,
-    outcomes: [...state.outcomes, outcome],
-    conversation: [...state.conversation, { role: "user", content: task }, { role: "assistant", content: response ?? "" }],
-    failure: null,
-    pending: false,
+    /** The next iteration's response, from the previous one, its evaluation and its reflection. */
+    refine: (state: TaskStateType, config: LangGraphRunnableConfig) =>
+      orFailure(config, async () => {
+        const iteration = state.iteration + 1;
+        const answer = await ops.refine(ops.settings(config), state.task, state.response, state.evaluation, state.reflection, state.validationErrors, config);
+        return { iteration, response: answer.text, ...spent({ ...state, iteration }, answer.usage, "refine") };
+      }),
   };
 }

@@ -1,6 +1,13 @@
-/** State of the Reflexion graph: tasks in; per-task results, step records, outcomes and usage out. */
+/**
+ * State of the Reflexion graphs. The run (ReflexionState): tasks in; per-task
+ * results, step records, outcomes and usage out, written once when the run
+ * ends. One task (TaskState): the task, the iteration in progress, and that
+ * task's steps and model calls, appended as they happen. No field says where
+ * the run goes next: the edges decide that from the data.
+ */
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
+import { checkTasks } from "../configuration.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StepRecordSchema = z
@@ -22,9 +29,10 @@ export const TaskOutcomeSchema = z.object({
   task: z.string(),
   stopReason: TaskStopReasonSchema,
   iterations: z.number(),
+  /** Iteration and score of the response in `results` (with a gate and none passing: of the best-scored invalid one). */
   bestIteration: z.number().nullable(),
   bestScore: z.number().nullable(),
-  /** With a spec: whether the best response passes it; null without a spec. */
+  /** With a spec: true when `results` holds a response that passes it, false when none passed (`results` is then null); null without a spec. */
   valid: z.boolean().nullable(),
   usage: TokenUsageSchema,
   error: z.string().nullable(),
@@ -41,49 +49,65 @@ export type ModelCall = z.infer<typeof ModelCallSchema>;
 
 export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
 
-const tasks = z.array(z.string()).describe("Tasks to run one at a time, in order (a single task is a list of one)");
+/**
+ * The tasks, checked as they come in with the package's readable refusals (a
+ * single string, an empty list, too many tasks, an empty or oversized task),
+ * however the graph was compiled. The check runs on the raw value, before any
+ * type check of zod's, so a field of unknown type carries it; its JSON Schema
+ * (Studio's input form) says what it takes, and its TypeScript type is the
+ * list of strings the check guarantees.
+ */
+const tasks = z
+  .unknown()
+  .check((ctx) => void checkTasks(ctx.value))
+  .meta({ type: "array", items: { type: "string" }, description: "Tasks to run one at a time, in order (a single task is a list of one)" }) as unknown as z.ZodArray<z.ZodString>;
 
 export const ReflexionInputSchema = stateObject({ tasks });
 
 const outputs = {
-  results: z.array(z.string().nullable()).default([]).describe("The best response per task, in order (null if a task failed before any response)"),
+  results: z
+    .array(z.string().nullable())
+    .default([])
+    .describe("The best response per task, in order; null when there is none to use: the task failed before any response, or a spec is set and no response passed it"),
   steps: z.array(z.array(StepRecordSchema)).default([]).describe("Per task, the record of every iteration"),
-  outcomes: z.array(TaskOutcomeSchema).default([]).describe("Per task: why it stopped, its best score and its token usage"),
+  outcomes: z.array(TaskOutcomeSchema).default([]).describe("Per task: why it stopped, whether its result passed the spec, its best score and its token usage"),
   conversation: z.array(ConversationTurnSchema).default([]).describe("Each task and its best response"),
-  calls: appendChannel(ModelCallSchema, "Every model call: task, iteration, node and token usage"),
-  usage: usageChannel(),
+  calls: z.array(ModelCallSchema).default([]).describe("Every model call: task, iteration, node and token usage"),
+  usage: TokenUsageSchema.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 }).describe("Total token usage of the run"),
 };
 
 export const ReflexionOutputSchema = stateObject(outputs);
 
-export const ReflexionState = stateObject({
-  tasks,
-  ...outputs,
-  /** Index of the task in progress; -1 before the first. */
-  taskIndex: z.number().default(-1),
+/** The run: every field is written once, by the node that runs the tasks, so a new run on a thread replaces the last one's. */
+export const ReflexionState = stateObject({ tasks, ...outputs });
+
+export type ReflexionStateType = z.output<typeof ReflexionState>;
+export type ReflexionUpdate = UpdateType<typeof ReflexionState>;
+
+/** One task's loop. */
+export const TaskState = stateObject({
+  task: z.string(),
+  taskIndex: z.number(),
+  /** Memories retrieved for the task before its first iteration. */
+  memories: z.array(StepRecordSchema).default([]),
   iteration: z.number().default(0),
   /** The iteration in progress. */
   response: z.string().default(""),
   evaluation: z.string().default(""),
   reflection: z.string().default(""),
   score: z.number().default(0),
-  /** Deterministic gate errors of the current response; null without a spec. */
+  /** Gate errors of the current response; null without a spec. */
   validationErrors: z.array(z.string()).nullable().default(null),
-  /** Per iteration of the current task: whether its response passed the gate (true without a spec). */
-  passed: z.array(z.boolean()).default([]),
-  /** Set when a step is complete and waiting for the memory node. */
-  pending: z.boolean().default(false),
-  /** Provider failure that ended the current task. */
+  /** Every finished iteration of this task, and whether its response passed the gate (true without a spec). */
+  steps: appendChannel(StepRecordSchema, "Every finished iteration of the task"),
+  passed: appendChannel(z.boolean(), "Per finished iteration: whether its response passed the gate"),
+  calls: appendChannel(ModelCallSchema, "Every model call of the task"),
+  usage: usageChannel("Token usage of the task"),
+  /** The provider failure that ended the task. */
   failure: z.string().nullable().default(null),
-  /** Relevant memories retrieved for the current task. */
-  memories: z.array(StepRecordSchema).default([]),
-  /** Short-term memory: the 10 most recent step records of this run. */
-  shortTerm: z.array(StepRecordSchema).default([]),
-  /** Usage of the current task so far. */
-  taskUsage: TokenUsageSchema.default({ inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 }),
-  /** Where the memory node sends the run next. */
-  next: z.enum(["actor", "refine", "__end__"]).default("actor"),
 });
 
-export type ReflexionStateType = z.output<typeof ReflexionState>;
-export type ReflexionUpdate = UpdateType<typeof ReflexionState>;
+export const TaskInputSchema = stateObject({ task: z.string(), taskIndex: z.number(), memories: z.array(StepRecordSchema) });
+
+export type TaskStateType = z.output<typeof TaskState>;
+export type TaskUpdate = UpdateType<typeof TaskState>;

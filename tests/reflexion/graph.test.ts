@@ -70,7 +70,7 @@ describe("reflexion graph with scripted models", () => {
       evaluator: ["Final score: 9.5", "Final score: 9.5"],
       reflector: ["Lesson: state the sort key explicitly.", "ok"],
     });
-    const out = await buildReflexionGraph({ model: m.factory }).invoke({
+    const out = await buildReflexionGraph({ model: m.factory, store: new InMemoryStore() }).invoke({
       tasks: ["Sort a list of numbers in Python", "Sort a list of dictionaries in Python by key"],
     });
     expect(out.results).toEqual(["sort answer", "dict sort answer"]);

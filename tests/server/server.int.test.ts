@@ -140,10 +140,13 @@ describe("LangGraph server, auth off", () => {
     const rOutput = reflexion.output_schema as { properties: Record<string, { description?: string }> };
     expect(rOutput.properties.results.description).toMatch(/best response per task/);
 
-    const nodes = async (graphId: string) =>
-      (await client.assistants.getGraph(byGraph.get(graphId)!)).nodes.map((n) => String(n.id));
-    expect(await nodes("validation")).toEqual(expect.arrayContaining(["generate", "validate"]));
-    expect(await nodes("reflexion")).toEqual(expect.arrayContaining(["memory", "actor", "evaluator", "reflector", "refine"]));
+    const nodes = async (graphId: string, xray = false) =>
+      (await client.assistants.getGraph(byGraph.get(graphId)!, { xray })).nodes.map((n) => String(n.id)).sort();
+    expect(await nodes("validation")).toEqual(["__end__", "__start__", "begin", "generate", "review", "validate"]);
+    expect(await nodes("reflexion")).toEqual(["__end__", "__start__", "each_task"]);
+    expect(await nodes("reflexion", true)).toEqual(
+      expect.arrayContaining(["each_task:memory", "each_task:actor", "each_task:evaluator", "each_task:reflector", "each_task:refine"]),
+    );
   });
 
   test("a validation run ends valid after one corrected attempt; the thread's history shows each attempt", async () => {
