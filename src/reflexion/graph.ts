@@ -24,7 +24,12 @@ import { checkedContext } from "../shared/guards.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
-import { resolveSpec } from "../specs/registry.js";
+import { recordSpec, resolveSpec, specFromRecord, type SpecRecord } from "../specs/registry.js";
+import type { Spec } from "../specs/spec.js";
+import type { ReflexionConfig } from "../configuration.js";
+
+/** A Reflexion run's settings as its checkpoint keeps them. */
+type FixedSettings = Omit<ReflexionConfig, "spec"> & { specRecord?: SpecRecord };
 import { closeTask, taskStop } from "./loop.js";
 import { SHORT_TERM_SIZE, type StepRecord } from "./memory.js";
 import { makeReflexionOperations, makeTaskNodes, storeMemoryFor, type ReflexionNodeOptions } from "./nodes.js";
@@ -105,22 +110,50 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   const ops = makeReflexionOperations(nodeOptions);
   const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });
 
+  // Code-defined specs cannot be kept in a checkpoint; a resumed run finds the one it started with here.
+  const codeSpecs: Spec[] = [];
+
+  /**
+   * The run's settings, fixed when it starts: a durable task's result is kept, so a resumed run gets
+   * the settings (and spec) it was started with, whatever the resuming call passes.
+   */
+  const fixSettings = durableTask("reflexion_settings", async (settings: FixedSettings) => settings);
+
   // One task's loop as a durable LangGraph task: its result is kept, so a resumed run does not redo it.
-  const runTask = durableTask("reflexion_task", async (input: { task: string; taskIndex: number; memories: StepRecord[]; maxLoops: number }) => {
-    const { maxLoops, ...taskInput } = input;
-    return (await taskGraph.invoke(taskInput, { recursionLimit: taskStepLimit(maxLoops) })) as TaskStateType;
+  const runTask = durableTask("reflexion_task", async (input: { task: string; taskIndex: number; memories: StepRecord[]; settings: FixedSettings }) => {
+    const { settings, ...taskInput } = input;
+    return (await taskGraph.invoke(taskInput, { recursionLimit: taskStepLimit(settings.maxLoops), context: contextOf(settings) })) as TaskStateType;
   });
+
+  /** The settings as they are kept: the spec as a record (a built-in by name, an inline spec as JSON, a code-defined one by fingerprint). */
+  function fixed(cfg: ReflexionConfig): FixedSettings {
+    const { spec, ...rest } = cfg;
+    if (spec === undefined) return rest;
+    const resolved = resolveSpec(spec);
+    if (!resolved.untrusted && !codeSpecs.includes(resolved)) {
+      codeSpecs.push(resolved);
+      if (codeSpecs.length > 64) codeSpecs.shift();
+    }
+    return { ...rest, specRecord: recordSpec(resolved) };
+  }
+
+  /** The run context the task's loop reads its settings from. */
+  function contextOf(settings: FixedSettings): Record<string, unknown> {
+    const { specRecord, ...rest } = settings;
+    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs) } : rest;
+  }
 
   /** The reference's `run()`: each task in order, with the memories relevant to it. */
   async function eachTask(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const cfg = ops.settings(config);
+    const settings = await fixSettings(fixed(ops.settings(config)));
+    const cfg = ensureReflexionConfig({ context: contextOf(settings) }, nodeOptions);
     const tasks = checkTasks(state.tasks);
     const longTerm = storeMemoryFor(config, cfg, store);
     const out: Required<Omit<ReflexionStateType, "tasks">> = { results: [], steps: [], outcomes: [], conversation: [], calls: [], usage: { ...ZERO_USAGE } };
     let shortTerm: StepRecord[] = [];
     for (const [taskIndex, task] of tasks.entries()) {
       const memories = cfg.useMemory ? await ops.recall(longTerm, task, shortTerm) : [];
-      const done = await runTask({ task, taskIndex, memories, maxLoops: cfg.maxLoops });
+      const done = await runTask({ task, taskIndex, memories, settings });
       shortTerm = [...shortTerm, ...done.steps].slice(-SHORT_TERM_SIZE);
       const { result, outcome } = closeTask({
         task,

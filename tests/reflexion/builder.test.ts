@@ -176,3 +176,30 @@ describe("with a gate and no response passing it", () => {
     expect(report.outcomes[0].valid).toBe(false);
   });
 });
+
+describe("a resumed run keeps the settings it started with", () => {
+  it("an interrupted run resumed with another spec and loop limit still uses its own for the remaining tasks", async () => {
+    const gate = { name: "flag", schema: { type: "object", required: ["ok"], properties: { ok: { const: true } } } };
+    const abort = new AbortController();
+    let actorCalls = 0;
+    const actorAnswer = () => {
+      actorCalls++;
+      // Interrupt the run during the second task's first act.
+      if (actorCalls === 2) abort.abort();
+      return '{"ok": true}';
+    };
+    const many = (f: () => string) => Array.from({ length: 50 }, () => f);
+    const models = { actor: scriptedModel(many(actorAnswer)), evaluator: scriptedModel(many(() => "Final score: 5")), reflector: scriptedModel(many(() => "a lesson")) };
+    const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
+    const graph = createReflexionGraphBuilder({ model: factory }).compile({ checkpointer: new MemorySaver(), store: new InMemoryStore() });
+    const thread = { configurable: { thread_id: "pinned" } };
+    await expect(graph.invoke({ tasks: ["first", "second"] }, { ...thread, context: { spec: gate, maxLoops: 2 }, signal: abort.signal })).rejects.toThrow();
+
+    // Resumed with a spec the answers fail and one loop: the run keeps its own gate (which they pass) and two loops.
+    const other = { name: "strict", schema: { type: "object", required: ["never"] } };
+    const out = await graph.invoke(null, { ...thread, context: { spec: other, maxLoops: 1 } });
+    expect(out.outcomes.map((o) => o.valid)).toEqual([true, true]);
+    expect(out.steps.map((s) => s.length)).toEqual([2, 2]);
+    expect(out.results).toEqual(['{"ok": true}', '{"ok": true}']);
+  });
+});
