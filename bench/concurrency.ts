@@ -43,7 +43,7 @@ const FAIL_EVERY = 10;
 const FAULT_LABEL = `With ${100 / FAIL_EVERY}% of model calls failing (503)`;
 
 /** Start a TypeScript child process; resolve with it and the first stdout line that starts with `prefix`. */
-function spawnTs(file: string, args: string[], nodeFlags: string[] = []): ChildProcess {
+export function spawnTs(file: string, args: string[], nodeFlags: string[] = []): ChildProcess {
   return spawn(process.execPath, [...nodeFlags, "--import", "tsx", fileURLToPath(new URL(file, import.meta.url)), ...args], {
     cwd: ROOT,
     stdio: ["pipe", "pipe", "pipe"],
@@ -51,7 +51,7 @@ function spawnTs(file: string, args: string[], nodeFlags: string[] = []): ChildP
   });
 }
 
-function lineStartingWith(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
+export function lineStartingWith(child: ChildProcess, prefix: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     let stderr = "";
     child.stderr?.on("data", (d) => (stderr += d));

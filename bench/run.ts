@@ -6,7 +6,7 @@
  *   npm run bench -- --out FILE        # write the report to FILE
  *   npm run bench -- --only validator,memory
  *
- * Benchmarks: validator, overhead, prompt, concurrency, memory. Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, peers, memory. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { writeFileSync } from "node:fs";
@@ -14,6 +14,7 @@ import { pathToFileURL } from "node:url";
 import { fmt, fmtRatio, machineInfo, table, type BenchOptions, type BenchResult } from "./common.js";
 import * as concurrency from "./concurrency.js";
 import * as overhead from "./graph-overhead.js";
+import * as peers from "./peers.js";
 import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
 import * as validator from "./validator-speed.js";
@@ -23,12 +24,13 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "overhead", run: overhead.run },
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
+  { id: "peers", run: peers.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt"];
+const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "peers", "calls"];
 
 export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number): string {
   const m = machineInfo();
