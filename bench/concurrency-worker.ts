@@ -2,9 +2,10 @@
  * The client side of the concurrency benchmark, in its own process so that
  * its peak RSS is its own: N validation runs at once through the real
  * ChatOpenAI client (built by the package's `createChatModel`) against the
- * scripted server, then the same N runs as plain loops making the same calls.
+ * scripted server, or (--client loop) the same N runs as plain loops making
+ * the same calls; the two are run in separate processes.
  *
- *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 [--warmup 50] [--profile]
+ *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 --client graph|loop [--warmup 50] [--profile]
  *
  * With --faults, only the graph runs, against a server that fails some calls
  * (bench/model-server.ts --fail-every N), with the client's own retries on
@@ -197,22 +198,28 @@ async function validationRuns(baseUrl: string, maxRetries: number) {
   return { graphRun, loopRun };
 }
 
-export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
+/** One client's phase (the graph or the plain loop) in this process; each client gets its own process, so each RSS figure is its own. */
+export interface ClientPhaseResult {
+  phase: PhaseResult;
+  /** process.resourceUsage().maxRSS at the end of the phase (lifetime peak of this process), MB. */
+  maxRssMb: number;
+  undici: string;
+  profile?: ProfileSummary;
+}
+
+export async function runWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile = false): Promise<ClientPhaseResult> {
   const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
-
+  const one = client === "graph" ? graphRun : loopRun;
   // Warm-up: load and compile everything once; open some connections.
-  await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
-  await Promise.all(Array.from({ length: warmup }, (_, i) => loopRun(i)));
-
-  const graphPhase = await phase(runs, graphRun);
-  const maxRssAfterGraphMb = process.resourceUsage().maxRSS / 1024;
-  const loopPhase = await phase(runs, loopRun);
+  await Promise.all(Array.from({ length: warmup }, (_, i) => one(i)));
+  const result = await phase(runs, one);
+  const maxRssMb = process.resourceUsage().maxRSS / 1024;
   let summary: ProfileSummary | undefined;
   if (withProfile) {
-    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => graphRun(i))), 200);
+    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => one(i))), 200);
     summary = summarizeProfile(profiled.profile, 12);
   }
-  return { graph: graphPhase, loop: loopPhase, maxRssAfterGraphMb, undici: process.versions.undici ?? "unknown", profile: summary };
+  return { phase: result, maxRssMb, undici: process.versions.undici ?? "unknown", profile: summary };
 }
 
 type Ending =
@@ -313,7 +320,7 @@ async function main(argv: string[]): Promise<void> {
   const warmup = Number(arg("--warmup") ?? 50);
   const result = argv.includes("--faults")
     ? await runFaultWorker(baseUrl, runs, warmup, Number(arg("--deadline-ms") ?? 120_000))
-    : await runWorker(baseUrl, runs, warmup, argv.includes("--profile"));
+    : await runWorker(baseUrl, runs, warmup, arg("--client") === "loop" ? "loop" : "graph", argv.includes("--profile"));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 

@@ -3,7 +3,9 @@
  * validation graph and what a user would write instead, each making the same
  * requests against the same scripted OpenAI-compatible server, with the same
  * validator (`validateAgainstSpec`, so only the client framework differs) and
- * at most 3 attempts. Every client returns `{ success, attempts }`.
+ * at most 3 attempts. Every client returns `{ success, attempts }`. The
+ * calls-and-tokens benchmark (bench/calls-tokens.ts) uses the same clients
+ * with other specs, requests and attempt budgets.
  *
  * Compiled to plain JavaScript with the package (bench/compiled.ts), so the
  * timed code is not run through tsx's loader.
@@ -38,7 +40,7 @@ export const PEER_LABELS: Record<PeerName, string> = {
 export type RunOutcome = { success: boolean; attempts: number };
 export type PeerRun = (i: number) => Promise<RunOutcome>;
 
-const MAX_ATTEMPTS = 3;
+const DEFAULT_MAX_ATTEMPTS = 3;
 const MODEL = "bench-model";
 
 export function benchSpec(): Spec {
@@ -47,7 +49,7 @@ export function benchSpec(): Spec {
   return spec;
 }
 
-export const requestText = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
+export const defaultRequest = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
 
 /** The feedback the conversation-style loops send: the validator's messages, one a line. */
 const feedback = (errors: readonly string[]) => `The JSON did not pass validation:\n${errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`;
@@ -57,15 +59,27 @@ function chatOpenAI(baseUrl: string): ChatOpenAI {
   return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: 0, streamUsage: true });
 }
 
+export interface PeerOptions {
+  /** Default: the deployment-config spec. A spec that is not a built-in one is passed to the package's graph as an object. */
+  spec?: Spec;
+  /** Default 3. */
+  maxAttempts?: number;
+  /** The request of run `i` (default `requestText`). */
+  request?: (i: number) => string;
+}
+
 /** Build one client against `baseUrl`. */
-export function makePeer(name: PeerName, baseUrl: string): PeerRun {
-  const spec = benchSpec();
+export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions = {}): PeerRun {
+  const spec = options.spec ?? benchSpec();
+  const MAX_ATTEMPTS = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const requestText = options.request ?? defaultRequest;
   const system = generationSystemPrompt(spec);
   switch (name) {
     case "package-graph": {
       const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: 0, timeoutMs: 120_000 };
       const graph = buildValidationGraph({ model: (request) => createChatModel(request, env) });
-      const context = { spec: "deployment-config", maxAttempts: MAX_ATTEMPTS };
+      const builtin = builtinSpecs.get(spec.name) === spec;
+      const context = { spec: (builtin ? spec.name : spec) as never, maxAttempts: MAX_ATTEMPTS };
       return async (i) => {
         const out = await graph.invoke({ request: requestText(i) }, { context });
         return { success: out.success === true, attempts: Number(out.attempts) };

@@ -6,12 +6,13 @@
  *   npm run bench -- --out FILE        # write the report to FILE
  *   npm run bench -- --only validator,memory
  *
- * Benchmarks: validator, overhead, prompt, concurrency, peers, memory. Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { fmt, fmtRatio, machineInfo, table, type BenchOptions, type BenchResult } from "./common.js";
+import * as calls from "./calls-tokens.js";
 import * as concurrency from "./concurrency.js";
 import * as overhead from "./graph-overhead.js";
 import * as peers from "./peers.js";
@@ -25,6 +26,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
   { id: "peers", run: peers.run },
+  { id: "calls", run: calls.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
