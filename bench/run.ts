@@ -10,6 +10,7 @@
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { fmt, fmtRatio, machineInfo, table, type BenchOptions, type BenchResult } from "./common.js";
 import * as calls from "./calls-tokens.js";
@@ -34,7 +35,9 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
 const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "peers", "calls"];
 
-export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number): string {
+const fmtLoad = (l: readonly number[]) => l.map((x) => x.toFixed(2)).join(" / ");
+
+export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number, loadAtStart?: readonly number[]): string {
   const m = machineInfo();
   const rank = (id: string) => (SECTION_ORDER.includes(id) ? SECTION_ORDER.indexOf(id) : SECTION_ORDER.length);
   const results = [...unordered].sort((a, b) => rank(a.id) - rank(b.id));
@@ -57,10 +60,12 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
         ["date", m.date],
         ["mode", opts.quick ? "quick (tiny sizes: not representative)" : "full"],
         ["duration", `${Math.round((Date.now() - started) / 1000)} s`],
+        ["load average (1 / 5 / 15 min)", `${loadAtStart ? `${fmtLoad(loadAtStart)} at the start, ` : ""}${fmtLoad(loadavg())} at the end (${m.cores} cores)`],
       ],
     ),
     "",
-    "Other work may have been running on the machine at the same time; figures from a busy machine are noisy.",
+    "Other work may have been running on the machine at the same time (see the load average); figures from a busy machine are noisy, which is why the comparisons are ratios taken side by side in one run. " +
+      "The peers section (6) reports CPU time per attempt (`process.cpuUsage()`) as its primary figure, wall time beside it, every figure as median (min–max) over repetitions, each client in its own process.",
     "",
     "## Summary",
     "",
@@ -83,6 +88,7 @@ async function main(argv: string[]): Promise<void> {
   const only = onlyIndex >= 0 ? new Set(argv[onlyIndex + 1]?.split(",")) : undefined;
   const opts: BenchOptions = { quick };
   const started = Date.now();
+  const loadAtStart = loadavg();
   const results: BenchResult[] = [];
   for (const b of BENCHMARKS) {
     if (only && !only.has(b.id)) continue;
@@ -91,7 +97,7 @@ async function main(argv: string[]): Promise<void> {
     results.push(await b.run(opts));
     process.stderr.write(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   }
-  const report = renderReport(results, opts, started);
+  const report = renderReport(results, opts, started, loadAtStart);
   if (out) {
     writeFileSync(out, report);
     process.stderr.write(`bench: wrote ${out}\n`);
