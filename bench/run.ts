@@ -80,24 +80,40 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
   ].join("\n");
 }
 
+export interface RunBenchmarksOptions extends BenchOptions {
+  /** Benchmark ids to run (default: all). */
+  only?: readonly string[];
+  /** Progress lines (default: stderr). */
+  log?: (line: string) => void;
+}
+
+/**
+ * Run the benchmarks in this process and render the report, without writing
+ * anything: `runBenchmarks({ quick: true })` runs every benchmark at tiny sizes
+ * (what the smoke test needs; the clients still get processes of their own).
+ */
+export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ results: BenchResult[]; report: string }> {
+  const { only, log = (line: string) => process.stderr.write(`${line}\n`), ...opts } = options;
+  const started = Date.now();
+  const loadAtStart = loadavg();
+  const results: BenchResult[] = [];
+  for (const b of BENCHMARKS) {
+    if (only && !only.includes(b.id)) continue;
+    const t0 = Date.now();
+    log(`bench: ${b.id}…`);
+    results.push(await b.run(opts));
+    log(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  return { results, report: renderReport(results, opts, started, loadAtStart) };
+}
+
 async function main(argv: string[]): Promise<void> {
   const quick = argv.includes("--quick");
   const outIndex = argv.indexOf("--out");
   const out = outIndex >= 0 ? argv[outIndex + 1] : quick ? undefined : "BENCHMARKS.md";
   const onlyIndex = argv.indexOf("--only");
-  const only = onlyIndex >= 0 ? new Set(argv[onlyIndex + 1]?.split(",")) : undefined;
-  const opts: BenchOptions = { quick };
-  const started = Date.now();
-  const loadAtStart = loadavg();
-  const results: BenchResult[] = [];
-  for (const b of BENCHMARKS) {
-    if (only && !only.has(b.id)) continue;
-    const t0 = Date.now();
-    process.stderr.write(`bench: ${b.id}…\n`);
-    results.push(await b.run(opts));
-    process.stderr.write(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-  }
-  const report = renderReport(results, opts, started, loadAtStart);
+  const only = onlyIndex >= 0 ? argv[onlyIndex + 1]?.split(",") : undefined;
+  const { report } = await runBenchmarks({ quick, only });
   if (out) {
     writeFileSync(out, report);
     process.stderr.write(`bench: wrote ${out}\n`);
