@@ -75,7 +75,7 @@ export interface PeersResult extends BenchResult {
 
 export async function run(opts: PeersOptions): Promise<PeersResult> {
   const repetitions = opts.repetitions ?? (opts.quick ? 1 : 3);
-  const runs1 = opts.runs1 ?? (opts.quick ? 4 : 150);
+  const runs1 = opts.runs1 ?? (opts.quick ? 4 : 100);
   const runsN = opts.runsN ?? (opts.quick ? 20 : 1000);
   const latencyMs = opts.latencyMs ?? (opts.quick ? 20 : 100);
   const warmup = opts.quick ? 2 : 20;
@@ -92,7 +92,13 @@ export async function run(opts: PeersOptions): Promise<PeersResult> {
       const results: PeerWorkerResult[] = [];
       for (const peer of order) {
         process.stderr.write(`bench: peers: repetition ${r + 1}/${repetitions}: ${peer}\n`);
-        results.push(await runWorker(peer, direct.baseUrl, delayed.baseUrl, runs1, runsN, warmup));
+        // One retry of a worker that failed (e.g. a connection refused on a loaded machine): the figures of a failed process are lost anyway.
+        results.push(
+          await runWorker(peer, direct.baseUrl, delayed.baseUrl, runs1, runsN, warmup).catch((error: unknown) => {
+            process.stderr.write(`bench: peers: ${peer} failed, running it again: ${String(error).slice(0, 300)}\n`);
+            return runWorker(peer, direct.baseUrl, delayed.baseUrl, runs1, runsN, warmup);
+          }),
+        );
       }
       reps.push(results);
     }
