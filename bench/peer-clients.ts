@@ -42,6 +42,11 @@ export type PeerRun = (i: number) => Promise<RunOutcome>;
 
 const DEFAULT_MAX_ATTEMPTS = 3;
 const MODEL = "bench-model";
+/**
+ * Every client retries a failed HTTP call twice (as their defaults do): on a loaded machine a pooled
+ * keep-alive socket can be closed by the server just as a request goes out. A retry is not an attempt.
+ */
+const CLIENT_RETRIES = 2;
 
 export function benchSpec(): Spec {
   const spec = builtinSpecs.get("deployment-config");
@@ -56,7 +61,7 @@ const feedback = (errors: readonly string[]) => `The JSON did not pass validatio
 
 function chatOpenAI(baseUrl: string): ChatOpenAI {
   // The same settings as the package's createChatModel (src/models.ts).
-  return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: 0, streamUsage: true });
+  return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: CLIENT_RETRIES, streamUsage: true });
 }
 
 export interface PeerOptions {
@@ -76,7 +81,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
   const system = generationSystemPrompt(spec);
   switch (name) {
     case "package-graph": {
-      const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: 0, timeoutMs: 120_000 };
+      const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
       const graph = buildValidationGraph({ model: (request) => createChatModel(request, env) });
       const builtin = builtinSpecs.get(spec.name) === spec;
       const context = { spec: (builtin ? spec.name : spec) as never, maxAttempts: MAX_ATTEMPTS };
@@ -133,7 +138,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
       };
     }
     case "openai-ajv": {
-      const client = new OpenAI({ apiKey: "bench-key", baseURL: baseUrl, maxRetries: 0, timeout: 120_000 });
+      const client = new OpenAI({ apiKey: "bench-key", baseURL: baseUrl, maxRetries: CLIENT_RETRIES, timeout: 120_000 });
       return async (i) => {
         const request = requestText(i);
         let output = "";
@@ -177,7 +182,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
         const messages: { role: "user" | "assistant"; content: string }[] = [{ role: "user", content: firstAttemptPrompt(requestText(i)) }];
         for (let attempt = 1; ; attempt++) {
           try {
-            await generateObject({ model, schema, system, messages, temperature: 0, maxRetries: 0 });
+            await generateObject({ model, schema, system, messages, temperature: 0, maxRetries: CLIENT_RETRIES });
             return { success: true, attempts: attempt };
           } catch (error) {
             if (!NoObjectGeneratedError.isInstance(error) || attempt >= MAX_ATTEMPTS) {
