@@ -185,6 +185,7 @@ function report(reps: PeerWorkerResult[][], sizes: { runs1: number; runsN: numbe
       `Each client runs in its own child process (bench/peer-worker.ts; clients in bench/peer-clients.ts, compiled to JavaScript as in bench/compiled.ts): after a warm-up of ${warmup} runs, ` +
       `${runs1} runs one after another against a server without latency, then ${runsN} runs at once against a server with ${latencyMs} ms per call (ideal wall time ${idealMs} ms), ` +
       `then ${runsN} runs held at their first HTTP request until all are waiting (heap per in-flight run = heap after GC then, less the heap after GC before they started, ÷ ${runsN}). ` +
+      "Every client retries a failed HTTP call twice (a retry is not an attempt; the checks below show that every run made exactly 2 attempts). " +
       `CPU time is \`process.cpuUsage()\` of the client's process (user + system). ${reps.length} repetition${reps.length === 1 ? "" : "s"}, each running every client once in a rotated order; ` +
       "ratios are against the `openai` SDK loop of the same repetition; each cell is the median (min–max) over the repetitions.",
     "",
