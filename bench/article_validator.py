@@ -68,7 +68,7 @@ COMPILED = Draft202012Validator(DEPLOYMENT_CONFIG_SCHEMA)
 
 
 def validate_config_compiled(config):
-    """Same checks with the schema compiled once (context only; not the article's code)."""
+    """Same checks with the validator built once (the article builds it on every call)."""
     error = best_match(COMPILED.iter_errors(config))
     if error is not None:
         return False, [f"Schema: {error.message} (at {list(error.path)})"]

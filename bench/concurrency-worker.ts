@@ -2,9 +2,10 @@
  * The client side of the concurrency benchmark, in its own process so that
  * its peak RSS is its own: N validation runs at once through the real
  * ChatOpenAI client (built by the package's `createChatModel`) against the
- * scripted server, then the same N runs as plain loops making the same calls.
+ * scripted server, or (--client loop) the same N runs as plain loops making
+ * the same calls; the two are run in separate processes.
  *
- *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 [--warmup 50] [--profile]
+ *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 --client graph|loop [--warmup 50] [--profile]
  *
  * With --faults, only the graph runs, against a server that fails some calls
  * (bench/model-server.ts --fail-every N), with the client's own retries on
@@ -92,50 +93,43 @@ let durations: number[] = [];
 let connections = 0;
 let fetchCalls = 0;
 let answers503 = 0;
+const realFetch = globalThis.fetch;
+globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
+  inFlight++;
+  fetchCalls++;
+  if (inFlight > maxInFlight) maxInFlight = inFlight;
+  const start = performance.now();
+  try {
+    const response = await realFetch(...args);
+    if (response.status === 503) answers503++;
+    return response;
+  } finally {
+    inFlight--;
+    durations.push(performance.now() - start);
+  }
+};
+diagnostics.subscribe("undici:client:connected", () => {
+  connections++;
+});
 // Requests on the wire: headers sent on a socket, response headers not yet received. A per-origin connection cap would bound this.
 let onWire = 0;
 let maxOnWire = 0;
 let sockets = new WeakSet<object>();
 let socketsUsed = 0;
-let instrumented = false;
-
-/** Count this process's requests, connections and sockets from now on (once per process: the worker may run inside another program). */
-function instrument(): void {
-  if (instrumented) return;
-  instrumented = true;
-  const realFetch = globalThis.fetch;
-  globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
-    inFlight++;
-    fetchCalls++;
-    if (inFlight > maxInFlight) maxInFlight = inFlight;
-    const start = performance.now();
-    try {
-      const response = await realFetch(...args);
-      if (response.status === 503) answers503++;
-      return response;
-    } finally {
-      inFlight--;
-      durations.push(performance.now() - start);
-    }
-  };
-  diagnostics.subscribe("undici:client:connected", () => {
-    connections++;
-  });
-  diagnostics.subscribe("undici:client:sendHeaders", (message) => {
-    onWire++;
-    if (onWire > maxOnWire) maxOnWire = onWire;
-    const socket = (message as { socket?: object }).socket;
-    if (socket && !sockets.has(socket)) {
-      sockets.add(socket);
-      socketsUsed++;
-    }
-  });
-  const answered = () => {
-    onWire = Math.max(0, onWire - 1);
-  };
-  diagnostics.subscribe("undici:request:headers", answered);
-  diagnostics.subscribe("undici:request:error", answered);
-}
+diagnostics.subscribe("undici:client:sendHeaders", (message) => {
+  onWire++;
+  if (onWire > maxOnWire) maxOnWire = onWire;
+  const socket = (message as { socket?: object }).socket;
+  if (socket && !sockets.has(socket)) {
+    sockets.add(socket);
+    socketsUsed++;
+  }
+});
+const answered = () => {
+  onWire = Math.max(0, onWire - 1);
+};
+diagnostics.subscribe("undici:request:headers", answered);
+diagnostics.subscribe("undici:request:error", answered);
 
 const mb = (bytes: number) => bytes / 2 ** 20;
 
@@ -204,23 +198,28 @@ async function validationRuns(baseUrl: string, maxRetries: number) {
   return { graphRun, loopRun };
 }
 
-export async function runWorker(baseUrl: string, runs: number, warmup: number, withProfile = false): Promise<WorkerResult> {
-  instrument();
+/** One client's phase (the graph or the plain loop) in this process; each client gets its own process, so each RSS figure is its own. */
+export interface ClientPhaseResult {
+  phase: PhaseResult;
+  /** process.resourceUsage().maxRSS at the end of the phase (lifetime peak of this process), MB. */
+  maxRssMb: number;
+  undici: string;
+  profile?: ProfileSummary;
+}
+
+export async function runWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile = false): Promise<ClientPhaseResult> {
   const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
-
+  const one = client === "graph" ? graphRun : loopRun;
   // Warm-up: load and compile everything once; open some connections.
-  await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
-  await Promise.all(Array.from({ length: warmup }, (_, i) => loopRun(i)));
-
-  const graphPhase = await phase(runs, graphRun);
-  const maxRssAfterGraphMb = process.resourceUsage().maxRSS / 1024;
-  const loopPhase = await phase(runs, loopRun);
+  await Promise.all(Array.from({ length: warmup }, (_, i) => one(i)));
+  const result = await phase(runs, one);
+  const maxRssMb = process.resourceUsage().maxRSS / 1024;
   let summary: ProfileSummary | undefined;
   if (withProfile) {
-    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => graphRun(i))), 200);
+    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => one(i))), 200);
     summary = summarizeProfile(profiled.profile, 12);
   }
-  return { graph: graphPhase, loop: loopPhase, maxRssAfterGraphMb, undici: process.versions.undici ?? "unknown", profile: summary };
+  return { phase: result, maxRssMb, undici: process.versions.undici ?? "unknown", profile: summary };
 }
 
 type Ending =
@@ -274,10 +273,6 @@ function endingWithin(start: () => Promise<unknown>, deadlineMs: number): Promis
  * client's own retries on: after a warm-up against the same server, N runs at once, each counted by how it ended.
  */
 export async function runFaultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs = 120_000, maxRetries = 2): Promise<FaultWorkerResult> {
-  instrument();
-  // Counted from here, so a process that ran other requests before (the smoke test's) reports only this worker's.
-  const callsBefore = fetchCalls;
-  const faultsBefore = answers503;
   const { graphRun } = await validationRuns(baseUrl, maxRetries);
   await Promise.all(Array.from({ length: warmup }, (_, i) => endingWithin(() => graphRun(i), deadlineMs)));
 
@@ -309,8 +304,8 @@ export async function runFaultWorker(baseUrl: string, runs: number, warmup: numb
       requests: fetchCalls - calls0,
       faultAnswers: answers503 - faults0,
     },
-    requestsTotal: fetchCalls - callsBefore,
-    faultAnswersTotal: answers503 - faultsBefore,
+    requestsTotal: fetchCalls,
+    faultAnswersTotal: answers503,
   };
 }
 
@@ -325,7 +320,7 @@ async function main(argv: string[]): Promise<void> {
   const warmup = Number(arg("--warmup") ?? 50);
   const result = argv.includes("--faults")
     ? await runFaultWorker(baseUrl, runs, warmup, Number(arg("--deadline-ms") ?? 120_000))
-    : await runWorker(baseUrl, runs, warmup, argv.includes("--profile"));
+    : await runWorker(baseUrl, runs, warmup, arg("--client") === "loop" ? "loop" : "graph", argv.includes("--profile"));
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 

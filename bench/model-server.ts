@@ -8,7 +8,8 @@
  *
  * Modes (each reply depends only on the request, so any number of runs can share the server):
  *   invalid-then-valid  first attempt: a deployment config that breaks both cross-field rules;
- *                       a retry (its prompt carries validator errors): the spec's valid example.
+ *                       a retry (its prompt carries validator errors, or the conversation carries
+ *                       the previous answer as an assistant message): the spec's valid example.
  *   never-valid         always the broken config.
  *
  * --fail-every N: every N-th chat-completion request, counted in order of arrival (the N-th,
@@ -41,7 +42,9 @@ export function failsAt(nth: number, failEvery: number): boolean {
 export function replyFor(mode: ServerMode, req: RecordedRequest): string {
   if (mode === "never-valid") return BROKEN_REPLY;
   const last = req.messages.at(-1)?.content ?? "";
-  return last.includes("A validator rejected it") ? VALID_REPLY : BROKEN_REPLY;
+  // A retry: the package's retry prompt, or a conversation that carries the previous answer (the peers' loops).
+  const retry = last.includes("A validator rejected it") || req.messages.some((m) => m.role === "assistant");
+  return retry ? VALID_REPLY : BROKEN_REPLY;
 }
 
 export interface ModelServerOptions {

@@ -6,15 +6,18 @@
  *   npm run bench -- --out FILE        # write the report to FILE
  *   npm run bench -- --only validator,memory
  *
- * Benchmarks: validator, overhead, prompt, concurrency, memory. Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
 import { fmt, fmtRatio, machineInfo, table, type BenchOptions, type BenchResult } from "./common.js";
 import * as checkpoints from "./checkpoint-growth.js";
+import * as calls from "./calls-tokens.js";
 import * as concurrency from "./concurrency.js";
 import * as overhead from "./graph-overhead.js";
+import * as peers from "./peers.js";
 import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
 import * as validator from "./validator-speed.js";
@@ -25,14 +28,18 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
   { id: "checkpoints", run: checkpoints.run },
+  { id: "peers", run: peers.run },
+  { id: "calls", run: calls.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints"];
+const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls"];
 
-export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number): string {
+const fmtLoad = (l: readonly number[]) => l.map((x) => x.toFixed(2)).join(" / ");
+
+export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number, loadAtStart?: readonly number[]): string {
   const m = machineInfo();
   const rank = (id: string) => (SECTION_ORDER.includes(id) ? SECTION_ORDER.indexOf(id) : SECTION_ORDER.length);
   const results = [...unordered].sort((a, b) => rank(a.id) - rank(b.id));
@@ -55,10 +62,12 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
         ["date", m.date],
         ["mode", opts.quick ? "quick (tiny sizes: not representative)" : "full"],
         ["duration", `${Math.round((Date.now() - started) / 1000)} s`],
+        ["load average (1 / 5 / 15 min)", `${loadAtStart ? `${fmtLoad(loadAtStart)} at the start, ` : ""}${fmtLoad(loadavg())} at the end (${m.cores} cores)`],
       ],
     ),
     "",
-    "Other work may have been running on the machine at the same time; figures from a busy machine are noisy.",
+    "Other work may have been running on the machine at the same time (see the load average); figures from a busy machine are noisy, which is why the comparisons are ratios taken side by side in one run. " +
+      "The peers section (6) reports CPU time per attempt (`process.cpuUsage()`) as its primary figure, wall time beside it, every figure as median (min–max) over repetitions, each client in its own process.",
     "",
     "## Summary",
     "",
@@ -73,23 +82,40 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
   ].join("\n");
 }
 
+export interface RunBenchmarksOptions extends BenchOptions {
+  /** Benchmark ids to run (default: all). */
+  only?: readonly string[];
+  /** Progress lines (default: stderr). */
+  log?: (line: string) => void;
+}
+
+/**
+ * Run the benchmarks in this process and render the report, without writing
+ * anything: `runBenchmarks({ quick: true })` runs every benchmark at tiny sizes
+ * (what the smoke test needs; the clients still get processes of their own).
+ */
+export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ results: BenchResult[]; report: string }> {
+  const { only, log = (line: string) => process.stderr.write(`${line}\n`), ...opts } = options;
+  const started = Date.now();
+  const loadAtStart = loadavg();
+  const results: BenchResult[] = [];
+  for (const b of BENCHMARKS) {
+    if (only && !only.includes(b.id)) continue;
+    const t0 = Date.now();
+    log(`bench: ${b.id}…`);
+    results.push(await b.run(opts));
+    log(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  return { results, report: renderReport(results, opts, started, loadAtStart) };
+}
+
 async function main(argv: string[]): Promise<void> {
   const quick = argv.includes("--quick");
   const outIndex = argv.indexOf("--out");
   const out = outIndex >= 0 ? argv[outIndex + 1] : quick ? undefined : "BENCHMARKS.md";
   const onlyIndex = argv.indexOf("--only");
-  const only = onlyIndex >= 0 ? new Set(argv[onlyIndex + 1]?.split(",")) : undefined;
-  const opts: BenchOptions = { quick };
-  const started = Date.now();
-  const results: BenchResult[] = [];
-  for (const b of BENCHMARKS) {
-    if (only && !only.has(b.id)) continue;
-    const t0 = Date.now();
-    process.stderr.write(`bench: ${b.id}…\n`);
-    results.push(await b.run(opts));
-    process.stderr.write(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
-  }
-  const report = renderReport(results, opts, started);
+  const only = onlyIndex >= 0 ? argv[onlyIndex + 1]?.split(",") : undefined;
+  const { report } = await runBenchmarks({ quick, only });
   if (out) {
     writeFileSync(out, report);
     process.stderr.write(`bench: wrote ${out}\n`);

@@ -104,12 +104,24 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   const validatorInvalidNs = timePerCall(INVALID_CONFIGS, validate, { ...timing, iterations: Math.ceil(timing.iterations / 2) });
   const handInvalidNs = timePerCall(INVALID_CONFIGS, checkDeploymentConfig, { ...timing, iterations: Math.ceil(timing.iterations / 2) });
 
+  // The same inputs freshly parsed on every call (JSON.parse of the text, as an answer arrives), so no call sees an object hot from the last pass.
+  const validTexts = VALID_CONFIGS.map((c) => JSON.stringify(c));
+  const invalidTexts = INVALID_CONFIGS.map((c) => JSON.stringify(c));
+  const freshTiming = opts.quick ? timing : { iterations: 4_000, rounds: 9 };
+  const parseValidNs = timePerCall(validTexts, (t) => JSON.parse(t), freshTiming);
+  const validatorFreshValidNs = timePerCall(validTexts, (t) => validate(JSON.parse(t)), freshTiming);
+  const handFreshValidNs = timePerCall(validTexts, (t) => checkDeploymentConfig(JSON.parse(t)), freshTiming);
+  const validatorFreshInvalidNs = timePerCall(invalidTexts, (t) => validate(JSON.parse(t)), freshTiming);
+  const handFreshInvalidNs = timePerCall(invalidTexts, (t) => checkDeploymentConfig(JSON.parse(t)), freshTiming);
+
   const py = await runPython(opts.python ?? "python3", { valid: VALID_CONFIGS, invalid: INVALID_CONFIGS, round_seconds: opts.quick ? 0.002 : 0.25 });
 
   const us = (ns: number) => ns / 1000;
   const comparisons: Comparison[] = [
     compare("validateAgainstSpec, valid inputs", us(validatorValidNs), us(handValidNs), "µs/call", "hand-written checker", "value/reference"),
     compare("validateAgainstSpec, invalid inputs (all errors, full messages)", us(validatorInvalidNs), us(handInvalidNs), "µs/call", "hand-written checker", "value/reference"),
+    compare("JSON.parse + validateAgainstSpec, freshly parsed valid inputs", us(validatorFreshValidNs), us(handFreshValidNs), "µs/call", "JSON.parse + hand-written checker", "value/reference"),
+    compare("JSON.parse + validateAgainstSpec, freshly parsed invalid inputs", us(validatorFreshInvalidNs), us(handFreshInvalidNs), "µs/call", "JSON.parse + hand-written checker", "value/reference"),
   ];
   const notRun: string[] = [];
   const checks: BenchResult["checks"] = [
@@ -129,10 +141,10 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   if (py.ok) {
     const r = py.result;
     comparisons.push(
-      compare("validateAgainstSpec vs the article's validate_config, valid inputs", us(validatorValidNs), r.valid_us, "µs/call", "Python validate_config", "reference/value"),
-      compare("validateAgainstSpec vs the article's validate_config, invalid inputs", us(validatorInvalidNs), r.invalid_us, "µs/call", "Python validate_config (stops at the first schema error)", "reference/value"),
-      compare("validateAgainstSpec vs jsonschema compiled once (context, not the article's code), valid", us(validatorValidNs), r.compiled_valid_us, "µs/call", "Python, validator compiled once", "reference/value"),
-      compare("validateAgainstSpec vs jsonschema compiled once (context), invalid", us(validatorInvalidNs), r.compiled_invalid_us, "µs/call", "Python, validator compiled once", "reference/value"),
+      compare("validateAgainstSpec vs Python with the validator built once (jsonschema Draft202012Validator), valid inputs", us(validatorValidNs), r.compiled_valid_us, "µs/call", "Python, validator built once", "reference/value"),
+      compare("validateAgainstSpec vs Python with the validator built once, invalid inputs", us(validatorInvalidNs), r.compiled_invalid_us, "µs/call", "Python, validator built once", "reference/value"),
+      compare("validateAgainstSpec vs the article's validate_config, valid inputs (as written: schema re-checked, validator rebuilt every call)", us(validatorValidNs), r.valid_us, "µs/call", "Python validate_config as written", "reference/value"),
+      compare("validateAgainstSpec vs the article's validate_config, invalid inputs (as written)", us(validatorInvalidNs), r.invalid_us, "µs/call", "Python validate_config as written (stops at the first schema error)", "reference/value"),
     );
     const all = [...VALID_CONFIGS, ...INVALID_CONFIGS];
     const agree = all.filter((c, i) => r.verdicts[i]?.valid === validate(c).valid).length;
@@ -142,8 +154,9 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
 
   const ratioOf = (label: string) => comparisons.find((c) => c.label === label);
   const validVsHand = ratioOf("validateAgainstSpec, valid inputs") as Comparison;
-  const pyValid = ratioOf("validateAgainstSpec vs the article's validate_config, valid inputs");
-  const pyInvalid = ratioOf("validateAgainstSpec vs the article's validate_config, invalid inputs");
+  const pyValid = ratioOf("validateAgainstSpec vs Python with the validator built once (jsonschema Draft202012Validator), valid inputs");
+  const pyInvalid = ratioOf("validateAgainstSpec vs Python with the validator built once, invalid inputs");
+  const freshVsHand = ratioOf("JSON.parse + validateAgainstSpec, freshly parsed valid inputs") as Comparison;
   const targets: Target[] = [
     {
       description: "valid path within 2× of the hand-written checker",
@@ -151,13 +164,18 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       detail: `${fmt(validVsHand.value)} µs vs ${fmt(validVsHand.reference)} µs = ${validVsHand.ratio.toFixed(2)}×`,
     },
     {
-      description: "at least 1,000× faster than the article's Python validator (valid inputs)",
-      met: pyValid ? pyValid.ratio >= 1000 : null,
+      description: "freshly parsed valid inputs (JSON.parse per call) within 1.5× of the hand-written checker on the same inputs",
+      met: freshVsHand.ratio <= 1.5,
+      detail: `${fmt(freshVsHand.value)} µs vs ${fmt(freshVsHand.reference)} µs = ${freshVsHand.ratio.toFixed(2)}× (JSON.parse alone: ${fmt(us(parseValidNs))} µs)`,
+    },
+    {
+      description: "at least 100× faster than Python with its validator built once (valid inputs)",
+      met: pyValid ? pyValid.ratio >= 100 : null,
       detail: pyValid ? `${fmt(pyValid.ratio)}× (${fmt(pyValid.reference)} µs vs ${fmt(pyValid.value)} µs)` : (notRun[0] ?? "not run"),
     },
     {
-      description: "at least 1,000× faster than the article's Python validator (invalid inputs)",
-      met: pyInvalid ? pyInvalid.ratio >= 1000 : null,
+      description: "at least 20× faster than Python with its validator built once (invalid inputs, all errors against its first)",
+      met: pyInvalid ? pyInvalid.ratio >= 20 : null,
       detail: pyInvalid ? `${fmt(pyInvalid.ratio)}× (${fmt(pyInvalid.reference)} µs vs ${fmt(pyInvalid.value)} µs)` : (notRun[0] ?? "not run"),
     },
   ];
@@ -168,6 +186,11 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     { label: "ajv schema check alone, valid", value: us(ajvValidNs), unit: "µs/call" },
     { label: "validateAgainstSpec, invalid", value: us(validatorInvalidNs), unit: "µs/call" },
     { label: "hand-written checker, invalid", value: us(handInvalidNs), unit: "µs/call" },
+    { label: "JSON.parse alone, valid", value: us(parseValidNs), unit: "µs/call" },
+    { label: "JSON.parse + validateAgainstSpec, valid", value: us(validatorFreshValidNs), unit: "µs/call" },
+    { label: "JSON.parse + hand-written checker, valid", value: us(handFreshValidNs), unit: "µs/call" },
+    { label: "JSON.parse + validateAgainstSpec, invalid", value: us(validatorFreshInvalidNs), unit: "µs/call" },
+    { label: "JSON.parse + hand-written checker, invalid", value: us(handFreshInvalidNs), unit: "µs/call" },
     ...(py.ok
       ? [
           { label: "Python validate_config, valid", value: py.result.valid_us, unit: "µs/call" },
@@ -185,20 +208,23 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       `Each figure is the median of ${timing.rounds} rounds of ${timing.iterations.toLocaleString("en-US")} passes (invalid: half as many). ` +
       "`validateAgainstSpec` reports every error with a full message; the hand-written checker (bench/handwritten-checker.ts) produces the same messages; " +
       "the article's `validate_config` (bench/article_validator.py) stops at the first schema error. " +
-      "The TypeScript is timed as compiled JavaScript (bench/compiled.ts: esbuild, file by file, like tsc's output), not through tsx's loader.",
+      "The TypeScript is timed as compiled JavaScript (bench/compiled.ts: esbuild, file by file, like tsc's output), not through tsx's loader. " +
+      "The hot figures reuse the same few objects on every pass, so they sit in the CPU's caches; the freshly parsed figures run `JSON.parse` on the input's text before every call " +
+      `(${freshTiming.rounds} rounds of ${freshTiming.iterations.toLocaleString("en-US")} passes), which is how an answer reaches a validator, and show what the validator's speed is worth once the parse is counted.`,
     pyLine ? `\n${pyLine}` : "",
     "",
     table(
-      ["validator", "valid µs/call", "invalid µs/call"],
+      ["validator", "valid µs/call (same objects, hot)", "invalid µs/call (hot)", "valid µs/call, freshly parsed (JSON.parse included)", "invalid µs/call, freshly parsed"],
       [
-        ["validateAgainstSpec (ajv + rules)", fmt(us(validatorValidNs)), fmt(us(validatorInvalidNs))],
-        ["hand-written TypeScript checker", fmt(us(handValidNs)), fmt(us(handInvalidNs))],
+        ["validateAgainstSpec (ajv + rules)", fmt(us(validatorValidNs)), fmt(us(validatorInvalidNs)), fmt(us(validatorFreshValidNs)), fmt(us(validatorFreshInvalidNs))],
+        ["hand-written TypeScript checker", fmt(us(handValidNs)), fmt(us(handInvalidNs)), fmt(us(handFreshValidNs)), fmt(us(handFreshInvalidNs))],
+        ["JSON.parse alone", "—", "—", fmt(us(parseValidNs)), "—"],
         ...(py.ok
           ? [
-              ["article's validate_config (Python, jsonschema.validate)", fmt(py.result.valid_us), fmt(py.result.invalid_us)],
-              ["jsonschema with the validator compiled once (context)", fmt(py.result.compiled_valid_us), fmt(py.result.compiled_invalid_us)],
+              ["Python, jsonschema validator built once (Draft202012Validator)", fmt(py.result.compiled_valid_us), fmt(py.result.compiled_invalid_us), "—", "—"],
+              ["article's validate_config as written (Python, jsonschema.validate per call)", fmt(py.result.valid_us), fmt(py.result.invalid_us), "—", "—"],
             ]
-          : [["article's validate_config (Python)", notRun[0] ?? "not run", ""]]),
+          : [["article's validate_config (Python)", notRun[0] ?? "not run", "", "", ""]]),
       ],
     ),
     "",
@@ -208,7 +234,8 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       "run the business rules (src/validation/validate.ts): each rule's input reader is compiled once per spec to straight-line code, as ajv does for schemas, " +
       "and messages are only built once a problem is found.",
     py.ok
-      ? "\nMost of the Python figure is `jsonschema.validate` itself: it checks the schema against the metaschema and builds a validator on every call (the compiled-once row shows the rest)."
+      ? "\nThe article's `validate_config` calls `jsonschema.validate`, which checks the schema against the metaschema and builds a validator on every call; most of its time is that. " +
+        "The fair comparison for Python is the validator built once (first rows of the comparisons); the as-written figures are shown because the article's code does it that way."
       : "",
   ].join("\n");
 

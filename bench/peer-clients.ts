@@ -1,0 +1,212 @@
+/**
+ * The clients compared in the peers benchmark (bench/peers.ts): the package's
+ * validation graph and what a user would write instead, each making the same
+ * requests against the same scripted OpenAI-compatible server, with the same
+ * validator (`validateAgainstSpec`, so only the client framework differs) and
+ * at most 3 attempts. Every client returns `{ success, attempts }`. The
+ * calls-and-tokens benchmark (bench/calls-tokens.ts) uses the same clients
+ * with other specs, requests and attempt budgets.
+ *
+ * Compiled to plain JavaScript with the package (bench/compiled.ts), so the
+ * timed code is not run through tsx's loader.
+ */
+import { createOpenAI } from "@ai-sdk/openai";
+import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { ChatOpenAI } from "@langchain/openai";
+import { generateObject, jsonSchema, NoObjectGeneratedError } from "ai";
+import OpenAI from "openai";
+import { readEnvironment } from "../src/configuration.js";
+import { createChatModel } from "../src/models.js";
+import { extractJson } from "../src/shared/json.js";
+import { builtinSpecs } from "../src/specs/registry.js";
+import type { Spec } from "../src/specs/spec.js";
+import { buildValidationGraph } from "../src/validation/graph.js";
+import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
+import { validateAgainstSpec } from "../src/validation/validate.js";
+
+export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
+export type PeerName = (typeof PEERS)[number];
+
+export const PEER_LABELS: Record<PeerName, string> = {
+  "openai-ajv": "`openai` SDK + validator loop (baseline)",
+  "chatopenai-loop": "`ChatOpenAI` loop",
+  "langgraph-floor": "minimal two-node LangGraph graph (framework floor)",
+  "package-graph": "this package's validation graph",
+  "ai-sdk": "AI SDK `generateObject` in a retry loop",
+  "with-structured-output": "LangChain `withStructuredOutput` in a retry loop",
+};
+
+export type RunOutcome = { success: boolean; attempts: number };
+export type PeerRun = (i: number) => Promise<RunOutcome>;
+
+const DEFAULT_MAX_ATTEMPTS = 3;
+const MODEL = "bench-model";
+/**
+ * Every client retries a failed HTTP call twice (as their defaults do): on a loaded machine a pooled
+ * keep-alive socket can be closed by the server just as a request goes out. A retry is not an attempt.
+ */
+const CLIENT_RETRIES = 2;
+
+export function benchSpec(): Spec {
+  const spec = builtinSpecs.get("deployment-config");
+  if (!spec) throw new Error("deployment-config spec missing");
+  return spec;
+}
+
+export const defaultRequest = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
+
+/** The feedback the conversation-style loops send: the validator's messages, one a line. */
+const feedback = (errors: readonly string[]) => `The JSON did not pass validation:\n${errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`;
+
+function chatOpenAI(baseUrl: string): ChatOpenAI {
+  // The same settings as the package's createChatModel (src/models.ts).
+  return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: CLIENT_RETRIES, streamUsage: true });
+}
+
+export interface PeerOptions {
+  /** Default: the deployment-config spec. A spec that is not a built-in one is passed to the package's graph as an object. */
+  spec?: Spec;
+  /** Default 3. */
+  maxAttempts?: number;
+  /** The request of run `i` (default `requestText`). */
+  request?: (i: number) => string;
+}
+
+/** Build one client against `baseUrl`. */
+export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions = {}): PeerRun {
+  const spec = options.spec ?? benchSpec();
+  const MAX_ATTEMPTS = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
+  const requestText = options.request ?? defaultRequest;
+  const system = generationSystemPrompt(spec);
+  switch (name) {
+    case "package-graph": {
+      const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
+      const graph = buildValidationGraph({ model: (request) => createChatModel(request, env) });
+      const builtin = builtinSpecs.get(spec.name) === spec;
+      const context = { spec: (builtin ? spec.name : spec) as never, maxAttempts: MAX_ATTEMPTS };
+      return async (i) => {
+        const out = await graph.invoke({ request: requestText(i) }, { context });
+        return { success: out.success === true, attempts: Number(out.attempts) };
+      };
+    }
+    case "langgraph-floor": {
+      // The least a LangGraph user writes for the same loop: two nodes, a conditional edge, the package's prompts and validator.
+      const model = chatOpenAI(baseUrl);
+      const State = Annotation.Root({
+        request: Annotation<string>(),
+        output: Annotation<string>(),
+        errors: Annotation<string[]>(),
+        valid: Annotation<boolean>(),
+        attempts: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
+      });
+      const graph = new StateGraph(State)
+        .addNode("generate", async (s: typeof State.State) => {
+          const prompt = s.attempts === 0 ? firstAttemptPrompt(s.request) : retryPrompt(s.request, s.output, s.errors);
+          const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
+          return { output: String(answer.content), attempts: 1 };
+        })
+        .addNode("validate", (s: typeof State.State) => {
+          const parsed = extractJson(s.output);
+          const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+          return { valid: report.valid, errors: report.errors };
+        })
+        .addEdge(START, "generate")
+        .addEdge("generate", "validate")
+        .addConditionalEdges("validate", (s: typeof State.State) => (s.valid || s.attempts >= MAX_ATTEMPTS ? END : "generate"), ["generate", END])
+        .compile();
+      return async (i) => {
+        const out = await graph.invoke({ request: requestText(i) });
+        return { success: out.valid, attempts: out.attempts };
+      };
+    }
+    case "chatopenai-loop": {
+      const model = chatOpenAI(baseUrl);
+      return async (i) => {
+        const request = requestText(i);
+        let output = "";
+        let errors: string[] = [];
+        for (let attempt = 1; ; attempt++) {
+          const prompt = attempt === 1 ? firstAttemptPrompt(request) : retryPrompt(request, output, errors);
+          const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
+          output = String(answer.content);
+          const parsed = extractJson(output);
+          const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+          errors = report.errors;
+          if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
+        }
+      };
+    }
+    case "openai-ajv": {
+      const client = new OpenAI({ apiKey: "bench-key", baseURL: baseUrl, maxRetries: CLIENT_RETRIES, timeout: 120_000 });
+      return async (i) => {
+        const request = requestText(i);
+        let output = "";
+        let errors: string[] = [];
+        for (let attempt = 1; ; attempt++) {
+          const prompt = attempt === 1 ? firstAttemptPrompt(request) : retryPrompt(request, output, errors);
+          const completion = await client.chat.completions.create({
+            model: MODEL,
+            temperature: 0,
+            messages: [
+              { role: "system", content: system },
+              { role: "user", content: prompt },
+            ],
+          });
+          output = completion.choices[0]?.message?.content ?? "";
+          let value: unknown;
+          try {
+            value = JSON.parse(output);
+          } catch (e) {
+            errors = [`not JSON: ${(e as Error).message}`];
+            if (attempt >= MAX_ATTEMPTS) return { success: false, attempts: attempt };
+            continue;
+          }
+          const report = validateAgainstSpec(spec, value);
+          errors = report.errors;
+          if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
+        }
+      };
+    }
+    case "ai-sdk": {
+      const provider = createOpenAI({ apiKey: "bench-key", baseURL: baseUrl });
+      const model = provider.chat(MODEL);
+      // The spec's JSON Schema, with the same validator deciding what is valid.
+      const schema = jsonSchema<Record<string, unknown>>(spec.schema as never, {
+        validate: (value) => {
+          const report = validateAgainstSpec(spec, value);
+          return report.valid ? { success: true, value: value as Record<string, unknown> } : { success: false, error: new Error(report.errors.join("\n")) };
+        },
+      });
+      return async (i) => {
+        const messages: { role: "user" | "assistant"; content: string }[] = [{ role: "user", content: firstAttemptPrompt(requestText(i)) }];
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await generateObject({ model, schema, system, messages, temperature: 0, maxRetries: CLIENT_RETRIES });
+            return { success: true, attempts: attempt };
+          } catch (error) {
+            if (!NoObjectGeneratedError.isInstance(error) || attempt >= MAX_ATTEMPTS) {
+              if (NoObjectGeneratedError.isInstance(error)) return { success: false, attempts: attempt };
+              throw error;
+            }
+            // The AI SDK's own error text (the cause carries the validator's message) goes back to the model.
+            const cause = error.cause instanceof Error ? error.cause.message : "";
+            messages.push({ role: "assistant", content: error.text ?? "" }, { role: "user", content: `${error.message}\n${cause}\nReply with the corrected JSON object only.` });
+          }
+        }
+      };
+    }
+    case "with-structured-output": {
+      const structured = chatOpenAI(baseUrl).withStructuredOutput(spec.schema as Record<string, unknown>, { name: "deployment_config", includeRaw: true });
+      return async (i) => {
+        const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(firstAttemptPrompt(requestText(i)))];
+        for (let attempt = 1; ; attempt++) {
+          const { raw, parsed } = await structured.invoke(messages);
+          const report = validateAgainstSpec(spec, parsed);
+          if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
+          messages.push(new AIMessage(String(raw.content)), new HumanMessage(feedback(report.errors)));
+        }
+      };
+    }
+  }
+}
