@@ -70,7 +70,7 @@ export function compiledDir(): Promise<string> {
   })());
 }
 
-/** Import a module of the compiled package, e.g. `compiled<typeof import("../src/validation/validate.js")>("src/validation/validate")`. */
+/** Import a module of the compiled package, e.g. `compiled<typeof import("../src/specs/validate.js")>("src/specs/validate")`. */
 export async function compiled<T>(modulePath: string): Promise<T> {
   const dir = await compiledDir();
   return (await import(pathToFileURL(join(dir, `${modulePath}.js`)).href)) as T;

@@ -33,7 +33,7 @@ const HOTSPOTS: Hotspot[] = [
   { label: "package: run configuration parse per node (`ensureValidationConfig`)", functionName: "ensureValidationConfig", urlIncludes: "src/configuration" },
   { label: "package: system prompt per attempt (`generationSystemPrompt`, cached per spec)", functionName: "generationSystemPrompt", urlIncludes: "src/validation/prompts" },
   { label: "package: parser (`extractJson`)", functionName: "extractJson", urlIncludes: "src/shared/json" },
-  { label: "package: validator (`validateAgainstSpec`)", functionName: "validateAgainstSpec", urlIncludes: "src/validation/validate" },
+  { label: "package: validator (`validateAgainstSpec`)", functionName: "validateAgainstSpec", urlIncludes: "src/specs/validate" },
 ];
 const REQUEST = "A deployment config for payments-api with 8 replicas";
 

@@ -23,7 +23,7 @@ import { builtinSpecs } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/validation/validate.js";
+import { validateAgainstSpec } from "../src/specs/validate.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
 export type PeerName = (typeof PEERS)[number];

@@ -11,7 +11,7 @@ import { callModel } from "../src/shared/model-call.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import type { Spec } from "../src/specs/spec.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/validation/validate.js";
+import { validateAgainstSpec } from "../src/specs/validate.js";
 
 export interface PlainLoopResult {
   success: boolean;

@@ -76,7 +76,7 @@ export async function runPython(
 export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   // The package and the checker as compiled JavaScript (see bench/compiled.ts).
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
-  const { validateAgainstSpec } = await compiled<typeof import("../src/validation/validate.js")>("src/validation/validate");
+  const { validateAgainstSpec } = await compiled<typeof import("../src/specs/validate.js")>("src/specs/validate");
   const { checkDeploymentConfig } = await compiled<typeof import("./handwritten-checker.js")>("bench/handwritten-checker");
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
@@ -231,7 +231,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     outcomeBlocks(comparisons, targets, checks),
     "",
     `Where the valid path's time goes: the compiled ajv schema check alone takes ${fmt(us(ajvValidNs))} µs; the other ${fmt(us(validatorValidNs - ajvValidNs))} µs of \`validateAgainstSpec\` ` +
-      "run the business rules (src/validation/validate.ts): each rule's input reader is compiled once per spec to straight-line code, as ajv does for schemas, " +
+      "run the business rules (src/specs/validate.ts): each rule's input reader is compiled once per spec to straight-line code, as ajv does for schemas, " +
       "and messages are only built once a problem is found.",
     py.ok
       ? "\nThe article's `validate_config` calls `jsonschema.validate`, which checks the schema against the metaschema and builds a validator on every call; most of its time is that. " +

@@ -6,7 +6,7 @@
 import type { ModelSource } from "../src/models.js";
 import { extractJson } from "../src/shared/json.js";
 import { resolveSpec } from "../src/specs/registry.js";
-import { validateAgainstSpec } from "../src/validation/validate.js";
+import { validateAgainstSpec } from "../src/specs/validate.js";
 import { STRATEGIES, type Strategy } from "./strategies.js";
 import type { EvalRequest } from "./suite.js";
 

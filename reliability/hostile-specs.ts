@@ -14,7 +14,7 @@ import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { validateAgainstSpec } from "../src/validation/validate.js";
+import { validateAgainstSpec } from "../src/specs/validate.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 

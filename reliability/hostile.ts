@@ -4,7 +4,7 @@ import { extractJson } from "../src/shared/json.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { MAX_FEEDBACK_CHARS } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/validation/validate.js";
+import { validateAgainstSpec } from "../src/specs/validate.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import { hostileFixtures } from "./hostile-fixtures.js";
 

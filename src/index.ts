@@ -10,7 +10,7 @@ export { ConfigurationError, ProviderError, SpecError } from "./errors.js";
 export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type SpecRef } from "./specs/registry.js";
 export { RUNTIME_SPEC_LIMITS } from "./specs/limits.js";
-export { validateAgainstSpec, type ValidationLimits, type ValidationReport } from "./validation/validate.js";
+export { validateAgainstSpec, type ValidationLimits, type ValidationReport } from "./specs/validate.js";
 export { extractJson, type ExtractResult } from "./shared/json.js";
 
 // The validation graph

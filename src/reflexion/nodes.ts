@@ -15,7 +15,7 @@ import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
-import { validateAgainstSpec } from "../validation/validate.js";
+import { validateAgainstSpec } from "../specs/validate.js";
 import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, type StepRecord } from "./memory.js";
 import { memoryNamespace, StoreMemory } from "./memory-store.js";
 import { actorPrompt, EVALUATOR_PROMPT, evaluatorPrompt, REFLECTOR_PROMPT, reflectorPrompt, REFLEXION_PROMPT, refinePrompt } from "./prompts.js";

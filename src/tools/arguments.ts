@@ -6,7 +6,7 @@
  */
 import { DEFAULT_JSON_LIMITS, extractJson, type JsonLimits } from "../shared/json.js";
 import type { Spec } from "../specs/spec.js";
-import { validateAgainstSpec, type ValidationLimits } from "../validation/validate.js";
+import { validateAgainstSpec, type ValidationLimits } from "../specs/validate.js";
 
 export type ArgumentLimits = JsonLimits & ValidationLimits;
 

@@ -10,7 +10,7 @@ import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { validateAgainstSpec } from "./validate.js";
+import { validateAgainstSpec } from "../specs/validate.js";
 import { callModelInMode, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
 import type { RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
-import { validateAgainstSpec } from "../../src/validation/validate.js";
+import { validateAgainstSpec } from "../../src/specs/validate.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Deployment = z

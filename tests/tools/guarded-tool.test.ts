@@ -11,7 +11,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { guardRecordOf } from "../../src/tools/budget.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
-import { validateAgainstSpec } from "../../src/validation/validate.js";
+import { validateAgainstSpec } from "../../src/specs/validate.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
 const valid = {

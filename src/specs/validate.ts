@@ -5,9 +5,9 @@
  * stable order, bounded so that hostile output cannot flood the next prompt.
  */
 import type { ErrorObject } from "ajv";
-import { PATTERN_CHARS_PER_VALIDATION, patternBudget } from "../specs/ajv.js";
-import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
-import type { BusinessRule, FieldType, Spec } from "../specs/spec.js";
+import { PATTERN_CHARS_PER_VALIDATION, patternBudget } from "./ajv.js";
+import { RUNTIME_SPEC_LIMITS } from "./limits.js";
+import type { BusinessRule, FieldType, Spec } from "./spec.js";
 import { describeValue } from "../shared/text.js";
 
 export interface ValidationLimits {

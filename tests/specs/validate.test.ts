@@ -5,7 +5,7 @@ import { deploymentConfigSpec } from "../../src/specs/builtin/deployment-config.
 import { signupFormSpec } from "../../src/specs/builtin/signup-form.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import type { Spec } from "../../src/specs/spec.js";
-import { DEFAULT_VALIDATION_LIMITS, pointerToPath, validateAgainstSpec, type ValidationLimits } from "../../src/validation/validate.js";
+import { DEFAULT_VALIDATION_LIMITS, pointerToPath, validateAgainstSpec, type ValidationLimits } from "../../src/specs/validate.js";
 
 type Json = Record<string, any>;
 
