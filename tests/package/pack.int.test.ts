@@ -98,10 +98,12 @@ beforeAll(async () => {
   consumer = join(work, "consumer");
   await cp(join(REPO_ROOT, "tests/package/consumer"), consumer, { recursive: true });
   await writeFile(join(consumer, "package.json"), JSON.stringify({ name: "consumer", private: true, type: "module" }, null, 2));
-  // The consumer names @langchain/core itself, as an app that uses LangChain's classes does (here for the scripted model).
+  // The consumer names @langchain/core and zod itself, as an app that uses LangChain's classes (here for the
+  // scripted model) and writes its specs in zod does.
   const core = `@langchain/core@${repoPackage.dependencies["@langchain/core"]}`;
+  const zod = `zod@${repoPackage.dependencies.zod}`;
   const install = await timed("npm install", () =>
-    run("npm", ["install", join(work, packed.filename), core, "--prefer-offline", "--no-audit", "--no-fund"], consumer),
+    run("npm", ["install", join(work, packed.filename), core, zod, "--prefer-offline", "--no-audit", "--no-fund"], consumer),
   );
   if (install.code !== 0) throw new Error(explain("npm install of the tarball", install));
 }, SETUP_TIMEOUT);
@@ -150,6 +152,8 @@ describe("a consumer project with the tarball installed", () => {
         attempts: 2,
         firstErrors: ['code is "SAVE40"; percent=40 requires a code starting with "VIP-"'],
         builtins: [...builtinSpecs.keys()],
+        // A zod spec through generateValidated: the refinement fed back, the result zod's output (default applied).
+        zod: { success: true, result: { start: 5, end: 9, label: "window" }, attempts: 2, firstErrors: ["end is 1; end must be greater than start"] },
         // Only the entry point is exported, so internals cannot become a dependency.
         deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",
       });

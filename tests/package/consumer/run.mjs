@@ -5,7 +5,8 @@
  */
 import { AIMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
-import { buildValidationGraph, builtinSpecs, defineSpec } from "langgraph-trustworthy-output";
+import { z } from "zod";
+import { buildValidationGraph, builtinSpecs, defineSpec, generateValidated } from "langgraph-trustworthy-output";
 
 const spec = defineSpec({
   name: "discount",
@@ -26,6 +27,18 @@ const model = fakeModel()
   .respond(new AIMessage('{"code": "VIP-SAVE40", "percent": 40}'));
 const out = await buildValidationGraph({ model, spec, maxAttempts: 3 }).invoke({ request: "A 40% discount code" });
 
+// A zod spec: its refinement is a business rule fed back to the model, and the result is zod's output.
+const Window = z
+  .object({ start: z.number().int().min(0), end: z.number().int(), label: z.string().default("window") })
+  .refine((w) => w.end > w.start, { path: ["end"], message: "end must be greater than start" });
+const windowModel = fakeModel().respond(new AIMessage('{"start": 5, "end": 1}')).respond(new AIMessage('{"start": 5, "end": 9}'));
+const zodOutcome = await generateValidated({
+  model: windowModel,
+  spec: defineSpec({ name: "window", description: "A time window.", schema: Window }),
+  request: "a window",
+  maxAttempts: 2,
+});
+
 // Internals stay internal: only the package's entry point is exported.
 let deepImport = "resolved";
 try {
@@ -41,6 +54,7 @@ console.log(
     attempts: out.attempts,
     firstErrors: out.history[0].errors,
     builtins: [...builtinSpecs.keys()],
+    zod: { success: zodOutcome.success, result: zodOutcome.result, attempts: zodOutcome.attempts, firstErrors: zodOutcome.history[0].errors },
     deepImport,
   }),
 );
