@@ -179,7 +179,8 @@ export function checkLines(checks: BenchResult["checks"]): string {
 
 /** The comparisons, targets and checks of a benchmark, as the lines every report section ends its figures with. */
 export function outcomeBlocks(comparisons: readonly Comparison[], targets: readonly Target[], checks: BenchResult["checks"]): string {
-  return [comparisonTable(comparisons), "", "Targets:", targetLines(targets), "", "Checks:", checkLines(checks)].join("\n");
+  const targetBlock = targets.length > 0 ? ["Targets:", targetLines(targets), ""] : [];
+  return [comparisonTable(comparisons), "", ...targetBlock, "Checks:", checkLines(checks)].join("\n");
 }
 
 /** Seeded PRNG (mulberry32): the same seed gives the same sequence. */

@@ -321,7 +321,7 @@ function report(r: WorkerResult, server: ServerStats, fw: FaultWorkerResult, fau
       [phaseRow("compiled graph", g), phaseRow("plain loop, same calls", l)],
     ),
     "",
-    outcomeBlocks(comparisons, targets, checks).replace("Targets:\n\n", "Targets: none here. Wall time within a factor of the ideal is not reachable by any Node client at this concurrency on two cores (section 6 measures the `openai` SDK itself); section 6 sets the graph's targets against its framework floor.\n\n"),
+    outcomeBlocks(comparisons, targets, checks).replace("Checks:", "Targets: none here. Wall time within a factor of the ideal is not reachable by any Node client at this concurrency on two cores (section 6 measures the `openai` SDK itself); section 6 sets the graph's targets against its framework floor.\n\nChecks:"),
     "",
     `Connection limits: the OpenAI client (openai v6) calls the global \`fetch\`, i.e. Node's bundled undici (${r.undici}), whose default dispatcher opens as many connections per origin as there are requests ` +
       "(`connections: null`, no per-origin cap), so nothing needs configuring. The table shows it: \"requests on the wire\" counts requests whose headers undici has sent on a socket and whose response has not arrived " +

@@ -107,13 +107,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     // The label stays short for the summary; the section says that the model is in-process (no HTTP), and section 6 measures the graph against clients over HTTP.
     compare("compiled graph, per attempt", graphUs, loopUs, "µs", "plain async loop, same calls, in-process model (no HTTP)", "value/reference"),
   ];
-  const targets: Target[] = [
-    {
-      description: "graph ≤ 1.5 ms per attempt on this machine",
-      met: graphUs <= 1500,
-      detail: `${fmt(graphUs)} µs per attempt (plain loop ${fmt(loopUs)} µs; graph machinery ${fmt(overheadUs)} µs)`,
-    },
-  ];
+  // No absolute target here: an in-process model has no floor a user would run. The graph is held to its
+  // framework floor (a minimal two-node LangGraph graph over HTTP) in section 6.
+  const targets: Target[] = [];
   const checks = [
     { description: `every timed run made exactly ${ATTEMPTS_PER_RUN} attempts and ended valid (graph and loop alike)`, ok: wrongRuns === 0, detail: `${wrongRuns} wrong runs` },
   ];
