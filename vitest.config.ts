@@ -20,6 +20,7 @@ import { defineConfig } from "vitest/config";
  */
 const SLOWEST_FIRST = [
   "tests/reliability/provider-faults.int.test.ts",
+  "tests/reflexion/long-run.int.test.ts",
   "tests/reflexion/memory.test.ts",
   "tests/server/server.int.test.ts",
   "tests/integration/http-model.int.test.ts",

@@ -1,0 +1,43 @@
+/**
+ * The longest Reflexion run allowed (MAX_TASKS tasks at 10 loops) through the builder compiled by hand,
+ * with a checkpointer and LangGraph's default recursion limit: 3,000 model calls in process. It crosses no
+ * boundary, but at about 20 s it is too long for the unit tests' inner loop, so it runs with the
+ * integration tests.
+ */
+import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { MAX_TASKS } from "../../src/configuration.js";
+import type { ChatModelFactory } from "../../src/models.js";
+import { createReflexionGraphBuilder } from "../../src/reflexion/graph.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
+
+/** Models that answer forever: the evaluator never scores above 0.9, so every task runs all its loops. */
+function endlessModels(score = "Final score: 5") {
+  let calls = 0;
+  const answer = (text: string) => () => {
+    calls++;
+    return text;
+  };
+  const many = (text: string) => Array.from({ length: MAX_TASKS * 10 + 5 }, () => answer(text));
+  const models = { actor: scriptedModel(many("an answer")), evaluator: scriptedModel(many(score)), reflector: scriptedModel(many("a lesson")) };
+  const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
+  return { factory, calls: () => calls };
+}
+
+describe("compiled by hand from the builder", () => {
+  it(
+    `finishes ${MAX_TASKS} tasks at 10 loops with LangGraph's default recursion limit and a checkpointer`,
+    async () => {
+      const m = endlessModels();
+      const graph = createReflexionGraphBuilder({ model: m.factory, store: new InMemoryStore() }).compile({ checkpointer: new MemorySaver() });
+      const tasks = Array.from({ length: MAX_TASKS }, (_, i) => `task number ${i}`);
+      const out = await graph.invoke({ tasks }, { configurable: { thread_id: "long-run" }, context: { maxLoops: 10 } });
+      expect(out.results).toHaveLength(MAX_TASKS);
+      expect(out.outcomes.every((o) => o.stopReason === "max_loops" && o.iterations === 10)).toBe(true);
+      expect(m.calls()).toBe(MAX_TASKS * 10 * 3);
+      expect(out.usage.calls).toBe(MAX_TASKS * 10 * 3);
+      expect(out.calls).toHaveLength(MAX_TASKS * 10 * 3);
+    },
+    600_000,
+  );
+});
