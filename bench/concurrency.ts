@@ -184,8 +184,14 @@ export async function run(opts: ConcurrencyOptions): Promise<ConcurrencyResult> 
   const faulty = await withServer<FaultWorkerResult>([...serverArgs, "--fail-every", String(FAIL_EVERY)], (baseUrl) =>
     runChild<FaultWorkerResult>("./concurrency-worker.ts", ["--faults", "--base-url", baseUrl, "--runs", String(runs), "--warmup", String(warmup), "--deadline-ms", String(deadlineMs)]),
   );
+  const faults = faultSummary(faulty);
+  return { ...report(main.result, main.stats, faulty.result, faulty.stats, runs, latencyMs, warmup), faults };
+}
+
+/** How the fault phase's runs ended, with what the server injected. */
+function faultSummary(faulty: { result: FaultWorkerResult; stats: ServerStats }): FaultPhaseSummary {
   const f = faulty.result.faults;
-  const faults: FaultPhaseSummary = {
+  return {
     label: FAULT_LABEL,
     failEvery: FAIL_EVERY,
     runs: f.runs,
@@ -202,7 +208,6 @@ export async function run(opts: ConcurrencyOptions): Promise<ConcurrencyResult> 
     requestsInTimedRuns: f.requests,
     endings: f.endings,
   };
-  return { ...report(main.result, main.stats, faulty.result, faulty.stats, runs, latencyMs, warmup), faults };
 }
 
 /** The smoke test's set-up: the same phases, with server and clients in this process. */
@@ -219,24 +224,7 @@ async function runInProcess(opts: ConcurrencyOptions): Promise<ConcurrencyResult
     return { graph: graph.phase, loop: loop.phase, maxRssAfterGraphMb: graph.maxRssMb, maxRssLoopMb: loop.maxRssMb, undici: graph.undici, profile: graph.profile };
   });
   const faulty = await withServerInProcess({ ...server, failEvery: FAIL_EVERY }, (baseUrl) => runFaultWorker(baseUrl, runs, warmup, deadlineMs));
-  const f = faulty.result.faults;
-  const faults: FaultPhaseSummary = {
-    label: FAULT_LABEL,
-    failEvery: FAIL_EVERY,
-    runs: f.runs,
-    valid: f.valid,
-    explicitFailure: f.explicitFailure,
-    providerError: f.providerError,
-    lost: f.lost,
-    validAfterTwoAttempts: f.validAfterTwoAttempts,
-    wallMs: f.wallMs,
-    cpuMs: f.cpuMs,
-    faultsInjected: faulty.stats.faults,
-    serverRequests: faulty.stats.requests,
-    faultsInTimedRuns: f.faultAnswers,
-    requestsInTimedRuns: f.requests,
-    endings: f.endings,
-  };
+  const faults = faultSummary(faulty);
   const result = report(main.result, main.stats, faulty.result, faulty.stats, runs, latencyMs, warmup);
   // Say so where a reader of the section looks first: the text below describes the benchmark's own set-up.
   const [heading, ...rest] = result.markdown.split("\n");

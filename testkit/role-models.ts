@@ -11,3 +11,15 @@ export function roleModels(script: { actor?: ScriptedAnswer[]; evaluator?: Scrip
   const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
   return { ...models, factory };
 }
+
+/** Role models that answer up to `answers` times each, never scoring above 0.9, so every task runs all its loops; `calls()` counts their answers. */
+export function endlessModels(answers: number, score = "Final score: 5") {
+  let calls = 0;
+  const many = (text: string) =>
+    Array.from({ length: answers }, () => () => {
+      calls++;
+      return text;
+    });
+  const { factory } = roleModels({ actor: many("an answer"), evaluator: many(score), reflector: many("a lesson") });
+  return { factory, calls: () => calls };
+}

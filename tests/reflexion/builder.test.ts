@@ -11,22 +11,12 @@ import { ConfigurationError } from "../../src/errors.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { buildReflexionGraph, createReflexionGraphBuilder } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { roleModels } from "../../testkit/role-models.js";
+import { endlessModels as roleEndlessModels, roleModels } from "../../testkit/role-models.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import type { ChatModelFactory } from "../../src/models.js";
 
-/** Models that answer forever: the evaluator never scores above 0.9, so every task runs all its loops. */
-function endlessModels(score = "Final score: 5") {
-  let calls = 0;
-  const answer = (text: string) => () => {
-    calls++;
-    return text;
-  };
-  const many = (text: string) => Array.from({ length: MAX_TASKS * 10 + 5 }, () => answer(text));
-  const models = { actor: scriptedModel(many("an answer")), evaluator: scriptedModel(many(score)), reflector: scriptedModel(many("a lesson")) };
-  const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
-  return { factory, calls: () => calls };
-}
+/** Models that answer forever: every task runs all its loops. */
+const endlessModels = () => roleEndlessModels(MAX_TASKS * 10 + 5);
 
 function edgesOf(graph: { edges: { source: string; target: string }[] }) {
   return graph.edges.map((e) => `${e.source} -> ${e.target}`).sort();
@@ -173,8 +163,7 @@ describe("a resumed run keeps the settings it started with", () => {
       return '{"ok": true}';
     };
     const many = (f: () => string) => Array.from({ length: 50 }, () => f);
-    const models = { actor: scriptedModel(many(actorAnswer)), evaluator: scriptedModel(many(() => "Final score: 5")), reflector: scriptedModel(many(() => "a lesson")) };
-    const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
+    const { factory } = roleModels({ actor: many(actorAnswer), evaluator: many(() => "Final score: 5"), reflector: many(() => "a lesson") });
     const graph = createReflexionGraphBuilder({ model: factory }).compile({ checkpointer: new MemorySaver(), store: new InMemoryStore() });
     const thread = { configurable: { thread_id: "pinned" } };
     await expect(graph.invoke({ tasks: ["first", "second"] }, { ...thread, context: { spec: gate, maxLoops: 2 }, signal: abort.signal })).rejects.toThrow();

@@ -7,22 +7,11 @@
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { MAX_TASKS } from "../../src/configuration.js";
-import type { ChatModelFactory } from "../../src/models.js";
 import { createReflexionGraphBuilder } from "../../src/reflexion/graph.js";
-import { scriptedModel } from "../../testkit/scripted-model.js";
+import { endlessModels as roleEndlessModels } from "../../testkit/role-models.js";
 
-/** Models that answer forever: the evaluator never scores above 0.9, so every task runs all its loops. */
-function endlessModels(score = "Final score: 5") {
-  let calls = 0;
-  const answer = (text: string) => () => {
-    calls++;
-    return text;
-  };
-  const many = (text: string) => Array.from({ length: MAX_TASKS * 10 + 5 }, () => answer(text));
-  const models = { actor: scriptedModel(many("an answer")), evaluator: scriptedModel(many(score)), reflector: scriptedModel(many("a lesson")) };
-  const factory: ChatModelFactory = (request) => models[request.role as keyof typeof models];
-  return { factory, calls: () => calls };
-}
+/** Models that answer forever: every task runs all its loops. */
+const endlessModels = () => roleEndlessModels(MAX_TASKS * 10 + 5);
 
 describe("compiled by hand from the builder", () => {
   it(
