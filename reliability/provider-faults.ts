@@ -50,36 +50,53 @@ async function runOnce(server: ScriptedServer, streaming: boolean, threadId: str
   return final;
 }
 
-/** A transient fault: the run recovers, and the fault never counts as an attempt. */
-export async function runTransientFaults(): Promise<CaseResult[]> {
-  const server = await startScriptedOpenAIServer();
-  const results: CaseResult[] = [];
-  try {
-    for (const streaming of [false, true]) {
-      for (const { name, fault } of FAULTS) {
-        const label = `${name} (${streaming ? "SSE" : "JSON"}), then recovery`;
-        server.setReplies([BROKEN, fault, VALID]);
-        const before = server.requests.length;
-        try {
-          const out = await runOnce(server, streaming, `${label}-${Date.now()}`, new MemorySaver());
-          const calls = server.requests.length - before;
-          const held = out.success === true && out.attempts === 2 && out.history.length === 2 && calls === 3;
-          results.push({ name: label, held, detail: held ? "recovered; not counted as an attempt" : `success=${out.success} attempts=${out.attempts} calls=${calls}` });
-        } catch (error) {
-          results.push({ name: label, held: false, detail: `threw ${(error as Error).message}` });
-        }
+/**
+ * How many fault cases run at once. Each case has its own scripted server and thread, so cases cannot see
+ * each other's replies; most of a case's time is spent waiting on the client's timeout and retry back-off,
+ * so running a few side by side shortens the whole from about 90 s to about 20 s without adding CPU load
+ * that could push a healthy reply past the 1 s client timeout.
+ */
+const CASES_AT_ONCE = 6;
+
+/** Runs `cases` at most `limit` at a time, each with a server of its own; results keep the cases' order. */
+async function eachOnOwnServer<T>(cases: T[], run: (c: T, server: ScriptedServer) => Promise<CaseResult>, limit = CASES_AT_ONCE): Promise<CaseResult[]> {
+  const results: CaseResult[] = new Array(cases.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < cases.length) {
+      const i = next++;
+      const server = await startScriptedOpenAIServer();
+      try {
+        results[i] = await run(cases[i], server);
+      } finally {
+        await server.close();
       }
     }
-  } finally {
-    await server.close();
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, cases.length) }, worker));
   return results;
 }
 
+const bothModes = <T>(cases: T[]) => [false, true].flatMap((streaming) => cases.map((c) => ({ ...c, streaming })));
+
+/** A transient fault: the run recovers, and the fault never counts as an attempt. */
+export function runTransientFaults(): Promise<CaseResult[]> {
+  return eachOnOwnServer(bothModes(FAULTS), async ({ name, fault, streaming }, server) => {
+    const label = `${name} (${streaming ? "SSE" : "JSON"}), then recovery`;
+    server.setReplies([BROKEN, fault, VALID]);
+    try {
+      const out = await runOnce(server, streaming, label, new MemorySaver());
+      const calls = server.requests.length;
+      const held = out.success === true && out.attempts === 2 && out.history.length === 2 && calls === 3;
+      return { name: label, held, detail: held ? "recovered; not counted as an attempt" : `success=${out.success} attempts=${out.attempts} calls=${calls}` };
+    } catch (error) {
+      return { name: label, held: false, detail: `threw ${(error as Error).message}` };
+    }
+  });
+}
+
 /** A persistent fault: a run error that names what the provider said, with attempt 1 kept for a resume. */
-export async function runPersistentFaults(): Promise<CaseResult[]> {
-  const server = await startScriptedOpenAIServer();
-  const results: CaseResult[] = [];
+export function runPersistentFaults(): Promise<CaseResult[]> {
   const cases: Array<{ name: string; fault: ScriptedReply; says: RegExp }> = [
     { name: "503 that persists", fault: { fault: "status", status: 503, body: { error: { message: "The engine is currently overloaded" } } }, says: /HTTP 503.*overloaded/ },
     { name: "429 that persists", fault: { fault: "status", status: 429, headers: { "retry-after": "0" } }, says: /HTTP 429.*Rate limit/ },
@@ -87,94 +104,73 @@ export async function runPersistentFaults(): Promise<CaseResult[]> {
     { name: "connection that keeps resetting", fault: { fault: "reset" }, says: /Connection error/i },
     { name: "answers with no content", fault: { fault: "null-content" }, says: /no message content/ },
   ];
-  try {
-    for (const { name, fault, says } of cases) {
-      let index = 0;
-      server.setResponder(() => (index++ === 0 ? BROKEN : fault));
-      const checkpointer = new MemorySaver();
-      const threadId = `${name}-${Date.now()}`;
-      let problem = "";
-      try {
-        await runOnce(server, false, threadId, checkpointer);
-        problem = "the run did not fail";
-      } catch (error) {
-        if (!says.test((error as Error).message)) problem = `error does not say what the provider said: ${(error as Error).message}`;
-      }
-      const graph = buildValidationGraph({ model: modelFor(server), checkpointer });
-      const saved = await graph.getState({ configurable: { thread_id: threadId } });
-      if (!problem && (saved.values.attempts !== 1 || saved.values.history?.length !== 1)) problem = `checkpoint has attempts=${saved.values.attempts}`;
-      if (!problem) {
-        server.setReplies([VALID]);
-        const resumed = await graph.invoke(null, { configurable: { thread_id: threadId } });
-        if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
-      }
-      results.push({ name: `${name}: run error, attempt 1 kept, resumed`, held: problem === "", detail: problem || "run error names the provider's words; resumed to valid" });
+  return eachOnOwnServer(cases, async ({ name, fault, says }, server) => {
+    let index = 0;
+    server.setResponder(() => (index++ === 0 ? BROKEN : fault));
+    const checkpointer = new MemorySaver();
+    const config = { configurable: { thread_id: name } };
+    let problem = "";
+    try {
+      await runOnce(server, false, name, checkpointer);
+      problem = "the run did not fail";
+    } catch (error) {
+      if (!says.test((error as Error).message)) problem = `error does not say what the provider said: ${(error as Error).message}`;
     }
-  } finally {
-    await server.close();
-  }
-  return results;
+    const graph = buildValidationGraph({ model: modelFor(server), checkpointer });
+    const saved = await graph.getState(config);
+    if (!problem && (saved.values.attempts !== 1 || saved.values.history?.length !== 1)) problem = `checkpoint has attempts=${saved.values.attempts}`;
+    if (!problem) {
+      server.setReplies([VALID]);
+      const resumed = await graph.invoke(null, config);
+      if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
+    }
+    return { name: `${name}: run error, attempt 1 kept, resumed`, held: problem === "", detail: problem || "run error names the provider's words; resumed to valid" };
+  });
 }
 
 /**
  * LLM_TIMEOUT_MS bounds the whole answer: a server that stalls after its headers, or drips its answer
  * one byte a second, ends the run with a ProviderError naming the timeout (after the retries), never a hang.
  */
-export async function runDeadlineFaults(): Promise<CaseResult[]> {
-  const server = await startScriptedOpenAIServer();
-  const results: CaseResult[] = [];
+export function runDeadlineFaults(): Promise<CaseResult[]> {
   const faults: Array<{ name: string; fault: ScriptedReply }> = [
     { name: "body that stalls after the headers", fault: { fault: "stall-after-headers" } },
     { name: "answer dripped one byte a second", fault: { fault: "drip", content: VALID } },
   ];
-  try {
-    for (const streaming of [false, true]) {
-      for (const { name, fault } of faults) {
-        server.setResponder(() => fault);
-        const label = `${name} (${streaming ? "SSE" : "JSON"}): the run fails with a timeout`;
-        const started = Date.now();
-        let problem = "";
-        try {
-          await runOnce(server, streaming, `${label}-${Date.now()}`, new MemorySaver(), modelFor(server, { maxRetries: 1 }));
-          problem = "the run did not fail";
-        } catch (error) {
-          if (!(error instanceof ProviderError)) problem = `threw ${(error as Error).name}, not a ProviderError: ${(error as Error).message}`;
-          else if (!/timed out: no complete answer within 1000 ms \(LLM_TIMEOUT_MS\)/.test(error.message)) problem = `error does not name the timeout: ${error.message}`;
-        }
-        const seconds = ((Date.now() - started) / 1000).toFixed(1);
-        results.push({ name: label, held: problem === "", detail: problem || `ProviderError naming LLM_TIMEOUT_MS after ${seconds} s (1 s timeout, retries included)` });
-      }
+  return eachOnOwnServer(bothModes(faults), async ({ name, fault, streaming }, server) => {
+    server.setResponder(() => fault);
+    const label = `${name} (${streaming ? "SSE" : "JSON"}): the run fails with a timeout`;
+    const started = Date.now();
+    let problem = "";
+    try {
+      await runOnce(server, streaming, label, new MemorySaver(), modelFor(server, { maxRetries: 1 }));
+      problem = "the run did not fail";
+    } catch (error) {
+      if (!(error instanceof ProviderError)) problem = `threw ${(error as Error).name}, not a ProviderError: ${(error as Error).message}`;
+      else if (!/timed out: no complete answer within 1000 ms \(LLM_TIMEOUT_MS\)/.test(error.message)) problem = `error does not name the timeout: ${error.message}`;
     }
-  } finally {
-    await server.close();
-  }
-  return results;
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    return { name: label, held: problem === "", detail: problem || `ProviderError naming LLM_TIMEOUT_MS after ${seconds} s (1 s timeout, retries included)` };
+  });
 }
 
 /** A provider that echoes the Authorization header in its error body: the run error names the 401, never the key. */
-export async function runSecretEchoFaults(): Promise<CaseResult[]> {
-  const server = await startScriptedOpenAIServer();
-  const results: CaseResult[] = [];
+export function runSecretEchoFaults(): Promise<CaseResult[]> {
   const apiKey = "sk-proj-Echo0123456789abcdefSECRET";
-  try {
-    for (const streaming of [false, true]) {
-      server.setResponder(() => ({ fault: "echo-auth" }));
-      const label = `provider echoes the Authorization header (${streaming ? "SSE" : "JSON"}): key redacted`;
-      let problem = "";
-      try {
-        await runOnce(server, streaming, `${label}-${Date.now()}`, new MemorySaver(), modelFor(server, { apiKey }));
-        problem = "the run did not fail";
-      } catch (error) {
-        const message = (error as Error).message;
-        if (message.includes(apiKey) || message.includes("Echo0123456789")) problem = `the key leaked: ${message}`;
-        else if (!/HTTP 401.*Authorization: Bearer \[redacted\]/s.test(message)) problem = `error does not say what the provider said: ${message}`;
-      }
-      const seen = server.requests.at(-1)?.headers.authorization;
-      if (!problem && seen !== `Bearer ${apiKey}`) problem = `the server did not receive the key (${String(seen)}), so nothing was tested`;
-      results.push({ name: label, held: problem === "", detail: problem || "HTTP 401 and the provider's words passed on; the key replaced by [redacted]" });
+  return eachOnOwnServer(bothModes([{}]), async ({ streaming }, server) => {
+    server.setResponder(() => ({ fault: "echo-auth" }));
+    const label = `provider echoes the Authorization header (${streaming ? "SSE" : "JSON"}): key redacted`;
+    let problem = "";
+    try {
+      await runOnce(server, streaming, label, new MemorySaver(), modelFor(server, { apiKey }));
+      problem = "the run did not fail";
+    } catch (error) {
+      const message = (error as Error).message;
+      if (message.includes(apiKey) || message.includes("Echo0123456789")) problem = `the key leaked: ${message}`;
+      else if (!/HTTP 401.*Authorization: Bearer \[redacted\]/s.test(message)) problem = `error does not say what the provider said: ${message}`;
     }
-  } finally {
-    await server.close();
-  }
-  return results;
+    const seen = server.requests.at(-1)?.headers.authorization;
+    if (!problem && seen !== `Bearer ${apiKey}`) problem = `the server did not receive the key (${String(seen)}), so nothing was tested`;
+    return { name: label, held: problem === "", detail: problem || "HTTP 401 and the provider's words passed on; the key replaced by [redacted]" };
+  });
 }
