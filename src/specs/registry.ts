@@ -30,7 +30,8 @@ export interface InlineSpec {
 
 /** Largest inline spec accepted, as JSON text. */
 export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
-const CACHE_SIZE = 64;
+/** How many distinct inline specs stay compiled; the least recently used beyond it are dropped. */
+export const INLINE_SPEC_CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
 
 export function isSpec(value: unknown): value is Spec {
@@ -91,7 +92,7 @@ function compileInline(value: unknown, text: string | undefined): Spec {
   );
   inlineCache.set(key, spec);
   // Each spec owns its ajv instance: dropping the oldest frees its compiled code.
-  if (inlineCache.size > CACHE_SIZE) inlineCache.delete(inlineCache.keys().next().value as string);
+  if (inlineCache.size > INLINE_SPEC_CACHE_SIZE) inlineCache.delete(inlineCache.keys().next().value as string);
   return spec;
 }
 
