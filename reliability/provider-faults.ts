@@ -11,6 +11,7 @@ import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { ProviderError } from "../src/errors.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
+import { mapConcurrent } from "../testkit/concurrent.js";
 import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
 import type { CaseResult } from "./hostile.js";
 
@@ -58,23 +59,16 @@ async function runOnce(server: ScriptedServer, streaming: boolean, threadId: str
  */
 const CASES_AT_ONCE = 6;
 
-/** Runs `cases` at most `limit` at a time, each with a server of its own; results keep the cases' order. */
-async function eachOnOwnServer<T>(cases: T[], run: (c: T, server: ScriptedServer) => Promise<CaseResult>, limit = CASES_AT_ONCE): Promise<CaseResult[]> {
-  const results: CaseResult[] = new Array(cases.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < cases.length) {
-      const i = next++;
-      const server = await startScriptedOpenAIServer();
-      try {
-        results[i] = await run(cases[i], server);
-      } finally {
-        await server.close();
-      }
+/** Runs `cases` at most CASES_AT_ONCE at a time, each with a scripted server of its own; results keep the cases' order. */
+function eachOnOwnServer<T>(cases: T[], run: (c: T, server: ScriptedServer) => Promise<CaseResult>): Promise<CaseResult[]> {
+  return mapConcurrent(cases, CASES_AT_ONCE, async (c) => {
+    const server = await startScriptedOpenAIServer();
+    try {
+      return await run(c, server);
+    } finally {
+      await server.close();
     }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, cases.length) }, worker));
-  return results;
+  });
 }
 
 const bothModes = <T>(cases: T[]) => [false, true].flatMap((streaming) => cases.map((c) => ({ ...c, streaming })));

@@ -4,7 +4,8 @@
  * server (no network, no API key). The model's replies depend only on who is
  * asking (the system prompt) and what (the user prompt), never on call order.
  *
- * One server instance, with auth off (the default). With auth on, the attack
+ * One server instance, with auth off (the default); the Studio-schema tests
+ * (studio-schemas.ts) run against it too. With auth on, the attack
  * suite (attacks.int.test.ts) drives every route as two users.
  */
 import { Client } from "@langchain/langgraph-sdk";
@@ -12,6 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { BAD_INPUTS } from "../../reliability/bad-input.js";
+import { mapConcurrent } from "../../testkit/concurrent.js";
+import { describeStudioSchemas } from "./studio-schemas.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 
@@ -149,6 +152,8 @@ describe("LangGraph server, auth off", () => {
     );
   });
 
+  describe("what Studio builds its forms from", () => describeStudioSchemas(() => client));
+
   test("a validation run ends valid after one corrected attempt; the thread's history shows each attempt", async () => {
     const thread = await client.threads.create();
     const out = (await client.runs.wait(thread.thread_id, "validation", {
@@ -278,11 +283,11 @@ describe("LangGraph server, auth off", () => {
 
   test("every bad request and configuration of the reliability suite is refused through the server too", async () => {
     const before = model.requests.length;
-    const unclear: string[] = [];
-    for (const c of BAD_INPUTS) {
+    // A few at a time: each case is a run of its own (a thread each), and the server runs several at once.
+    const unclear = await mapConcurrent(BAD_INPUTS, 6, async (c) => {
       try {
         await client.runs.wait(null, c.graph, { input: c.input, context: c.context });
-        unclear.push(`${c.name}: not refused`);
+        return `${c.name}: not refused`;
       } catch (error) {
         // The SDK's error message carries the server's JSON body: {"error": "<name>", "message": "<message>"}.
         const raw = (error as Error).message;
@@ -292,10 +297,10 @@ describe("LangGraph server, auth off", () => {
         } catch {
           // not JSON: keep the raw text
         }
-        if (!c.says.test(message)) unclear.push(`${c.name}: ${raw.slice(0, 200)}`);
+        return c.says.test(message) ? "" : `${c.name}: ${raw.slice(0, 200)}`;
       }
-    }
-    expect(unclear).toEqual([]);
+    });
+    expect(unclear.filter(Boolean)).toEqual([]);
     expect(model.requests.length).toBe(before);
   });
 
