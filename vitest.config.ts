@@ -19,18 +19,22 @@ import { defineConfig } from "vitest/config";
  * longest file, which mostly waits on retry back-off, last, and the whole run would wait for it.
  */
 const SLOWEST_FIRST = [
-  "tests/reliability/provider-faults.int.test.ts",
-  "tests/reflexion/long-run.int.test.ts",
-  "tests/reflexion/memory.test.ts",
-  "tests/server/server.int.test.ts",
-  "tests/integration/http-model.int.test.ts",
   "tests/bench/bench.smoke.int.test.ts",
-  "tests/persistence/crash-resume.int.test.ts",
-  "tests/persistence/concurrency.int.test.ts",
-  "tests/testkit/openai-server.int.test.ts",
-  "tests/reliability/load-faults.int.test.ts",
+  "tests/reliability/provider-faults.int.test.ts",
+  "tests/server/server.int.test.ts",
   "tests/persistence/service.int.test.ts",
+  "tests/server/attacks.int.test.ts",
+  "tests/package/pack.int.test.ts",
+  "tests/reflexion/long-run.int.test.ts",
+  "tests/reliability/load-faults.int.test.ts",
+  "tests/types/types.test.ts",
+  "tests/tools/guarded-agent.int.test.ts",
   "tests/persistence/shared-memory.int.test.ts",
+  "tests/integration/http-model.int.test.ts",
+  "tests/reliability/hostile-specs.test.ts",
+  "tests/persistence/concurrency.int.test.ts",
+  "tests/persistence/crash-resume.int.test.ts",
+  "tests/reflexion/memory.test.ts",
 ];
 
 class SlowestFirst extends BaseSequencer {
