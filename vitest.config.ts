@@ -27,7 +27,6 @@ const SLOWEST_FIRST = [
   "tests/package/pack.int.test.ts",
   "tests/reflexion/long-run.int.test.ts",
   "tests/reliability/load-faults.int.test.ts",
-  "tests/types/types.test.ts",
   "tests/tools/guarded-agent.int.test.ts",
   "tests/persistence/shared-memory.int.test.ts",
   "tests/integration/http-model.int.test.ts",
