@@ -65,9 +65,10 @@ export default defineConfig({
           name: "unit",
           include: ["tests/**/*.test.ts"],
           exclude: ["tests/**/*.int.test.ts"],
-          setupFiles: ["tests/support/unit-guard.ts"],
-          // Unit files share a worker and its loaded modules (a third less CPU: each file would otherwise load
-          // LangChain and LangGraph anew). They leave no global state behind; integration files stay isolated.
+          setupFiles: ["tests/support/unit-guard.ts", "tests/support/state-guard.ts"],
+          // Files share a worker and its loaded modules (in both projects): each file would otherwise load
+          // LangChain and LangGraph anew, about 3 s of CPU a file. tests/support/state-guard.ts fails any file
+          // that leaves process-wide state behind for the next one.
           isolate: false,
         },
       },
@@ -76,6 +77,8 @@ export default defineConfig({
         test: {
           name: "int",
           include: ["tests/**/*.int.test.ts"],
+          setupFiles: ["tests/support/state-guard.ts"],
+          isolate: false, // as above
         },
       },
     ],

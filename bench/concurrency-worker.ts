@@ -93,43 +93,63 @@ let durations: number[] = [];
 let connections = 0;
 let fetchCalls = 0;
 let answers503 = 0;
-const realFetch = globalThis.fetch;
-globalThis.fetch = async (...args: Parameters<typeof fetch>) => {
-  inFlight++;
-  fetchCalls++;
-  if (inFlight > maxInFlight) maxInFlight = inFlight;
-  const start = performance.now();
-  try {
-    const response = await realFetch(...args);
-    if (response.status === 503) answers503++;
-    return response;
-  } finally {
-    inFlight--;
-    durations.push(performance.now() - start);
-  }
-};
-diagnostics.subscribe("undici:client:connected", () => {
-  connections++;
-});
 // Requests on the wire: headers sent on a socket, response headers not yet received. A per-origin connection cap would bound this.
 let onWire = 0;
 let maxOnWire = 0;
 let sockets = new WeakSet<object>();
 let socketsUsed = 0;
-diagnostics.subscribe("undici:client:sendHeaders", (message) => {
-  onWire++;
-  if (onWire > maxOnWire) maxOnWire = onWire;
-  const socket = (message as { socket?: object }).socket;
-  if (socket && !sockets.has(socket)) {
-    sockets.add(socket);
-    socketsUsed++;
+
+/**
+ * Counts every request through the global fetch (in flight, durations, 503s) and, through undici's
+ * diagnostics channels, connections and requests on the wire. Installed for the length of one worker call
+ * and removed after, so a caller in the same process (the smoke test) gets its fetch back.
+ */
+async function instrumented<T>(work: () => Promise<T>): Promise<T> {
+  const realFetch = globalThis.fetch;
+  const counting = async (...args: Parameters<typeof fetch>) => {
+    inFlight++;
+    fetchCalls++;
+    if (inFlight > maxInFlight) maxInFlight = inFlight;
+    const start = performance.now();
+    try {
+      const response = await realFetch(...args);
+      if (response.status === 503) answers503++;
+      return response;
+    } finally {
+      inFlight--;
+      durations.push(performance.now() - start);
+    }
+  };
+  const connected = () => {
+    connections++;
+  };
+  const sent = (message: unknown) => {
+    onWire++;
+    if (onWire > maxOnWire) maxOnWire = onWire;
+    const socket = (message as { socket?: object }).socket;
+    if (socket && !sockets.has(socket)) {
+      sockets.add(socket);
+      socketsUsed++;
+    }
+  };
+  const answered = () => {
+    onWire = Math.max(0, onWire - 1);
+  };
+  const channels: Array<[string, (message: unknown) => void]> = [
+    ["undici:client:connected", connected],
+    ["undici:client:sendHeaders", sent],
+    ["undici:request:headers", answered],
+    ["undici:request:error", answered],
+  ];
+  globalThis.fetch = counting as typeof fetch;
+  for (const [name, listener] of channels) diagnostics.subscribe(name, listener);
+  try {
+    return await work();
+  } finally {
+    for (const [name, listener] of channels) diagnostics.unsubscribe(name, listener);
+    globalThis.fetch = realFetch;
   }
-});
-const answered = () => {
-  onWire = Math.max(0, onWire - 1);
-};
-diagnostics.subscribe("undici:request:headers", answered);
-diagnostics.subscribe("undici:request:error", answered);
+}
 
 const mb = (bytes: number) => bytes / 2 ** 20;
 
@@ -207,7 +227,11 @@ export interface ClientPhaseResult {
   profile?: ProfileSummary;
 }
 
-export async function runWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile = false): Promise<ClientPhaseResult> {
+export function runWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile = false): Promise<ClientPhaseResult> {
+  return instrumented(() => clientWorker(baseUrl, runs, warmup, client, withProfile));
+}
+
+async function clientWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile: boolean): Promise<ClientPhaseResult> {
   const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
   const one = client === "graph" ? graphRun : loopRun;
   // Warm-up: load and compile everything once; open some connections.
@@ -272,7 +296,11 @@ function endingWithin(start: () => Promise<unknown>, deadlineMs: number): Promis
  * The graph runs against a server that fails some calls (bench/model-server.ts --fail-every N), with the
  * client's own retries on: after a warm-up against the same server, N runs at once, each counted by how it ended.
  */
-export async function runFaultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs = 120_000, maxRetries = 2): Promise<FaultWorkerResult> {
+export function runFaultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs = 120_000, maxRetries = 2): Promise<FaultWorkerResult> {
+  return instrumented(() => faultWorker(baseUrl, runs, warmup, deadlineMs, maxRetries));
+}
+
+async function faultWorker(baseUrl: string, runs: number, warmup: number, deadlineMs: number, maxRetries: number): Promise<FaultWorkerResult> {
   const { graphRun } = await validationRuns(baseUrl, maxRetries);
   await Promise.all(Array.from({ length: warmup }, (_, i) => endingWithin(() => graphRun(i), deadlineMs)));
 

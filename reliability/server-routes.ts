@@ -26,12 +26,31 @@ interface HonoLike {
   routes: Array<{ method: string; path: string }>;
 }
 
+const PROCESS_EVENTS = ["uncaughtException", "unhandledRejection"] as const;
+
+/**
+ * Imports a module of the server's and removes the process handlers its import installs: the server's
+ * logging module registers `uncaughtException` and `unhandledRejection` handlers for the server's own
+ * process, which here would be a test's or a script's.
+ */
+async function importServerModule(url: string): Promise<{ default?: unknown }> {
+  const listeners = (event: string) => process.listeners(event as NodeJS.Signals) as Array<(...args: unknown[]) => void>;
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, listeners(event)]));
+  try {
+    return (await import(url)) as { default?: unknown };
+  } finally {
+    for (const event of PROCESS_EVENTS) {
+      for (const listener of listeners(event)) if (!before.get(event)!.includes(listener)) process.removeListener(event, listener);
+    }
+  }
+}
+
 /** Every route the installed server registers, sorted; `sources` says which module each came from. */
 export async function installedRoutes(): Promise<Map<RouteKey, string>> {
   const routes = new Map<RouteKey, string>();
   const apiDir = join(API_DIST, "api");
   for (const file of readdirSync(apiDir).filter((f) => f.endsWith(".mjs")).sort()) {
-    const mod = (await import(pathToFileURL(join(apiDir, file)).href)) as { default?: unknown };
+    const mod = await importServerModule(pathToFileURL(join(apiDir, file)).href);
     let app = mod.default;
     // The protocol module exports a factory taking the WebSocket upgrader and the storage ops.
     if (typeof app === "function") app = (app as (u: unknown, o: unknown) => unknown)(() => async () => undefined, { runs: {}, threads: {} });
