@@ -80,7 +80,7 @@ ${table(hostileSpecs, (r) => {
   return [h.compileMs.toFixed(1), h.validationMs.toFixed(1)];
 }, ["compile ms", "slowest validation ms"])}
 
-Heap after compiling distinct run-time specs (each also validating one invalid value, so both of its validators are compiled), after a full garbage collection: ${specHeap.map((h) => `${h.count} specs: ${h.beforeMb.toFixed(1)} MB → ${h.afterMb.toFixed(1)} MB (${h.growthMb >= 0 ? "+" : ""}${h.growthMb.toFixed(1)} MB)`).join("; ")}. The cache keeps 64 compiled specs; each spec owns its ajv instance, so an evicted one is freed.
+Heap after compiling distinct run-time specs (each also validating one invalid value, so both of its validators are compiled), after a full garbage collection: ${specHeap.map((h) => `${h.count} specs: ${h.beforeMb.toFixed(1)} MB → ${h.afterMb.toFixed(1)} MB (${h.growthMb >= 0 ? "+" : ""}${h.growthMb.toFixed(1)} MB), ${h.freed} of the ${h.evicted} evicted specs collected`).join("; ")}. The cache keeps 64 compiled specs; each spec owns its ajv instance, so an evicted one is freed (counted through a WeakRef to each).
 
 ## The served API with auth on
 
