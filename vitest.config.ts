@@ -15,8 +15,8 @@ import { defineConfig } from "vitest/config";
 
 /**
  * The files that take longest, longest first, as measured in full runs of the suite. Vitest orders files by
- * the durations of earlier runs, which a fresh clone (CI) does not have; without this list it would start the
- * longest file, which mostly waits on retry back-off, last, and the whole run would wait for it.
+ * the durations of earlier runs, which a fresh clone (CI) does not have; without this list a long file could
+ * start last, and the whole run would wait for it.
  */
 const SLOWEST_FIRST = [
   "tests/reflexion/long-run.int.test.ts",

@@ -14,7 +14,7 @@ import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-export const DIGEST_FILE = join(ROOT, "dist", ".sources-digest");
+const DIGEST_FILE = join(ROOT, "dist", ".sources-digest");
 const CONFIG_FILES = ["tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json"];
 
 function filesUnder(dir: string): string[] {

@@ -9,7 +9,9 @@ import { afterAll } from "vitest";
 
 const EVENTS = ["unhandledRejection", "uncaughtException", "warning", "exit", "beforeExit", "SIGINT", "SIGTERM"] as const;
 
-function snapshot() {
+export type ProcessState = ReturnType<typeof processState>;
+
+export function processState() {
   return {
     fetch: globalThis.fetch,
     listeners: Object.fromEntries(EVENTS.map((event) => [event, process.listeners(event as NodeJS.Signals)])),
@@ -19,10 +21,8 @@ function snapshot() {
   };
 }
 
-const before = snapshot();
-
-afterAll(() => {
-  const after = snapshot();
+/** What differs between two snapshots, one line each; empty when nothing does. */
+export function stateLeftBehind(before: ProcessState, after: ProcessState): string[] {
   const left: string[] = [];
   if (after.fetch !== before.fetch) left.push("globalThis.fetch replaced");
   for (const event of EVENTS) {
@@ -30,10 +30,18 @@ afterAll(() => {
     const removed = before.listeners[event].filter((l) => !after.listeners[event].includes(l)).length;
     if (added || removed) left.push(`process "${event}" listeners: ${added} added, ${removed} removed`);
   }
-  const keys = new Set([...Object.keys(before.env), ...Object.keys(after.env)]);
-  for (const key of keys) if (before.env[key] !== after.env[key]) left.push(`process.env.${key} changed`);
+  for (const key of new Set([...Object.keys(before.env), ...Object.keys(after.env)])) {
+    if (before.env[key] !== after.env[key]) left.push(`process.env.${key} changed`);
+  }
   if (after.cwd !== before.cwd) left.push(`working directory changed to ${after.cwd}`);
   if (after.exitCode !== before.exitCode) left.push(`process.exitCode set to ${String(after.exitCode)}`);
+  return left;
+}
+
+const before = processState();
+
+afterAll(() => {
+  const left = stateLeftBehind(before, processState());
   if (left.length > 0) {
     throw new Error(`This test file left process-wide state behind for the next file in its worker: ${left.join("; ")}. Restore it in an afterAll/afterEach.`);
   }
