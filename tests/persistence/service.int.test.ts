@@ -199,24 +199,32 @@ function markedResponder(req: RecordedRequest): ScriptedReply {
   return `Answer. The prompt I was given: ${prompt}`;
 }
 
-describeWithPostgres("the example service with SERVICE_API_KEYS", (db) => {
-  let model: ScriptedServer;
-  let service: Service;
-
+/**
+ * One service for a describe block, started against a scripted model that answers by the request's marker
+ * (`markedResponder`), with the variables `env()` gives when the block starts; stopped after the block.
+ */
+function serviceForBlock(env: () => Record<string, string>): () => Service {
+  let model: ScriptedServer | undefined;
+  let service: Service | undefined;
   beforeAll(async () => {
     model = await startScriptedOpenAIServer({ responder: markedResponder });
-    service = startService({ DATABASE_URL: db.url, OPENAI_BASE_URL: model.baseURL, SERVICE_API_KEYS: KEYS }, await freePort());
+    service = startService({ OPENAI_BASE_URL: model.baseURL, ...env() }, await freePort());
     await waitHealthy(service);
   }, 120_000);
-
   afterAll(async () => {
     if (service) await stopAll([service]);
     await model?.close();
   });
+  return () => service!;
+}
+
+describeWithPostgres("the example service with SERVICE_API_KEYS", (db) => {
+  const started = serviceForBlock(() => ({ DATABASE_URL: db.url, SERVICE_API_KEYS: KEYS }));
 
   it(
     "needs a key; the memory owner is the key's user, never the body; two users' same threadId are two threads",
     async () => {
+      const service = started();
       const url = service.url;
       expect(service.output()).toContain("auth on: 2 API key(s) from SERVICE_API_KEYS");
       const body = JSON.stringify({ request: "A deployment config", threadId: "t1" });
@@ -262,23 +270,12 @@ describeWithPostgres("the example service with SERVICE_API_KEYS", (db) => {
 // Every input of the reliability suites: the service is still serving after each
 
 describe("the example service under every input of the reliability suites", () => {
-  let model: ScriptedServer;
-  let service: Service;
-
-  beforeAll(async () => {
-    model = await startScriptedOpenAIServer({ responder: markedResponder });
-    service = startService({ OPENAI_BASE_URL: model.baseURL, LLM_TIMEOUT_MS: "2000" }, await freePort());
-    await waitHealthy(service);
-  }, 120_000);
-
-  afterAll(async () => {
-    if (service) await stopAll([service]);
-    await model?.close();
-  });
+  const started = serviceForBlock(() => ({ LLM_TIMEOUT_MS: "2000" }));
 
   it(
     "answers each bad request, hostile answer, provider fault, hostile spec and malformed HTTP request, then still answers GET /healthz",
     async () => {
+      const service = started();
       const url = service.url;
       expect(service.output()).toContain("single-tenant");
       const cases: Array<{ name: string; send: () => Promise<number>; expect: number[] }> = [];
