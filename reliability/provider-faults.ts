@@ -59,10 +59,10 @@ async function runOnce(server: ScriptedServer, streaming: boolean, threadId: str
 }
 
 /**
- * How many fault cases run at once. Each case has its own scripted server and thread, so cases cannot see
- * each other's replies; most of a case's time is spent waiting on the client's timeout and retry back-off,
- * so running a few side by side shortens the whole from about 90 s to about 20 s without adding CPU load
- * that could push a healthy reply past the client's timeout.
+ * How many cases of one group run at once. Each case has its own scripted server and thread, so cases cannot
+ * see each other's replies; most of a case's time is spent waiting on the client's timeout and retry back-off,
+ * so running a few side by side shortens a group several times over. The test runs its four groups side by
+ * side too (at most 17 runs at once, mostly waiting): about 15 s for all, against about 90 s one by one.
  */
 const CASES_AT_ONCE = 6;
 
@@ -111,8 +111,8 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
     const checkpointer = new MemorySaver();
     const config = { configurable: { thread_id: name } };
     let problem = "";
-    // One client retry: the node's retry policy tries the call three times more, so a fault that never
-    // answers costs 3 × 2 timeouts before the run fails.
+    // One client retry: the node's retry policy makes three attempts in all, so a fault that never answers
+    // costs 3 × 2 timeouts before the run fails.
     const model = modelFor(server, { maxRetries: 1 });
     try {
       await runOnce(server, false, name, checkpointer, model);
