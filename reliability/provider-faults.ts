@@ -39,7 +39,7 @@ export const FAULTS: Array<{ name: string; fault: ScriptedReply }> = [
  * dripped answer), and a healthy reply from the in-process server must always beat it: at 1 s a healthy reply
  * missed it with the machine's cores oversubscribed (four spinning processes on two cores), so it is 3 s.
  */
-const TIMEOUT_MS = 3_000;
+export const TIMEOUT_MS = 3_000;
 
 /** The client settings the suite runs with: a short timeout, two client retries. */
 function modelFor(server: ScriptedServer, settings: { apiKey?: string; maxRetries?: number } = {}) {

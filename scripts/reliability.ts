@@ -8,7 +8,7 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { runBadInputsThroughCli, runBadInputsThroughCode } from "../reliability/bad-input.js";
 import { runHostileSuite, type CaseResult } from "../reliability/hostile.js";
-import { runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "../reliability/provider-faults.js";
+import { runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults, TIMEOUT_MS } from "../reliability/provider-faults.js";
 import { COMPILE_BUDGET_MS, measureSpecHeap, runHostileSpecSuite, VALIDATION_BUDGET_MS } from "../reliability/hostile-specs.js";
 import { runAuthAttackSuite } from "../reliability/auth-attacks.js";
 import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
@@ -90,13 +90,13 @@ ${table(authAttacks)}
 
 ## Provider faults
 
-Through the real \`ChatOpenAI\` (2 client retries, 1 s timeout) against the scripted OpenAI-compatible server. A transient fault strikes between attempt 1 and attempt 2; held means the run recovered and the fault did not count as a validation attempt.
+Through the real \`ChatOpenAI\` (2 client retries, ${TIMEOUT_MS / 1000} s timeout) against the scripted OpenAI-compatible server. A transient fault strikes between attempt 1 and attempt 2; held means the run recovered and the fault did not count as a validation attempt.
 
 ${table(transient)}
 
 ${table(persistent)}
 
-A server that stalls after its headers or drips its answer one byte a second, every request (1 s timeout, 1 client retry): the run must fail with a \`ProviderError\` naming \`LLM_TIMEOUT_MS\`. A provider that echoes the \`Authorization\` header in its error body: the run error must name the 401 and not the key.
+A server that stalls after its headers or drips its answer one byte a second, every request (${TIMEOUT_MS / 1000} s timeout, 1 client retry): the run must fail with a \`ProviderError\` naming \`LLM_TIMEOUT_MS\`. A provider that echoes the \`Authorization\` header in its error body: the run error must name the 401 and not the key.
 
 ${table([...deadline, ...secrets])}
 
