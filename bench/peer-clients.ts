@@ -18,12 +18,11 @@ import { generateObject, jsonSchema, NoObjectGeneratedError } from "ai";
 import OpenAI from "openai";
 import { readEnvironment } from "../src/configuration.js";
 import { createChatModel } from "../src/models.js";
-import { extractJson } from "../src/shared/json.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/specs/validate.js";
+import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
 export type PeerName = (typeof PEERS)[number];
@@ -107,8 +106,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
           return { output: String(answer.content), attempts: 1 };
         })
         .addNode("validate", (s: typeof State.State) => {
-          const parsed = extractJson(s.output);
-          const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+          const report = checkTextSync(spec, s.output, "model");
           return { valid: report.valid, errors: report.errors };
         })
         .addEdge(START, "generate")
@@ -130,8 +128,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
           const prompt = attempt === 1 ? firstAttemptPrompt(request) : retryPrompt(request, output, errors);
           const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
           output = String(answer.content);
-          const parsed = extractJson(output);
-          const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+          const report = checkTextSync(spec, output, "model");
           errors = report.errors;
           if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
         }

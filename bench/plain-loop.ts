@@ -6,12 +6,11 @@
  */
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { resolveModel, type ModelSource } from "../src/models.js";
-import { extractJson } from "../src/shared/json.js";
 import { callModel } from "../src/shared/model-call.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import type { Spec } from "../src/specs/spec.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/specs/validate.js";
+import { checkTextSync } from "../src/specs/check.js";
 
 export interface PlainLoopResult {
   success: boolean;
@@ -40,11 +39,10 @@ export async function plainValidationLoop(
     ];
     const answer = await callModel(chat, messages, { node: "generate" });
     usage = addUsage(usage, answer.usage);
-    const parsed = extractJson(answer.text);
-    const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+    const report = checkTextSync(spec, answer.text, "model");
     history.push({ attempt, output: answer.text, errors: report.errors, valid: report.valid, usage: answer.usage });
     if (report.valid || attempt >= maxAttempts) {
-      return { success: report.valid, result: parsed.ok ? parsed.value : null, errors: report.errors, attempts: attempt, history, usage };
+      return { success: report.valid, result: report.valid ? report.value : report.parsed ?? null, errors: report.errors, attempts: attempt, history, usage };
     }
   }
 }

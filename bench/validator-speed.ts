@@ -76,7 +76,7 @@ export async function runPython(
 export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   // The package and the checker as compiled JavaScript (see bench/compiled.ts).
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
-  const { validateAgainstSpec } = await compiled<typeof import("../src/specs/validate.js")>("src/specs/validate");
+  const { validateAgainstSpec } = await compiled<typeof import("../src/specs/check.js")>("src/specs/check");
   const { checkDeploymentConfig } = await compiled<typeof import("./handwritten-checker.js")>("bench/handwritten-checker");
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");

@@ -4,9 +4,8 @@
  * final output, whatever the strategy itself claimed.
  */
 import type { ModelSource } from "../src/models.js";
-import { extractJson } from "../src/shared/json.js";
 import { resolveSpec } from "../src/specs/registry.js";
-import { validateAgainstSpec } from "../src/specs/validate.js";
+import { checkTextSync } from "../src/specs/check.js";
 import { STRATEGIES, type Strategy } from "./strategies.js";
 import type { EvalRequest } from "./suite.js";
 
@@ -84,9 +83,7 @@ export interface RunEvalOptions {
 
 export function judge(spec: string, finalText: string | null): { valid: boolean; errors: string[] } {
   if (finalText === null) return { valid: false, errors: ["no output"] };
-  const parsed = extractJson(finalText);
-  if (!parsed.ok) return { valid: false, errors: [parsed.error] };
-  const report = validateAgainstSpec(resolveSpec(spec), parsed.value);
+  const report = checkTextSync(resolveSpec(spec), finalText, "model");
   return { valid: report.valid, errors: report.errors };
 }
 

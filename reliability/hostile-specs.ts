@@ -9,12 +9,11 @@ import v8 from "node:v8";
 import { runInNewContext } from "node:vm";
 import { z } from "zod";
 import { SpecError } from "../src/errors.js";
-import { extractJson } from "../src/shared/json.js";
 import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
 import { INLINE_SPEC_CACHE_SIZE, resolveSpec } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { validateAgainstSpec } from "../src/specs/validate.js";
+import { checkText, validateAgainstSpec } from "../src/specs/check.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
@@ -258,8 +257,7 @@ export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } 
       // Timed as the median of three runs when the budgets are enforced; judged once otherwise.
       for (let run = 0; run < (options.enforceBudgets ? 3 : 1); run++) {
         const t = performance.now();
-        const parsed = extractJson(probe.text);
-        valid = parsed.ok && validateAgainstSpec(spec, parsed.value).valid;
+        valid = (await checkText(spec, probe.text, "model")).valid;
         times.push(performance.now() - t);
       }
       slowest = Math.max(slowest, median(times));

@@ -1,10 +1,9 @@
 /** Runs every hostile fixture through the validation graph and says, per case, whether the package held. */
 import { performance } from "node:perf_hooks";
-import { extractJson } from "../src/shared/json.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { MAX_FEEDBACK_CHARS } from "../src/validation/prompts.js";
-import { validateAgainstSpec } from "../src/specs/validate.js";
+import { checkText } from "../src/specs/check.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import { hostileFixtures } from "./hostile-fixtures.js";
 
@@ -32,8 +31,7 @@ export async function runHostileSuite(): Promise<HostileResult[]> {
     const times: number[] = [];
     for (let run = 0; run < 3; run++) {
       const t0 = performance.now();
-      const parsed = extractJson(answer);
-      if (parsed.ok) validateAgainstSpec(spec, parsed.value);
+      await checkText(spec, answer, "model");
       times.push(performance.now() - t0);
     }
     const validationMs = times.sort((a, b) => a - b)[1];

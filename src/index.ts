@@ -10,8 +10,9 @@ export { ConfigurationError, ProviderError, SpecError } from "./errors.js";
 export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type SpecRef } from "./specs/registry.js";
 export { RUNTIME_SPEC_LIMITS } from "./specs/limits.js";
-export { validateAgainstSpec, type ValidationLimits, type ValidationReport } from "./specs/validate.js";
-export { extractJson, type ExtractResult } from "./shared/json.js";
+export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
+export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
+export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.js";
 
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";

@@ -96,18 +96,18 @@ export class ReflexionAgent {
 
   /** The evaluation of a response and its score (0-1; 0.5 when the evaluation has none). */
   async evaluate(task: string, response: string): Promise<{ evaluation: string; score: number }> {
-    const { evaluation, score } = await this.operations.evaluate(this.config, task, response, this.operations.gate(this.config, response));
+    const { evaluation, score } = await this.operations.evaluate(this.config, task, response, await this.operations.gate(this.config, response));
     return { evaluation, score };
   }
 
   /** A self-reflection on a response and its evaluation. */
   async reflect(task: string, response: string, evaluation: string): Promise<string> {
-    return (await this.operations.reflect(this.config, task, response, evaluation, this.operations.gate(this.config, response))).text;
+    return (await this.operations.reflect(this.config, task, response, evaluation, await this.operations.gate(this.config, response))).text;
   }
 
   /** A refined response, from the original, its evaluation and the reflection. */
   async refine(task: string, originalResponse: string, evaluation: string, reflection: string): Promise<string> {
-    const errors = this.operations.gate(this.config, originalResponse);
+    const errors = await this.operations.gate(this.config, originalResponse);
     return (await this.operations.refine(this.config, task, originalResponse, evaluation, reflection, errors)).text;
   }
 

@@ -10,12 +10,11 @@ import { InMemoryStore, type BaseStore, type LangGraphRunnableConfig } from "@la
 import { ensureReflexionConfig, type EnsureOptions, type ReflexionConfig, type ReflexionConfigInput } from "../configuration.js";
 import { ProviderError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
-import { extractJson } from "../shared/json.js";
 import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
-import { validateAgainstSpec } from "../specs/validate.js";
+import { checkText } from "../specs/check.js";
 import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, type StepRecord } from "./memory.js";
 import { memoryNamespace, StoreMemory } from "./memory-store.js";
 import { actorPrompt, EVALUATOR_PROMPT, evaluatorPrompt, REFLECTOR_PROMPT, reflectorPrompt, REFLEXION_PROMPT, refinePrompt } from "./prompts.js";
@@ -73,11 +72,11 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
 
   return {
     settings,
-    /** Validation errors of a response against the run's spec; null when the run has no spec. */
-    gate(cfg: ReflexionConfig, response: string): string[] | null {
+    /** The check step's errors for a response against the run's spec (empty only when valid); null when the run has no spec. */
+    async gate(cfg: ReflexionConfig, response: string): Promise<string[] | null> {
       if (cfg.spec === undefined) return null;
-      const parsed = extractJson(response);
-      return parsed.ok ? validateAgainstSpec(resolveSpec(cfg.spec), parsed.value).errors : [parsed.error];
+      const verdict = await checkText(resolveSpec(cfg.spec), response, "model");
+      return verdict.valid ? [] : verdict.errors;
     },
     async act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {
       return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, actorPrompt(task, memories), "actor", config));
@@ -149,7 +148,7 @@ export function makeTaskNodes(ops: ReflexionOperations, store?: BaseStore) {
     evaluator: (state: TaskStateType, config: LangGraphRunnableConfig) =>
       orFailure(config, async () => {
         const cfg = ops.settings(config);
-        const validationErrors = ops.gate(cfg, state.response);
+        const validationErrors = await ops.gate(cfg, state.response);
         const result = await ops.evaluate(cfg, state.task, state.response, validationErrors, config);
         return { evaluation: result.evaluation, score: result.score, validationErrors, ...spent(state, result.usage, "evaluator") };
       }),

@@ -7,6 +7,7 @@
  * limited before `JSON.parse`, so a hostile answer fails cleanly. `JSON.parse`
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
+import { pathStep } from "./paths.js";
 import { lineAndColumn, quote } from "./text.js";
 
 export interface JsonLimits {
@@ -117,6 +118,29 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
   return fail(`The answer contains no JSON object; reply with one JSON object and nothing else. The answer began: ${quote(text, 80)}`);
 }
 
+/**
+ * Exactly one JSON value: a person's answer or a tool call's arguments. The
+ * whole text (whitespace around it aside) must be one JSON value, with no
+ * field named twice; nothing is looked for in prose or fences, and nothing
+ * after the value is ignored. Bounded like `extractJson`.
+ */
+export function parseExactJson(text: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): ExtractResult {
+  const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
+  const What = what.charAt(0).toUpperCase() + what.slice(1);
+  const verb = /s$/.test(what) ? "are" : "is";
+  if (typeof text !== "string") return fail(`${What} ${verb} ${text === null ? "null" : typeof text}, not JSON text.`);
+  if (text.length > maxChars) return fail(`${What} ${verb} ${text.length} characters long, over the limit of ${maxChars}.`);
+  if (text.trim().length === 0) return fail(`${What} ${verb} empty; give exactly one JSON value.`);
+  const scan = scanBrackets(text, maxDepth);
+  if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
+  const result = parse(text);
+  if (!result.ok) {
+    const problem = parseProblem(text, result.error, scan);
+    return fail(problem.truncated ? `T${problem.detail.slice(1)}` : `${What} ${verb} not valid JSON (exactly one JSON value is expected, nothing before or after it): ${problem.detail}`);
+  }
+  return accept(text, result.value, "bare");
+}
+
 function fail(error: string): ExtractResult {
   return { ok: false, error };
 }
@@ -139,7 +163,7 @@ export function findDuplicateKey(json: string): { key: string; path: string } | 
   type Frame = { object: boolean; keys?: Set<string>; label: string; index: number; expectKey: boolean };
   const stack: Frame[] = [];
   let pendingLabel = "";
-  const pathOf = () => stack.map((f) => f.label).filter((l) => l !== "").join("").replace(/^\./, "");
+  const pathOf = () => stack.map((f) => f.label).join("").replace(/^\./, "");
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
@@ -155,7 +179,7 @@ export function findDuplicateKey(json: string): { key: string; path: string } | 
         if (top.keys!.has(key)) return { key, path: pathOf() };
         top.keys!.add(key);
         top.expectKey = false;
-        pendingLabel = /^[A-Za-z_$][\w$-]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key.slice(0, 40))}]`;
+        pendingLabel = pathStep(key, false);
       }
       continue;
     }

@@ -13,6 +13,7 @@ import Ajv2020Module from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
 import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
+import { correctKeywords, schemaForAjv } from "./ajv-gaps.js";
 
 // ajv-formats and ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
 const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
@@ -48,11 +49,18 @@ export function dialectOf(schema: Record<string, unknown>): Dialect {
 /**
  * Characters of an answer that patterns of run-time specs may read in one
  * validation. RE2 runs in linear time, but slowly (about a microsecond a
- * character on a busy core), so the total is bounded too: past it, a pattern
- * fails (the value is refused, never passed) and the validator says why.
+ * character on a busy core), so the total is bounded too: past it, the
+ * pattern check throws PatternBudgetSpent. It never answers "no match", which
+ * under `not`, `if` or `propertyNames` would turn into a pass; the check
+ * step makes the verdict invalid and says why.
  */
 export const PATTERN_CHARS_PER_VALIDATION = 250_000;
 export const patternBudget = { used: 0 };
+
+/** Thrown by a run-time spec's pattern check once the validation's pattern budget is spent. */
+export class PatternBudgetSpent extends Error {
+  override readonly name = "PatternBudgetSpent";
+}
 
 /**
  * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes.
@@ -64,7 +72,8 @@ function re2Engine(pattern: string, flags: string): { test: (s: string) => boole
   const key = `re2:/${pattern}/${flags}`;
   const test = (s: string) => {
     patternBudget.used += s.length;
-    return patternBudget.used <= PATTERN_CHARS_PER_VALIDATION && compiled.matcher(s).find();
+    if (patternBudget.used > PATTERN_CHARS_PER_VALIDATION) throw new PatternBudgetSpent(`more than ${PATTERN_CHARS_PER_VALIDATION} characters for patterns`);
+    return compiled.matcher(s).find();
   };
   return { test, toString: () => key };
 }
@@ -110,7 +119,10 @@ export function checkSchema(schema: Record<string, unknown>): void {
  * explanation (every error, with the offending values, for the messages).
  */
 export function compileSchema(schema: Record<string, unknown>, options: { untrusted: boolean; allErrors: boolean }): ValidateFunction {
-  const ajv = new CLASSES[dialectOf(schema)]({
+  const dialect = dialectOf(schema);
+  // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
+  const compiled = schemaForAjv(schema, dialect);
+  const ajv = new CLASSES[dialect]({
     ...baseOptions,
     allErrors: options.allErrors,
     verbose: true,
@@ -119,7 +131,8 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
   });
   addFormats(ajv);
   replaceUniqueItems(ajv);
-  return ajv.compile(schema);
+  correctKeywords(ajv, dialect, schema);
+  return ajv.compile(compiled);
 }
 
 /**

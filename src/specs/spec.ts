@@ -8,6 +8,7 @@ import { z } from "zod";
 import { SpecError } from "../errors.js";
 import { checkSchema, compileSchema } from "./ajv.js";
 import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
+import { measureZodSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
 export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -64,6 +65,8 @@ export interface Spec<T = unknown> {
   readonly applicationsPerValue?: number;
   /** For a zod spec: the zod schema, whose refinements run as rules and whose output is the typed result. */
   readonly zod?: z.ZodType<T>;
+  /** For a zod spec: whether it has asynchronous refinements or transforms (only the asynchronous check step can judge it). */
+  readonly zodAsync?: boolean;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
@@ -73,6 +76,8 @@ export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDef
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
   let jsonSchema = definition.schema as JsonSchema;
+  // Measured before anything walks it recursively: a schema too large or deep is refused with what to change.
+  const zodShape = zod ? measureZodSchema(zod, String(definition.name)) : undefined;
   if (zod) {
     try {
       // draft-07: what ajv's default dialect and most providers' structured-output modes read.
@@ -123,6 +128,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDef
     untrusted,
     applicationsPerValue,
     zod,
+    zodAsync: zodShape?.async,
   }) as Spec<SpecOutput<S>>;
 }
 

@@ -5,10 +5,11 @@
  * stable order, bounded so that hostile output cannot flood the next prompt.
  */
 import type { ErrorObject } from "ajv";
-import { PATTERN_CHARS_PER_VALIDATION, patternBudget } from "./ajv.js";
+import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "./ajv.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
-import { describeValue } from "../shared/text.js";
+import { childPath, pathOf, pointerToPath } from "../shared/paths.js";
+import { bound, describeValue } from "../shared/text.js";
 
 export interface ValidationLimits {
   /** Most messages reported; the rest are summarised as "…and N more". */
@@ -38,8 +39,9 @@ function countValues(value: unknown, max: number): number {
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
 
 export interface ValidationReport<T = unknown> {
+  /** True only when every check ran to completion and passed (see ./check.ts). */
   valid: boolean;
-  /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself). */
+  /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself), plain JSON data. */
   value?: T;
   /** Messages, capped at `maxErrors` (plus one "…and N more" line when cut). */
   errors: string[];
@@ -47,82 +49,95 @@ export interface ValidationReport<T = unknown> {
   problemCount: number;
 }
 
-export function validateAgainstSpec<T>(spec: Spec<T>, value: unknown, limits?: Partial<ValidationLimits>): ValidationReport<T> {
-  let messages: string[] | undefined;
+/**
+ * The schema's and the rules' judgement of a value: the messages (none when
+ * both pass) and whether the schema itself passed. It may throw (a spent
+ * pattern budget, a rule's bug, ajv itself): the check step (./check.ts) is
+ * the only caller, and turns anything that did not run to completion into an
+ * invalid verdict.
+ */
+export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>): { messages: string[]; schemaPassed: boolean } {
+  const messages: string[] = [];
   if (spec.untrusted) {
     // A run-time spec's cost is bounded per value; the answer's size bounds the rest.
     const maxValues = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
     const values = countValues(value, maxValues);
     if (values > maxValues) {
-      return {
-        valid: false,
-        errors: [`the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`],
-        problemCount: 1,
-      };
+      messages.push(`the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`);
+      return { messages, schemaPassed: false };
     }
   }
+  const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
   patternBudget.used = 0;
-  const verdict: unknown = spec.checkSchema(value);
+  let verdict: unknown;
+  try {
+    verdict = spec.checkSchema(value);
+  } catch (error) {
+    if (!(error instanceof PatternBudgetSpent)) throw error;
+    // The patterns could not all be read: the schema did not pass, whatever the checks before said.
+    messages.push(patternBudgetMessage());
+    verdict = "spent";
+  }
   if (verdict === false) {
-    const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
-    messages = [];
     // Every error of a large answer would cost more than it tells: past EXPLAINED_VALUES values,
     // the first error is reported (with a note), so the cost stays that of reading the answer once.
     const explained = patternBudget.used <= PATTERN_CHARS_PER_VALIDATION / 2 && countValues(value, EXPLAINED_VALUES) <= EXPLAINED_VALUES;
-    const check = explained ? spec.validateSchema : spec.checkSchema;
-    if (explained) check(value);
-    for (const error of check.errors ?? []) {
+    let errors = spec.checkSchema.errors ?? [];
+    if (explained) {
+      try {
+        spec.validateSchema(value);
+        errors = spec.validateSchema.errors ?? errors;
+      } catch (error) {
+        if (!(error instanceof PatternBudgetSpent)) throw error;
+        messages.push(patternBudgetMessage());
+      }
+    }
+    for (const error of errors) {
       const message = describeSchemaError(error, maxValueChars);
       if (message !== null) messages.push(boundMessage(message + conditionNote(error, spec.schema)));
     }
     if (messages.length === 0) messages.push("the value does not match the schema");
-    if (patternBudget.used > PATTERN_CHARS_PER_VALIDATION) {
-      messages.push(`the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read, so a pattern check failed; shorten them`);
-    }
     if (!explained) messages.push("the value is large, so only its first schema error is listed; there may be more");
-  } else if (verdict !== true) {
+  } else if (verdict !== true && verdict !== "spent") {
     // Only a compiled check that returns exactly true passes. defineSpec refuses what makes ajv
     // return anything else (`$async`), so this is a spec built around it: never a pass.
     if (verdict instanceof Promise) verdict.catch(() => undefined);
-    messages = [`the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`];
+    messages.push(`the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`);
   }
   const rules = preparedRules(spec);
   for (let i = 0; i < rules.length; i++) {
     const outcome = runRule(rules[i], value);
     if (outcome === null) continue;
-    messages ??= [];
     if (typeof outcome === "string") messages.push(boundMessage(outcome));
-    else for (const message of outcome) messages.push(boundMessage(message));
+    else for (const message of outcome) messages.push(boundMessage(String(message)));
   }
-  let output: unknown = value;
-  if (spec.zod) {
-    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
-    const schemaPassed = verdict === true;
-    const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
-    try {
-      const parsed = spec.zod.safeParse(value);
-      if (parsed.success) output = parsed.data;
-      else {
-        for (const issue of parsed.error.issues) {
-          // ajv has already described the structure; zod adds its refinements (and anything ajv let through).
-          if (!schemaPassed && issue.code !== "custom") continue;
-          (messages ??= []).push(boundMessage(describeZodIssue(issue, value, maxValueChars)));
-        }
-        if (schemaPassed && (messages === undefined || messages.length === 0)) (messages ??= []).push("the value does not pass the spec's zod schema");
-      }
-    } catch (error) {
-      (messages ??= []).push(`a refinement of the spec ${JSON.stringify(spec.name)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`);
-    }
-  }
-  // The valid path allocates nothing but the report.
-  if (messages === undefined || messages.length === 0) return { valid: true, value: output as T, errors: [], problemCount: 0 };
+  return { messages, schemaPassed: verdict === true };
+}
 
+function patternBudgetMessage(): string {
+  return `the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read, so its pattern checks could not all run and the value is not accepted; shorten the strings`;
+}
+
+/** zod's issues as messages. With the schema failed, ajv has already described the structure: zod adds its refinements. */
+export function zodIssueMessages(issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }>, value: unknown, schemaPassed: boolean, limits?: Partial<ValidationLimits>): string[] {
+  const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
+  const messages: string[] = [];
+  for (const issue of issues) {
+    if (!schemaPassed && issue.code !== "custom") continue;
+    messages.push(boundMessage(describeZodIssue(issue, value, maxValueChars)));
+  }
+  if (schemaPassed && messages.length === 0) messages.push("the value does not pass the spec's zod schema");
+  return messages;
+}
+
+/** Messages, deduplicated and capped at `maxErrors` (plus one "…and N more" line). */
+export function capMessages(messages: readonly string[], limits?: Partial<ValidationLimits>): { errors: string[]; problemCount: number } {
   const unique = [...new Set(messages)];
   const maxErrors = limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
   const problemCount = unique.length;
   const hidden = problemCount - maxErrors;
   const errors = hidden > 0 ? [...unique.slice(0, maxErrors), `…and ${hidden} more problem${hidden === 1 ? "" : "s"}`] : unique;
-  return { valid: false, errors, problemCount };
+  return { errors, problemCount };
 }
 
 /**
@@ -162,19 +177,30 @@ function preparedRules(spec: Spec): PreparedRule[] {
 
 
 
-/** Run a rule only when all its inputs are present and well-typed. */
+/**
+ * Run a rule only when all its inputs are present and well-typed. Only null
+ * (or an empty list) means satisfied: anything else a rule returns or throws
+ * is a problem reported as such, never a pass.
+ */
 function runRule(prepared: PreparedRule, document: unknown): string | string[] | null {
   const values = prepared.values;
   if (!prepared.read(document, values)) return null;
-  let outcome: string | string[] | null;
+  const id = JSON.stringify(prepared.rule.id);
+  let outcome: unknown;
   try {
     outcome = prepared.rule.check(values, document);
   } catch (error) {
     // A rule that throws is a bug in the spec; never let it pass the value as valid.
-    return `rule ${JSON.stringify(prepared.rule.id)} could not be checked: ${String((error as Error)?.message ?? error).slice(0, 120)}`;
+    return `rule ${id} could not be checked: ${bound(String((error as Error)?.message ?? error), 120)}`;
   }
-  if (Array.isArray(outcome)) return outcome.length > 0 ? outcome : null;
-  return outcome;
+  if (outcome === null) return null;
+  if (typeof outcome === "string") return outcome;
+  if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.length > 0 ? outcome : null;
+  if (outcome instanceof Promise) {
+    outcome.catch(() => undefined);
+    return `rule ${id} could not be checked: it returned a Promise, and rules are synchronous`;
+  }
+  return `rule ${id} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`;
 }
 
 
@@ -218,46 +244,14 @@ function describeZodIssue(issue: { path: PropertyKey[]; message: string }, docum
   for (const key of issue.path) {
     found = found !== null && typeof found === "object" && Object.hasOwn(found, key as string) ? (found as Record<PropertyKey, unknown>)[key] : undefined;
   }
-  const pointer = issue.path.map((key) => `/${String(key).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
-  const at = pointerToPath(pointer) || "the value";
+  const at = pathOf(issue.path) || "the value";
   return `${at} is ${describeValue(found, maxValueChars)}; ${issue.message}`;
 }
 
 const MAX_MESSAGE_CHARS = 300;
 
 function boundMessage(message: string): string {
-  return message.length <= MAX_MESSAGE_CHARS ? message : `${message.slice(0, MAX_MESSAGE_CHARS)}…`;
-}
-
-/** JSON pointer (/a/0/b) to a readable path (a[0].b); the root is "the value". */
-export function pointerToPath(pointer: string): string {
-  if (pointer === "") return "";
-  let out = readablePaths.get(pointer);
-  if (out !== undefined) return out;
-  out = convertPointer(pointer);
-  // The same few paths recur in every invalid answer; keep a small cache of them.
-  if (readablePaths.size >= 1_000) readablePaths.clear();
-  readablePaths.set(pointer, out);
-  return out;
-}
-
-const readablePaths = new Map<string, string>();
-
-function convertPointer(pointer: string): string {
-  let out = "";
-  for (const raw of pointer.slice(1).split("/")) {
-    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (/^\d+$/.test(key)) out += `[${key}]`;
-    else if (/^[A-Za-z_$][\w$]*$/.test(key)) out += out === "" ? key : `.${key}`;
-    else out += `[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
-  }
-  return out;
-}
-
-/** A child field's readable path. */
-function join(path: string, key: string): string {
-  if (/^[A-Za-z_$][\w$]*$/.test(key)) return path === "" ? key : `${path}.${key}`;
-  return `${path}[${JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key)}]`;
+  return bound(message, MAX_MESSAGE_CHARS);
 }
 
 function typeName(value: unknown): string {
@@ -316,7 +310,7 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
   if (error.propertyName !== undefined && error.keyword !== "propertyNames") return describeFieldNameError(error, at, maxValueChars);
   switch (error.keyword) {
     case "required":
-      return `${join(path, String(p.missingProperty))} is missing; it is required`;
+      return `${childPath(path, String(p.missingProperty))} is missing; it is required`;
     case "type": {
       const expected = String(p.type).split(",").map(article).join(" or ");
       const shown = describeValue(error.data, maxValueChars);
@@ -363,7 +357,7 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
       return null; // ajv adds this after the errors about the field name itself, which already say what is wrong
     case "dependentRequired":
     case "dependencies":
-      return `${join(path, String(p.missingProperty))} is missing; it is required when ${join(path, String(p.property))} is present`;
+      return `${childPath(path, String(p.missingProperty))} is missing; it is required when ${childPath(path, String(p.property))} is present`;
     case "if":
       return null; // ajv adds this after the failing `then`/`else` errors, which already say what is wrong
     default:

@@ -5,12 +5,11 @@ import { Command, END, interrupt, Overwrite } from "@langchain/langgraph";
 import { checkRequestText, ensureValidationConfig, type EnsureOptions, type ValidationConfigInput } from "../configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
-import { extractJson } from "../shared/json.js";
 import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { validateAgainstSpec } from "../specs/validate.js";
+import { checkText, checkValue, type Verdict } from "../specs/check.js";
 import { callModelInMode, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
 import type { RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
@@ -112,12 +111,11 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     return { attempts: state.attempts + 1, draft, usage: answer.usage, ...settled };
   }
 
-  function validate(state: ValidationStateType): ValidationUpdate {
+  async function validate(state: ValidationStateType): Promise<ValidationUpdate> {
     const run = settingsOf(state);
     const spec = runSpec(run);
     const output = state.draft?.output ?? "";
-    const parsed = extractJson(output);
-    const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
+    const report = await checkText(spec, output, "model");
     const previous = state.history.at(-1);
 
     let stopReason: StopReason | null = null;
@@ -127,8 +125,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
 
     return {
       success: report.valid,
-      // A valid result is the spec's output (a zod spec's transforms and defaults applied).
-      result: parsed.ok ? (report.valid ? (report as { value?: unknown }).value : parsed.value) : null,
+      result: resultOf(report),
       errors: report.errors,
       stopReason,
       spec: spec.name,
@@ -160,7 +157,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
    * is shown again with its errors), a new request (the model tries again with
    * a fresh attempt budget), or a rejection.
    */
-  function review(state: ValidationStateType): Command {
+  async function review(state: ValidationStateType): Promise<Command> {
     const run = settingsOf(state);
     const spec = runSpec(run);
     const last = state.history.at(-1);
@@ -205,21 +202,37 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         goto: "generate",
       });
     }
-    const text = typeof decision.value === "string" ? decision.value : JSON.stringify(decision.value) ?? "";
-    const parsed = extractJson(text);
-    const report = parsed.ok ? validateAgainstSpec(spec, parsed.value) : { valid: false, errors: [parsed.error] };
-    const update = {
-      success: report.valid,
-      result: parsed.ok ? (report.valid ? (report as { value?: unknown }).value : parsed.value) : null,
-      errors: report.errors,
-      stopReason: report.valid ? ("valid" as const) : state.stopReason,
-      history: [record(text, report.errors, report.valid)],
-    };
-    // Nothing invalid passes because a person typed it: a failing value is shown again with its errors.
-    return new Command({ update, goto: report.valid ? END : "review" });
+    // A person's answer is read exactly: text must be one JSON value and nothing else; an object is read as JSON data.
+    const report = typeof decision.value === "string" ? await checkText(spec, decision.value, "exact") : await checkValue(spec, decision.value);
+    const shown = typeof decision.value === "string" ? decision.value : report.parsed !== undefined ? JSON.stringify(report.parsed) : "(not JSON data)";
+    if (!report.valid) {
+      // Nothing invalid passes because a person typed it: a failing value is shown again with its errors.
+      // Only the first few refused answers in a row are recorded, so a person (or a script) answering
+      // again and again cannot grow the thread's state without bound.
+      let refusedInRow = 0;
+      for (let i = state.history.length - 1; i >= 0 && state.history[i].by === "human" && !state.history[i].valid; i--) refusedInRow++;
+      const recordIt = refusedInRow < MAX_RECORDED_REFUSED_ANSWERS;
+      return new Command({
+        update: { success: false, result: resultOf(report), errors: report.errors, ...(recordIt ? { history: [record(shown, report.errors, false)] } : {}) },
+        goto: "review",
+      });
+    }
+    return new Command({
+      update: { success: true, result: resultOf(report), errors: [], stopReason: "valid", history: [record(shown, [], true)] },
+      goto: END,
+    });
   }
 
   return { begin, generate, validate, review, routeAfterValidate };
+}
+
+/** Refused answers in a row recorded at one review; later ones are judged and shown, not recorded. */
+export const MAX_RECORDED_REFUSED_ANSWERS = 10;
+
+/** What a run reports as its result: the spec's output when valid, else the JSON value read (null when there was none). */
+function resultOf(verdict: Verdict): unknown {
+  if (verdict.valid) return verdict.value;
+  return verdict.parsed === undefined ? null : verdict.parsed;
 }
 
 /** What a person may answer at the review step. */

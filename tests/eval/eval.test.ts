@@ -12,7 +12,7 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../../src/validation/prompts.js";
-import { validateAgainstSpec } from "../../src/specs/validate.js";
+import { validateAgainstSpec } from "../../src/specs/check.js";
 import type { EvalCliResult } from "../../eval/run.js";
 import { main, perSpec } from "../../eval/run.js";
 import { formatCalls, formatMs, formatPercent, formatTokens, SUMMARY_HEADER } from "../../eval/report.js";

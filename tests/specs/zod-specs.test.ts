@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
-import { validateAgainstSpec } from "../../src/specs/validate.js";
+import { validateAgainstSpec } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Deployment = z
@@ -52,7 +52,7 @@ describe("zod specs", () => {
     const fragile = defineSpec({ name: "fragile", description: "d", schema: z.object({ a: z.number() }).refine(() => { throw new Error("boom"); }) });
     const report = validateAgainstSpec(fragile, { a: 1 });
     expect(report.valid).toBe(false);
-    expect(report.errors[0]).toMatch(/could not be checked: boom/);
+    expect(report.errors[0]).toMatch(/could not check the value with its zod schema: boom/);
   });
 
   it("a zod type with no JSON Schema form is refused when the spec is defined", () => {

@@ -11,7 +11,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { guardRecordOf } from "../../src/tools/budget.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
-import { validateAgainstSpec } from "../../src/specs/validate.js";
+import { validateAgainstSpec } from "../../src/specs/check.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
 const valid = {
@@ -110,9 +110,14 @@ describe("guardedTool: one call", () => {
     expect(received).toEqual([]);
   });
 
-  it("reads text arguments with the validation graph's JSON parser", async () => {
+  it("reads text arguments exactly: one JSON value and nothing else, no field named twice", async () => {
     const { tool, received } = deployTool();
-    await expect(tool.invoke("```json\n" + JSON.stringify(valid) + "\n```")).resolves.toBe("deployed payments-api");
+    await expect(tool.invoke(` ${JSON.stringify(valid)}\n`)).resolves.toBe("deployed payments-api");
+    // A fence or trailing text is not an argument list: the model is told, and the function does not run.
+    const fenced = (await tool.invoke("```json\n" + JSON.stringify(valid) + "\n```")) as string;
+    expect(fenced).toContain("1. The arguments are not valid JSON (exactly one JSON value is expected, nothing before or after it): Unexpected token '`' at line 1, column 1");
+    const trailing = (await tool.invoke(`${JSON.stringify(valid)} and then more`)) as string;
+    expect(trailing).toContain("Unexpected non-whitespace character after JSON");
     const text = (await tool.invoke('{"service_name": "a", "service_name": "b"}')) as string;
     expect(text).toContain('1. The JSON names the field "service_name" twice in the top-level object; each field may appear only once.');
     expect(received).toEqual([valid]);
@@ -159,7 +164,7 @@ describe("guardedTool: one call", () => {
   it("passes its limits to the parser and the validator", async () => {
     const t = guardedTool({ spec, name: "deploy_service", func: () => "ran", limits: { maxErrors: 1, maxDepth: 2 } });
     expect(await t.invoke({})).toContain("Errors:\n1. service_name is missing; it is required\n2. …and 3 more problems\n");
-    expect(await t.invoke({ ...valid, extra: { a: { b: {} } } })).toContain("1. The JSON nests deeper than 2 levels; the expected object is shallow.");
+    expect(await t.invoke({ ...valid, extra: { a: { b: {} } } })).toContain("1. the arguments nest deeper than 2 levels; the expected value is shallower");
   });
 
   it("refuses, when built, what it cannot guard", () => {
@@ -194,13 +199,13 @@ describe("guardedTool: what the model sees", () => {
 
 describe("guardedTool: hostile arguments", () => {
   const hostile: Array<[string, () => unknown, RegExp | string]> = [
-    ["a huge string field", () => ({ ...valid, service_name: "a".repeat(2_000_000) }), /^The arguments are 2000\d{3} characters of JSON, over the limit of 1000000; call again with the expected object only\.$/],
-    ["deep nesting", () => nest(200), "The JSON nests deeper than 64 levels; the expected object is shallow."],
-    ["nesting deeper than the stack", () => nest(200_000), "The arguments cannot be read as JSON (they nest too deeply); call again with one JSON object."],
-    ["a cycle", () => { const a: Record<string, unknown> = { ...valid }; a.self = a; return a; }, /^The arguments cannot be read as JSON \(Converting circular structure to JSON/],
-    ["a BigInt", () => ({ ...valid, replicas: 8n }), /^The arguments cannot be read as JSON \(Do not know how to serialize a BigInt\); call again/],
-    ["a throwing getter", () => ({ get replicas() { throw new Error("boom"); } }), "The arguments cannot be read as JSON (boom); call again with one JSON object."],
-    ["no arguments", () => undefined, "The call had no arguments; call again with one JSON object."],
+    ["a huge string field", () => ({ ...valid, service_name: "a".repeat(2_000_000) }), "the arguments are over the limit of 1000000 characters of JSON"],
+    ["deep nesting", () => nest(200), "the arguments nest deeper than 64 levels; the expected value is shallower"],
+    ["nesting deeper than the stack", () => nest(200_000), "the arguments nest deeper than 64 levels; the expected value is shallower"],
+    ["a cycle", () => { const a: Record<string, unknown> = { ...valid }; a.self = a; return a; }, "self refers to itself (a cycle), which JSON cannot hold"],
+    ["a BigInt", () => ({ ...valid, replicas: 8n }), "replicas is a BigInt, which JSON has no form for; use a number or a string"],
+    ["a throwing getter", () => ({ get replicas() { throw new Error("boom"); } }), "replicas is computed by a getter, not plain JSON data"],
+    ["no arguments", () => undefined, "the arguments are undefined, which JSON has no form for"],
     ["null", () => null, "the value is null; it must be an object"],
     ["a number", () => 42, "the value is 42 (integer); it must be an object"],
     ["an array", () => [valid], "the value is an array of 1 item; it must be an object"],

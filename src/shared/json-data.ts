@@ -1,0 +1,130 @@
+/**
+ * Whether a value is plain JSON data, and a fresh copy of it when it is. A
+ * value that did not come from JSON text (a person's answer given as an
+ * object, a tool's arguments, a zod spec's output) is read once, here: only
+ * null, booleans, finite numbers, strings, arrays and plain objects pass,
+ * within the same size and depth limits as JSON text. Anything else (a cycle,
+ * a BigInt, a function, a Date, a getter, a sparse array, NaN) gets a clear,
+ * bounded reason, never a throw and never a stack overflow (the walk keeps its
+ * own stack). The copy is what gets validated and handed on, so nothing the
+ * caller still holds can change it afterwards.
+ */
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from "./json.js";
+import { pathOf } from "./paths.js";
+
+export type JsonDataResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+interface Frame {
+  /** The container being filled. */
+  target: Record<string, unknown> | unknown[];
+  key: string | number;
+  value: unknown;
+  depth: number;
+  path: Array<string | number>;
+}
+
+/**
+ * A fresh copy of `value` made only of JSON data, or why it is not JSON data.
+ * `what` names the value in messages ("the value", "the arguments").
+ * Size counts characters as JSON text would (strings, keys, one per other value).
+ */
+export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): JsonDataResult {
+  const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
+  const holder: unknown[] = [];
+  const stack: Frame[] = [{ target: holder, key: 0, value, depth: 0, path: [] }];
+  const open = new Set<object>();
+  const closeAt: Array<{ object: object; remaining: number }> = [];
+  let size = 0;
+  const at = (path: Array<string | number>) => (path.length === 0 ? what : pathOf(path));
+  const verb = /s$/.test(what) ? "are" : "is";
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const { target, key, value: v, depth, path } = frame;
+    let copy: unknown;
+    let opened = false;
+    if (v === null || typeof v === "boolean" || typeof v === "string") {
+      copy = v;
+      size += typeof v === "string" ? v.length + 2 : v === false ? 5 : 4;
+    } else if (typeof v === "number") {
+      if (!Number.isFinite(v)) return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${v}, which JSON has no form for; use a finite number or null`);
+      copy = v;
+      size += String(v).length;
+    } else if (typeof v === "bigint") {
+      return fail(`${at(path)} ${path.length === 0 ? verb : "is"} a BigInt, which JSON has no form for; use a number or a string`);
+    } else if (typeof v === "object") {
+      if (depth >= maxDepth) return fail(`${what} nest${verb === "are" ? "" : "s"} deeper than ${maxDepth} levels; the expected value is shallower`);
+      if (open.has(v)) return fail(`${at(path)} refers to itself (a cycle), which JSON cannot hold`);
+      const proto = Object.getPrototypeOf(v);
+      if (Array.isArray(v)) {
+        if (proto !== Array.prototype) return fail(`${at(path)} ${path.length === 0 ? verb : "is"} an array of another kind, not plain JSON data`);
+        const out: unknown[] = new Array(v.length);
+        const children: Frame[] = [];
+        for (let i = 0; i < v.length; i++) {
+          const descriptor = Object.getOwnPropertyDescriptor(v, i);
+          if (descriptor === undefined) return fail(`${at([...path, i])} is missing (a sparse array), which JSON cannot hold`);
+          if (!("value" in descriptor)) return fail(`${at([...path, i])} is computed by a getter, not plain JSON data`);
+          children.push({ target: out, key: i, value: descriptor.value, depth: depth + 1, path: [...path, i] });
+        }
+        size += 2 + v.length;
+        copy = out;
+        opened = push(v, children);
+      } else if (proto === Object.prototype || proto === null) {
+        const out: Record<string, unknown> = {};
+        const children: Frame[] = [];
+        for (const name of Reflect.ownKeys(v)) {
+          if (typeof name === "symbol") return fail(`${at(path)} has a symbol-keyed field, not plain JSON data`);
+          const descriptor = Object.getOwnPropertyDescriptor(v, name)!;
+          if (!descriptor.enumerable) continue;
+          if (!("value" in descriptor)) return fail(`${at([...path, name])} is computed by a getter, not plain JSON data`);
+          // An undefined field is absent, as JSON.stringify and JSON Schema see it.
+          if (descriptor.value === undefined) continue;
+          size += name.length + 4;
+          children.push({ target: out, key: name, value: descriptor.value, depth: depth + 1, path: [...path, name] });
+        }
+        size += 2;
+        copy = out;
+        opened = push(v, children);
+      } else {
+        const kind = (proto as { constructor?: { name?: unknown } } | undefined)?.constructor?.name;
+        return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${typeof kind === "string" && kind !== "" ? `a ${kind.slice(0, 40)}` : "an object with a prototype"}, not plain JSON data (objects, arrays, strings, finite numbers, booleans and null)`);
+      }
+    } else {
+      return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${v === undefined ? "undefined" : `a ${typeof v}`}, which JSON has no form for`);
+    }
+    if (size > maxChars) return fail(`${what} ${verb} over the limit of ${maxChars} characters of JSON`);
+    define(target, key, copy);
+    // A container with fields is finished when its last field is.
+    if (!opened) settle();
+  }
+  return { ok: true, value: holder[0] };
+
+  /** Queue a container's fields; false when it has none (it is finished at once). */
+  function push(object: object, children: Frame[]): boolean {
+    if (children.length === 0) return false;
+    open.add(object);
+    closeAt.push({ object, remaining: children.length });
+    // Reversed so that fields are read (and errors found) in order.
+    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    return true;
+  }
+
+  /** A value is finished: containers whose last field it was are finished too and no longer open (the same object twice among siblings is not a cycle). */
+  function settle() {
+    while (closeAt.length > 0) {
+      const top = closeAt[closeAt.length - 1];
+      if (--top.remaining > 0) return;
+      open.delete(top.object);
+      closeAt.pop();
+    }
+  }
+}
+
+/** Set a field as JSON.parse does: "__proto__" becomes an ordinary own field, never the prototype. */
+function define(target: Record<string, unknown> | unknown[], key: string | number, value: unknown): void {
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else (target as Record<string | number, unknown>)[key] = value;
+}
+
+function fail(error: string): JsonDataResult {
+  return { ok: false, error };
+}

@@ -1,0 +1,174 @@
+/**
+ * The check step: the one place a verdict is made. The validation graph's
+ * validate and review steps, guarded tools, the Reflexion gate, the agent
+ * middleware, the command line, the evaluation and the benchmarks all call it.
+ *
+ * Its contract:
+ *   - `valid` is true only when every check ran to completion and passed: the
+ *     input was read whole, the value is plain JSON data, the schema check
+ *     returned exactly `true`, every rule returned null, and a zod spec's
+ *     parse succeeded with an output that is itself plain JSON data.
+ *   - Anything that did not run to completion is invalid, with a message
+ *     saying why: a spent budget (size, depth, the patterns' characters), an
+ *     exception, a timeout, a non-boolean or asynchronous result, a value that
+ *     is not JSON data (a cycle, a BigInt, a function, NaN).
+ *   - It never throws and never returns a value that was not judged: the
+ *     value returned is a fresh copy, the very one that was judged.
+ *
+ * Text comes in through one of two readers, named for what they read:
+ * "model" (the tolerant extractor for a model's answer: a fence or prose
+ * around one JSON object) and "exact" (a person's answer, a tool call's
+ * arguments: the whole text must be exactly one JSON value).
+ */
+import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
+import { toJsonData } from "../shared/json-data.js";
+import { bound } from "../shared/text.js";
+import type { Spec } from "./spec.js";
+import { capMessages, judgeSchemaAndRules, zodIssueMessages, type ValidationLimits, type ValidationReport } from "./validate.js";
+
+export type CheckLimits = JsonLimits & ValidationLimits;
+
+/** How text is read: a model's answer (tolerant of prose and fences) or exactly one JSON value (a person, a tool call). */
+export type Reader = "model" | "exact";
+
+/** A verdict: the validation report, and the JSON value that was read (valid or not; absent when the input was not JSON). */
+export interface Verdict<T = unknown> extends ValidationReport<T> {
+  parsed?: unknown;
+}
+
+export interface CheckOptions {
+  limits?: Partial<CheckLimits>;
+  /** What the input is called in the readers' messages (default "the value"; a tool's are "the arguments"). */
+  what?: string;
+  /** Longest a zod spec's asynchronous refinements may take, in ms (default 10 s); past it the value is invalid. */
+  timeoutMs?: number;
+}
+
+/** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
+export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
+
+/** Read text with the named reader, then judge the value: the check step for an answer. */
+export async function checkText<T>(spec: Spec<T>, text: unknown, read: Reader, options: CheckOptions = {}): Promise<Verdict<T>> {
+  const parsed = readText(text, read, options.limits, options.what);
+  if (!parsed.ok) return refused([parsed.error]);
+  return judge(spec, parsed.value, options, true);
+}
+
+/** Judge a value given as data (an object, not text): the check step for a value. */
+export async function checkValue<T>(spec: Spec<T>, value: unknown, options: CheckOptions = {}): Promise<Verdict<T>> {
+  return judge(spec, value, options, false);
+}
+
+/**
+ * The check step, synchronously, for callers that cannot wait (a benchmark, a
+ * pure function of a spec and a value). Identical verdicts, except that a
+ * zod spec with asynchronous refinements cannot be judged here: such a value
+ * is invalid, with a message pointing to `checkValue`.
+ */
+export function validateAgainstSpec<T>(spec: Spec<T>, value: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+  const data = toJsonData(value, limits);
+  if (!data.ok) return refused([data.error]);
+  return judgeSync(spec, data.value, limits);
+}
+
+/** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
+export function checkTextSync<T>(spec: Spec<T>, text: unknown, read: Reader, options: Pick<CheckOptions, "limits" | "what"> = {}): Verdict<T> {
+  const parsed = readText(text, read, options.limits, options.what);
+  if (!parsed.ok) return refused([parsed.error]);
+  return { ...judgeSync(spec, parsed.value, options.limits), parsed: parsed.value };
+}
+
+/** Read text as a model's answer or as exactly one JSON value. */
+export function readText(text: unknown, read: Reader, limits?: Partial<JsonLimits>, what?: string): ExtractResult {
+  return read === "model" ? extractJson(text, limits) : parseExactJson(text, limits, what);
+}
+
+async function judge<T>(spec: Spec<T>, value: unknown, options: CheckOptions, fromText: boolean): Promise<Verdict<T>> {
+  const { limits } = options;
+  // Parsed text is JSON data already (JSON.parse makes nothing else); any other value is copied and bounded first.
+  let data = value;
+  if (!fromText) {
+    const copy = toJsonData(value, limits, options.what);
+    if (!copy.ok) return refused([copy.error]);
+    data = copy.value;
+  }
+  if (spec.zod === undefined || !spec.zodAsync) return { ...judgeSync(spec, data, limits), parsed: data };
+  // A zod spec with asynchronous refinements: the same steps, with zod's parse awaited under a deadline.
+  let structure: { messages: string[]; schemaPassed: boolean };
+  try {
+    structure = judgeSchemaAndRules(spec, data, limits);
+  } catch (error) {
+    return { ...refused([couldNotJudge(spec, error)]), parsed: data };
+  }
+  const zodSchema = spec.zod;
+  const zod = await withDeadline(Promise.resolve().then(() => zodSchema.safeParseAsync(data)), options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS);
+  return { ...finish(spec, structure, zod, data, limits), parsed: data };
+}
+
+type ZodOutcome = { success: true; data: unknown } | { success: false; error: { issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }> } } | { failed: string };
+
+function judgeSync<T>(spec: Spec<T>, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+  let structure: { messages: string[]; schemaPassed: boolean };
+  try {
+    structure = judgeSchemaAndRules(spec, data, limits);
+  } catch (error) {
+    return refused([couldNotJudge(spec, error)]);
+  }
+  let zod: ZodOutcome | undefined;
+  if (spec.zod !== undefined) {
+    if (spec.zodAsync) zod = { failed: "it has asynchronous refinements, which only the asynchronous check step (checkValue, checkText, and every graph) can run" };
+    else {
+      try {
+        zod = spec.zod.safeParse(data) as ZodOutcome;
+      } catch (error) {
+        zod = { failed: bound(String((error as Error)?.message ?? error), 160) };
+      }
+    }
+  }
+  return finish(spec, structure, zod, data, limits);
+}
+
+/** The verdict from the schema and rules, and zod's outcome for a zod spec. */
+function finish<T>(spec: Spec<T>, structure: { messages: string[]; schemaPassed: boolean }, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+  const messages = structure.messages;
+  let output: unknown = data;
+  if (zod !== undefined) {
+    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
+    if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
+    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits));
+    else if (messages.length === 0) {
+      // A transform's output is the result: it must be JSON data like any other.
+      const copy = toJsonData(zod.data, limits, "the output");
+      if (copy.ok) output = copy.value;
+      else messages.push(`the spec ${JSON.stringify(spec.name)} turned the value into something that is not JSON data (${copy.error}); a spec's output must be JSON data: change the transform`);
+    }
+  }
+  if (messages.length > 0) return refused(messages, limits);
+  return { valid: true, value: output as T, errors: [], problemCount: 0 };
+}
+
+function refused<T>(messages: string[], limits?: Partial<CheckLimits>): ValidationReport<T> {
+  return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
+}
+
+function couldNotJudge(spec: Spec, error: unknown): string {
+  const reason = error instanceof RangeError ? "it is too large or too deeply nested for the validator" : bound(String((error as Error)?.message ?? error), 160);
+  return `the spec ${JSON.stringify(spec.name)} could not judge the value (${reason}); the value is not accepted`;
+}
+
+/** zod's asynchronous parse, settled within `ms`: a rejection or a timeout is a failure to judge, never a pass. */
+async function withDeadline(parse: Promise<unknown>, ms: number): Promise<ZodOutcome> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<ZodOutcome>((resolve) => {
+    timer = setTimeout(() => resolve({ failed: `its asynchronous refinements did not finish within ${ms} ms` }), ms);
+  });
+  const settled = parse.then(
+    (outcome) => outcome as ZodOutcome,
+    (error: unknown) => ({ failed: `a refinement failed: ${bound(String((error as Error)?.message ?? error), 160)}` }),
+  );
+  try {
+    return await Promise.race([settled, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
