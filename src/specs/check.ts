@@ -92,8 +92,9 @@ async function judge<T>(spec: Spec<T>, value: unknown, options: CheckOptions, fr
     if (!copy.ok) return refused([copy.error]);
     data = copy.value;
   }
-  if (spec.zod === undefined || !spec.zodAsync) return { ...judgeSync(spec, data, limits), parsed: data };
-  // A zod spec with asynchronous refinements: the same steps, with zod's parse awaited under a deadline.
+  if (spec.zod === undefined) return { ...judgeSync(spec, data, limits), parsed: data };
+  // A zod spec: the same steps, with zod's parse awaited under a deadline (a refinement may return a
+  // Promise without being declared async; awaited here, its rejection is observed and judged).
   let structure: { messages: string[]; schemaPassed: boolean };
   try {
     structure = judgeSchemaAndRules(spec, data, limits);

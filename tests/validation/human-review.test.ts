@@ -3,6 +3,7 @@ import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
+import { MAX_RECORDED_REFUSED_ANSWERS } from "../../src/validation/nodes.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
@@ -74,6 +75,59 @@ describe("human review (onFailure: interrupt)", () => {
     await graph.invoke(new Command({ resume: { replicas: 3 } }), config);
     expect((await graph.getState(config)).next).toEqual(["review"]);
     expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"value"/);
+  });
+
+  it("a person's text is read exactly: valid JSON followed by anything else is refused, not cut to its prefix", async () => {
+    const { graph, config } = await pausedRun();
+    const out = await graph.invoke(new Command({ resume: { value: `${JSON.stringify(VALID)} and then anything` } }), config);
+    expect(out.success).toBe(false);
+    const state = await graph.getState(config);
+    expect(state.next).toEqual(["review"]);
+    expect((await payload(graph, config))!.errors[0]).toMatch(/^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON/);
+    // A fenced block is a model's habit, not a person's answer: refused as well.
+    await graph.invoke(new Command({ resume: { value: "```json\n" + JSON.stringify(VALID) + "\n```" } }), config);
+    expect((await graph.getState(config)).values.success).toBe(false);
+  });
+
+  it.each([
+    ["cyclic", () => { const v: Record<string, unknown> = { ...VALID }; v.self = v; return v; }, "self refers to itself (a cycle), which JSON cannot hold"],
+    ["holding a BigInt", () => ({ ...VALID, replicas: 3n }), "replicas is a BigInt, which JSON has no form for; use a number or a string"],
+    ["with a getter", () => ({ ...VALID, get replicas() { return 3; } }), "replicas is computed by a getter, not plain JSON data"],
+  ])("a value %s pauses again with the reason, and a valid answer afterwards is the result", async (_label, make, reason) => {
+    const { graph, config } = await pausedRun();
+    await graph.invoke(new Command({ resume: { value: make() } }), config);
+    const state = await graph.getState(config);
+    expect(state.next).toEqual(["review"]);
+    expect(state.values.success).toBe(false);
+    expect((await payload(graph, config))!.errors).toEqual([reason]);
+    const out = await graph.invoke(new Command({ resume: { value: VALID } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", result: VALID });
+  });
+
+  it("after a refused answer, the next valid answer is the result, never the refused one", async () => {
+    const { graph, config } = await pausedRun();
+    const refused = { ...BROKEN, resources: { cpu_limit: 0.7, memory_limit_mb: 512 } };
+    await graph.invoke(new Command({ resume: { value: refused } }), config);
+    expect((await graph.getState(config)).values.result).toEqual(refused);
+    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(VALID) } }), config);
+    expect(out).toMatchObject({ success: true, result: VALID, errors: [] });
+  });
+
+  it("refused answers in a row are recorded up to a bound, so repeated answers cannot grow the thread without limit", async () => {
+    const { graph, config } = await pausedRun();
+    const sizes: number[] = [];
+    for (let i = 0; i < 60; i++) {
+      await graph.invoke(new Command({ resume: { value: { ...BROKEN, replicas: 8 + (i % 3) } } }), config);
+      sizes.push(JSON.stringify((await graph.getState(config)).values).length);
+    }
+    const state = await graph.getState(config);
+    expect(state.next).toEqual(["review"]);
+    expect(state.values.history).toHaveLength(1 + MAX_RECORDED_REFUSED_ANSWERS);
+    // Past the bound the state stops growing: over the last 40 answers its size moves only with the answer shown (replicas 8-10).
+    const late = sizes.slice(20);
+    expect(Math.max(...late) - Math.min(...late)).toBeLessThanOrEqual(2);
+    // Each answer is still judged and shown with its own errors.
+    expect((await payload(graph, config))!.errors).toEqual(["resources.cpu_limit is 0.5; replicas=10 requires resources.cpu_limit >= 1.0"]);
   });
 
   it("with the default onFailure (end) the run ends as before, without pausing", async () => {

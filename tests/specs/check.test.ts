@@ -1,0 +1,193 @@
+/** The check step's contract: valid only when every check ran to completion and passed; anything else is invalid, with the reason. */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { SpecError } from "../../src/errors.js";
+import { parseExactJson } from "../../src/shared/json.js";
+import { toJsonData } from "../../src/shared/json-data.js";
+import { PATTERN_CHARS_PER_VALIDATION } from "../../src/specs/ajv.js";
+import { checkText, checkValue, validateAgainstSpec } from "../../src/specs/check.js";
+import { resolveSpec } from "../../src/specs/registry.js";
+import { defineSpec } from "../../src/specs/spec.js";
+import { ZOD_SPEC_LIMITS } from "../../src/specs/zod.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
+
+const PAD = "x".repeat(PATTERN_CHARS_PER_VALIDATION + 1);
+/** A field whose pattern reads the padding first, spending the budget (under `not`, so "no match" would pass it). */
+const PADDED = { type: "string", not: { pattern: "^y" } };
+
+describe("a spent pattern budget never reads as a pass", () => {
+  // Each spec forbids something with a pattern under a keyword that turns "no match" into a pass.
+  const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
+    ["not", { type: "object", properties: { pad: PADDED, q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } }, { pad: PAD, q: "DROP TABLE users" }],
+    ["if/then", { type: "object", properties: { pad: PADDED, q: { type: "string" } }, if: { properties: { q: { pattern: "^admin" } } }, then: { required: ["approval"] } }, { pad: PAD, q: "admin-delete" }],
+    ["patternProperties", { type: "object", properties: { pad: PADDED }, patternProperties: { "^secret": { type: "integer" } } }, { pad: PAD, secret_key: "leaked" }],
+    ["propertyNames", { type: "object", properties: { pad: PADDED }, propertyNames: { not: { pattern: "^__" } } }, { pad: PAD, __proto_like: 1 }],
+    ["the same field", { type: "object", properties: { q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } }, { q: `${PAD}DROP TABLE users` }],
+  ];
+  it.each(cases)("under %s, in the same answer as 250,001 characters elsewhere", async (_label, schema, value) => {
+    const spec = resolveSpec({ name: "guarded", schema });
+    // The same value without the padding is refused on its merits; with it, still refused, saying why.
+    const { pad: _pad, ...unpadded } = value;
+    if (_pad !== undefined) expect(validateAgainstSpec(spec, unpadded).valid).toBe(false);
+    const report = validateAgainstSpec(spec, value);
+    expect(report.valid).toBe(false);
+    expect(report.errors.join("\n")).toMatch(/could not all run and the value is not accepted/);
+    // Through the graph: success false.
+    const out = await buildValidationGraph({ model: scriptedModel([JSON.stringify(value)]) }).invoke({ request: "x" }, { context: { spec: { name: "guarded", schema }, maxAttempts: 1 } });
+    expect(out.success).toBe(false);
+  });
+
+  it("a value that fits the budget is judged on its merits", () => {
+    const spec = resolveSpec({ type: "object", properties: { q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } });
+    expect(validateAgainstSpec(spec, { q: "select 1", pad: "x".repeat(1000) }).valid).toBe(true);
+  });
+});
+
+describe("anything that did not run to completion is invalid", () => {
+  const rule = (check: () => unknown) =>
+    defineSpec({ name: "r", description: "", schema: { type: "object" }, rules: [{ id: "odd", description: "odd", inputs: {}, check: check as never }] });
+  it.each([
+    ["undefined", () => undefined, /returned undefined/],
+    ["true", () => true, /returned boolean/],
+    ["a number", () => 0, /returned number/],
+    ["a Promise", () => Promise.resolve(null), /returned a Promise, and rules are synchronous/],
+    ["a list with a non-string", () => [1], /returned object/],
+    ["a throw", () => { throw new Error("boom"); }, /could not be checked: boom/],
+  ])("a rule that returns %s", async (_label, check, message) => {
+    const report = validateAgainstSpec(rule(check), {});
+    expect(report.valid).toBe(false);
+    expect(report.errors[0]).toMatch(message);
+    expect((await checkValue(rule(check), {})).valid).toBe(false);
+  });
+
+  it("a stack overflow inside the validator is a verdict of invalid, not a throw", () => {
+    const spec = defineSpec({ name: "deep", description: "", schema: { $ref: "#/definitions/n", definitions: { n: { type: "object", properties: { a: { $ref: "#/definitions/n" } } } } } });
+    let deep: Record<string, unknown> = {};
+    for (let i = 0; i < 60; i++) deep = { a: deep };
+    // Within the depth bound, judged; past it, refused as too deep.
+    expect(validateAgainstSpec(spec, deep).valid).toBe(true);
+    let deeper: Record<string, unknown> = {};
+    for (let i = 0; i < 100_000; i++) deeper = { a: deeper };
+    const report = validateAgainstSpec(spec, deeper);
+    expect(report.valid).toBe(false);
+    expect(report.errors[0]).toMatch(/nests deeper than 64 levels/);
+  });
+});
+
+describe("values are read as JSON data", () => {
+  const open = defineSpec({ name: "open", description: "", schema: {} });
+  it.each([
+    ["a cycle", () => { const a: Record<string, unknown> = {}; a.me = a; return a; }, "me refers to itself (a cycle), which JSON cannot hold"],
+    ["a BigInt", () => ({ n: 1n }), "n is a BigInt, which JSON has no form for; use a number or a string"],
+    ["NaN", () => [NaN], "[0] is NaN, which JSON has no form for; use a finite number or null"],
+    ["a function", () => ({ f: () => 1 }), "f is a function, which JSON has no form for"],
+    ["a Date", () => ({ d: new Date(0) }), /^d is a Date, not plain JSON data/],
+    ["a Map", () => new Map(), /^the value is a Map, not plain JSON data/],
+    ["a getter", () => ({ get g() { return 1; } }), "g is computed by a getter, not plain JSON data"],
+    ["a sparse array", () => [1, , 3], "[1] is missing (a sparse array), which JSON cannot hold"], // eslint-disable-line no-sparse-arrays
+    ["a symbol key", () => ({ [Symbol("s")]: 1 }), "the value has a symbol-keyed field, not plain JSON data"],
+  ])("%s is refused with the reason", async (_label, make, message) => {
+    const report = await checkValue(open, make());
+    expect(report.valid).toBe(false);
+    if (typeof message === "string") expect(report.errors).toEqual([message]);
+    else expect(report.errors[0]).toMatch(message);
+  });
+
+  it("the same object twice is not a cycle, and __proto__ stays an ordinary field", () => {
+    const shared = { a: 1 };
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}');
+    const copy = toJsonData({ left: shared, right: shared, p: parsed });
+    expect(copy).toEqual({ ok: true, value: { left: { a: 1 }, right: { a: 1 }, p: parsed } });
+    const p = (copy as { value: { p: object } }).value.p;
+    expect(Object.getPrototypeOf(p)).toBe(Object.prototype);
+    expect(Object.hasOwn(p, "__proto__")).toBe(true);
+  });
+
+  it("the value returned is a copy: changing the caller's object afterwards changes nothing", async () => {
+    const value = { service: "a" };
+    const report = await checkValue(open, value);
+    value.service = "b";
+    expect(report.value).toEqual({ service: "a" });
+  });
+});
+
+describe("two readers: a model's answer is extracted, a person's answer is read exactly", () => {
+  const spec = defineSpec({ name: "n", description: "", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } } });
+  it("prose around the JSON is read for a model, refused for a person", async () => {
+    expect((await checkText(spec, 'Here it is: {"n": 1} hope that helps', "model")).valid).toBe(true);
+    const person = await checkText(spec, '{"n": 1} and then anything', "exact");
+    expect(person.valid).toBe(false);
+    expect(person.errors[0]).toMatch(/^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON at line 1, column 10/);
+    expect((await checkText(spec, '  {"n": 1}\n', "exact")).valid).toBe(true);
+  });
+  it("both readers are bounded the same way", () => {
+    expect(parseExactJson("[".repeat(100) + "]".repeat(100))).toEqual({ ok: false, error: "The JSON nests deeper than 64 levels; the expected object is shallow." });
+    expect(parseExactJson("1".repeat(20), { maxChars: 10 })).toEqual({ ok: false, error: "The value is 20 characters long, over the limit of 10." });
+    expect(parseExactJson('{"a":1,"a":2}')).toMatchObject({ ok: false, error: expect.stringMatching(/names the field "a" twice/) });
+  });
+});
+
+describe("zod specs", () => {
+  it("an async refinement that rejects makes the value invalid; nothing is left unobserved", async () => {
+    const spec = defineSpec({ name: "lookup", description: "", schema: z.object({ id: z.string().refine(async () => { throw new Error("lookup down"); }) }) });
+    expect(spec.zodAsync).toBe(true);
+    const report = await checkValue(spec, { id: "a" });
+    expect(report.valid).toBe(false);
+    expect(report.errors[0]).toMatch(/a refinement failed: lookup down/);
+    // The synchronous form does not run it at all (running it would leave a rejected Promise behind).
+    const sync = validateAgainstSpec(spec, { id: "a" });
+    expect(sync.valid).toBe(false);
+    expect(sync.errors[0]).toMatch(/asynchronous refinements, which only the asynchronous check step/);
+    // Through the graph: a clean failure, and the process is still here (vitest fails the file on an unhandled rejection).
+    const out = await buildValidationGraph({ model: scriptedModel(['{"id": "a"}']), spec }).invoke({ request: "x" }, { context: { maxAttempts: 1 } });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts" });
+  });
+
+  it("an async refinement that resolves is awaited; one that never settles times out as invalid", async () => {
+    const spec = defineSpec({ name: "lookup", description: "", schema: z.object({ id: z.string().refine(async (v) => v === "known", "unknown id") }) });
+    expect((await checkValue(spec, { id: "known" })).valid).toBe(true);
+    expect((await checkValue(spec, { id: "other" })).errors).toEqual(['id is "other"; unknown id']);
+    const stuck = defineSpec({ name: "stuck", description: "", schema: z.object({ id: z.string().refine(() => new Promise<boolean>(() => undefined)) }) });
+    const report = await checkValue(stuck, { id: "a" }, { timeoutMs: 50 });
+    expect(report.valid).toBe(false);
+    expect(report.errors[0]).toMatch(/did not finish within 50 ms/);
+  });
+
+  it.each([
+    ["a function", () => () => 1],
+    ["a BigInt", () => 1n],
+    ["a Symbol", () => Symbol("s")],
+    ["a cycle", () => { const a: Record<string, unknown> = {}; a.a = a; return a; }],
+    ["a Date", () => new Date(0)],
+  ])("a transform whose output is %s is refused, never reported valid", async (_label, make) => {
+    const spec = defineSpec({ name: "t", description: "", schema: z.object({ n: z.number() }).transform(make) });
+    for (const report of [validateAgainstSpec(spec, { n: 1 }), await checkValue(spec, { n: 1 })]) {
+      expect(report.valid).toBe(false);
+      expect(report.errors[0]).toMatch(/turned the value into something that is not JSON data .*change the transform/);
+    }
+  });
+
+  it("a transform with JSON output is the result", async () => {
+    const spec = defineSpec({ name: "t", description: "", schema: z.object({ n: z.number() }).transform((v) => ({ doubled: v.n * 2 })) });
+    expect(await checkValue(spec, { n: 2 })).toMatchObject({ valid: true, value: { doubled: 4 } });
+  });
+
+  it("a union past the limit is refused at once, saying what to change", () => {
+    const started = performance.now();
+    const union = z.union(Array.from({ length: 2_000 }, (_, i) => z.object({ k: z.literal(i) })) as unknown as [z.ZodType, z.ZodType]);
+    expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(SpecError);
+    expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(`has a union of 2000 options; the limit is ${ZOD_SPEC_LIMITS.maxBranches}`);
+    // Refused before anything compiles it (defining it took tens of seconds before the limit); generous on a busy machine.
+    expect(performance.now() - started).toBeLessThan(20_000);
+  });
+
+  it("a schema too deep is refused with the limit, not a stack overflow", () => {
+    let deep: z.ZodType = z.string();
+    for (let i = 0; i < 3_000; i++) deep = z.object({ x: deep });
+    expect(() => defineSpec({ name: "deep", description: "", schema: deep })).toThrow(/nests deeper than 64 levels; flatten it/);
+    let fine: z.ZodType = z.string();
+    for (let i = 0; i < 20; i++) fine = z.object({ x: fine });
+    expect(() => defineSpec({ name: "fine", description: "", schema: fine })).not.toThrow();
+  });
+});
