@@ -35,36 +35,43 @@ const SINGLE = ["additionalProperties", "additionalItems", "items", "contains", 
 const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 /** Keywords whose value maps names to subschemas. */
 const MAPS = ["properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"];
+/** Where a schema holds subschemas, for code that walks or rebuilds one. */
+export const SUBSCHEMA_KEYWORDS = Object.freeze({ single: SINGLE, lists: LISTS, maps: MAPS });
 
-
-interface Visit {
+export interface Visit {
   schema: Record<string, unknown>;
   path: string;
   depth: number;
 }
 
+/** The schema objects directly under a schema (in its subschema keywords), each with its path. */
+export function childSchemas(schema: Record<string, unknown>, path: string): Array<{ schema: Record<string, unknown>; path: string }> {
+  const children: Array<{ schema: Record<string, unknown>; path: string }> = [];
+  const push = (child: unknown, childPath: string) => {
+    if (child !== null && typeof child === "object" && !Array.isArray(child)) children.push({ schema: child as Record<string, unknown>, path: childPath });
+  };
+  for (const key of SINGLE) if (Object.hasOwn(schema, key) && !Array.isArray(schema[key])) push(schema[key], `${path}/${key}`);
+  for (const key of LISTS) {
+    const list = Object.hasOwn(schema, key) ? schema[key] : undefined;
+    if (Array.isArray(list)) list.forEach((child, i) => push(child, `${path}/${key}/${i}`));
+  }
+  for (const key of MAPS) {
+    const map = Object.hasOwn(schema, key) ? schema[key] : undefined;
+    if (map !== null && typeof map === "object" && !Array.isArray(map)) {
+      for (const [name, child] of Object.entries(map)) push(child, `${path}/${key}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`);
+    }
+  }
+  return children;
+}
+
 /** Every schema object in a schema, with its JSON-pointer-like path and depth. */
-function* subschemas(root: unknown): Generator<Visit> {
+export function* subschemas(root: unknown): Generator<Visit> {
   if (root === null || typeof root !== "object" || Array.isArray(root)) return;
   const stack: Visit[] = [{ schema: root as Record<string, unknown>, path: "#", depth: 0 }];
   while (stack.length > 0) {
     const visit = stack.pop()!;
     yield visit;
-    const { schema, path, depth } = visit;
-    const push = (child: unknown, childPath: string) => {
-      if (child !== null && typeof child === "object" && !Array.isArray(child)) stack.push({ schema: child as Record<string, unknown>, path: childPath, depth: depth + 1 });
-    };
-    for (const key of SINGLE) if (Object.hasOwn(schema, key) && !Array.isArray(schema[key])) push(schema[key], `${path}/${key}`);
-    for (const key of LISTS) {
-      const list = Object.hasOwn(schema, key) ? schema[key] : undefined;
-      if (Array.isArray(list)) list.forEach((child, i) => push(child, `${path}/${key}/${i}`));
-    }
-    for (const key of MAPS) {
-      const map = Object.hasOwn(schema, key) ? schema[key] : undefined;
-      if (map !== null && typeof map === "object" && !Array.isArray(map)) {
-        for (const [name, child] of Object.entries(map)) push(child, `${path}/${key}/${name.replace(/~/g, "~0").replace(/\//g, "~1")}`);
-      }
-    }
+    for (const child of childSchemas(visit.schema, visit.path)) stack.push({ ...child, depth: visit.depth + 1 });
   }
 }
 
@@ -144,6 +151,7 @@ function refTarget(root: Node, node: Node, path: string): Node | undefined {
     const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
     target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
   }
+  if (typeof target === "boolean") return undefined; // a boolean schema applies no subschema
   if (target === null || typeof target !== "object" || Array.isArray(target)) throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
   return target as Node;
 }
