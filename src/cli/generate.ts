@@ -7,14 +7,16 @@
  *
  * stdout carries exactly one JSON document, whatever happens: the valid object (exit 0), or an object
  * with `"success": false` saying what went wrong. Progress, messages and any library logging go to
- * stderr. Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration,
- * 3 the model provider failed, 4 the database is unreachable, 5 internal error, 130 interrupted.
+ * stderr, with control characters shown as escapes (the model's and the provider's text must not act on
+ * a terminal); stdout's JSON has them \u-escaped. Exit status: 0 valid, 1 not valid after the last
+ * attempt, 2 bad usage or configuration, 3 the model provider failed, 4 the database is unreachable,
+ * 5 internal error, 130 interrupted.
  * Settings come from the environment and the current directory's `.env` (the environment wins).
  * State is kept where openPersistence chooses: PostgreSQL with DATABASE_URL, else memory.
  */
 import { randomUUID } from "node:crypto";
 import { Console } from "node:console";
-import { createInterface } from "node:readline";
+import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Command } from "@langchain/langgraph";
 import { ensureValidationConfig, readEnvironment, type Environment } from "../configuration.js";
@@ -25,6 +27,7 @@ import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 import { withDotEnv } from "./env.js";
 import { readSpecFile } from "./spec-file.js";
+import { inert, lineReader, type LineReader } from "./terminal.js";
 
 export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
 
@@ -88,8 +91,11 @@ interface FailureDocument {
 }
 
 /** Runs the command line; never throws and never rejects: every outcome is an exit status and one JSON document. */
-export async function runGenerateCli(argv: string[], io: CliIO, context: CliContext = {}): Promise<number> {
+export async function runGenerateCli(argv: string[], rawIO: CliIO, context: CliContext = {}): Promise<number> {
   const run: RunInfo = {};
+  // Every message may carry text the model or the provider chose: shown inert, never acted on by a terminal.
+  // stdout's JSON gets \u escapes, so it stays the same JSON value.
+  const io: CliIO = { stdout: (text) => rawIO.stdout(inert(text, "json")), stderr: (text) => rawIO.stderr(inert(text)) };
   try {
     return await generate(argv, io, context, run);
   } catch (error) {
@@ -183,6 +189,8 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   let maxAttempts = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment }).maxAttempts;
 
   let persistence: Persistence | undefined;
+  let stdinLines: LineReader | undefined;
+  const readLine = context.readLine ?? ((prompt: string) => (stdinLines ??= lineReader(process.stdin, process.stderr)).read(prompt, context.signal));
   try {
     persistence = await openPersistence({ env: environment });
     run.persistence = persistence.kind;
@@ -246,8 +254,10 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
         break;
       }
       const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
-      io.stderr(`\nThe last answer:\n${last?.output ?? ""}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
-      const line = await (context.readLine ?? readStdinLine)(
+      // Each line of the answer behind a margin, so none of it can pass for the command's own output.
+      const shown = (last?.output ?? "").split("\n").map((line) => `  | ${line}`).join("\n");
+      io.stderr(`\nThe last answer:\n${shown}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
+      const line = await readLine(
         'Type the corrected JSON (one line), ":request <a new request>", or ":reject [reason]": ',
       );
       if (line === null) {
@@ -277,43 +287,14 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
     io.stdout(`${JSON.stringify(document, null, 2)}\n`);
     return EXIT.invalid;
   } finally {
+    // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
+    stdinLines?.close();
     try {
       await persistence?.close();
     } catch (error) {
       io.stderr(`closing the database connections failed: ${redactSecrets(String((error as Error)?.message ?? error))}\n`);
     }
   }
-}
-
-/** Lines of standard input, read by one reader (a reader per line would drop what it had buffered). */
-interface StdinLines {
-  queue: string[];
-  waiting: Array<(line: string | null) => void>;
-  closed: boolean;
-}
-let stdinLines: StdinLines | undefined;
-
-/** One line from standard input (the prompt goes to stderr, so stdout keeps its one JSON document). */
-function readStdinLine(prompt: string): Promise<string | null> {
-  if (!stdinLines) {
-    const lines: StdinLines = { queue: [], waiting: [], closed: false };
-    stdinLines = lines;
-    const rl = createInterface({ input: process.stdin, terminal: false });
-    rl.on("line", (line) => {
-      const waiter = lines.waiting.shift();
-      if (waiter) waiter(line);
-      else lines.queue.push(line);
-    });
-    rl.on("close", () => {
-      lines.closed = true;
-      for (const waiter of lines.waiting.splice(0)) waiter(null);
-    });
-  }
-  process.stderr.write(prompt);
-  const lines: StdinLines = stdinLines;
-  if (lines.queue.length > 0) return Promise.resolve(lines.queue.shift()!);
-  if (lines.closed) return Promise.resolve(null);
-  return new Promise((resolve) => lines.waiting.push(resolve));
 }
 
 /** The model endpoint a provider failure names: the configured base URL, without any credentials in it. */
@@ -354,7 +335,9 @@ function describeFailure(error: unknown, run: RunInfo): FailureDocument {
  * (when none was written yet) and exit status 5.
  */
 async function main(): Promise<void> {
-  const toStderr = new Console({ stdout: process.stderr, stderr: process.stderr });
+  // Library logging may quote a provider's answer: shown inert like the command's own messages.
+  const inertStderr = new Writable({ decodeStrings: false, write: (chunk, _encoding, done) => void process.stderr.write(inert(String(chunk)), done) });
+  const toStderr = new Console({ stdout: inertStderr, stderr: inertStderr });
   for (const method of ["log", "info", "debug", "warn", "dir", "dirxml", "table", "trace", "group", "groupCollapsed", "groupEnd", "count", "countReset", "time", "timeEnd", "timeLog", "assert"] as const) {
     (console as unknown as Record<string, unknown>)[method] = (toStderr[method] as (...args: unknown[]) => void).bind(toStderr);
   }
@@ -368,10 +351,10 @@ async function main(): Promise<void> {
   };
   const fatal = (error: unknown) => {
     const message = redactSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error));
-    process.stderr.write(`Internal error (please report it): ${message}\n`);
+    process.stderr.write(inert(`Internal error (please report it): ${message}\n`));
     if (!wroteDocument) {
       const failure: FailureDocument = { success: false, exitCode: EXIT.internal, error: { name: "InternalError", message: redactSecrets(error instanceof Error ? error.message : String(error)) } };
-      process.stdout.write(`${JSON.stringify(failure, null, 2)}\n`);
+      process.stdout.write(inert(`${JSON.stringify(failure, null, 2)}\n`, "json"));
     } else {
       process.stderr.write("The output above was written before this error: do not trust it.\n");
     }
