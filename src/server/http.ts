@@ -9,6 +9,12 @@
  *     first checks that the run exists and is the caller's, because the
  *     server allocates a stream queue for any run id it is asked about and
  *     never frees it.
+ *   - the verdict cannot be written (./state-writes.ts, docs/verdict.md): a
+ *     state write (`POST /threads/{id}/state`, a new thread's `supersteps`)
+ *     may set only the graph's input field, as the input, on an idle thread;
+ *     a run's `command` (and a protocol `input.respond`) may carry only a
+ *     resume; a thread's `graph_id` cannot be patched; the protocol
+ *     WebSocket (whose commands cannot be checked) is refused.
  * With auth on (LANGGRAPH_API_KEYS), in addition:
  *   - the routes the auth handlers cannot scope to their owner are refused
  *     with 403: the thread-centric protocol routes (`/threads/{id}/commands`,
@@ -23,6 +29,15 @@
 import { Hono, type Context, type Next } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { authEnabled, BUILTIN_ASSISTANTS, BUILTIN_MARK, OWNER_KEY } from "./auth.js";
+import {
+  graphChangeRefusal,
+  pendingRefusal,
+  protocolCommandRefusal,
+  runBodyRefusal,
+  stateWriteRefusal,
+  superstepsRefusal,
+  type Refusal,
+} from "./state-writes.js";
 
 /** The largest request body the server accepts (10 MiB); larger ones get 413. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -74,6 +89,62 @@ async function relay(res: Response): Promise<Response> {
   return new Response(await res.text(), { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "application/json" } });
 }
 
+/** The routes that create runs (each body a RunCreate; `/runs/batch` a list of them). */
+const RUN_ROUTES = ["/runs", "/runs/wait", "/runs/stream", "/runs/batch", "/threads/:thread_id/runs", "/threads/:thread_id/runs/wait", "/threads/:thread_id/runs/stream"];
+
+const refused = (c: Context, refusal: Refusal) => c.json(refusal.body, refusal.status);
+
+/** A thread's graph as the server records it (metadata graph_id), read with the caller's credentials; or the server's error response. */
+async function graphOf(c: Context, threadId: string): Promise<{ graphId: unknown } | Response> {
+  const res = await loopback()(`/threads/${encodeURIComponent(threadId)}`, { headers: credentials(c) });
+  if (!res.ok) return relay(res);
+  const thread = (await res.json()) as Json;
+  return { graphId: isObject(thread.metadata) ? thread.metadata.graph_id : undefined };
+}
+
+/** The verdict cannot be written: the checks of ./state-writes.ts on every route that writes a thread's state. */
+function guardStateWrites(app: Hono): void {
+  app.post("/threads/:thread_id/state", async (c, next) => {
+    const body = await jsonBody(c);
+    if (!isObject(body)) return next();
+    const threadId = c.req.param("thread_id");
+    const thread = await graphOf(c, threadId);
+    if (thread instanceof Response) return thread;
+    const refusal = stateWriteRefusal(thread.graphId, body);
+    if (refusal) return refused(c, refusal);
+    // An accepted write is the input of a new run: only on a thread with nothing pending.
+    const res = await loopback()(`/threads/${encodeURIComponent(threadId)}/state`, { headers: credentials(c) });
+    if (!res.ok) return relay(res);
+    const pending = pendingRefusal(thread.graphId as string, (await res.json()) as Json);
+    return pending ? refused(c, pending) : next();
+  });
+
+  app.post("/threads", async (c, next) => {
+    const refusal = superstepsRefusal(await jsonBody(c));
+    return refusal ? refused(c, refusal) : next();
+  });
+
+  app.patch("/threads/:thread_id", async (c, next) => {
+    const body = await jsonBody(c);
+    if (!isObject(body) || !isObject(body.metadata) || !Object.hasOwn(body.metadata, "graph_id")) return next();
+    const thread = await graphOf(c, c.req.param("thread_id"));
+    if (thread instanceof Response) return thread;
+    const refusal = graphChangeRefusal(thread.graphId, body);
+    return refusal ? refused(c, refusal) : next();
+  });
+
+  const checkRuns = async (c: Context, next: Next) => {
+    const refusal = runBodyRefusal(await jsonBody(c));
+    return refusal ? refused(c, refusal) : next();
+  };
+  for (const path of RUN_ROUTES) app.post(path, checkRuns);
+
+  app.post("/threads/:thread_id/commands", async (c, next) => {
+    const refusal = protocolCommandRefusal(await jsonBody(c));
+    return refusal ? refused(c, refusal) : next();
+  });
+}
+
 export function createHttpApp(options: { auth: boolean }): Hono {
   const app = new Hono();
 
@@ -98,7 +169,19 @@ export function createHttpApp(options: { auth: boolean }): Hono {
   app.get("/threads/:thread_id/runs/:run_id/join", checkRun);
   app.post("/threads/:thread_id/runs/:run_id/cancel", checkRun);
 
-  if (!options.auth) return app;
+  guardStateWrites(app);
+
+  if (!options.auth) {
+    // Its commands (input.respond with update or goto) arrive as WebSocket messages, which no route here can check.
+    app.get(
+      "/threads/:thread_id/stream/events",
+      refuse(
+        "The protocol WebSocket is not available on this server: its commands cannot be checked against the rule that state writes may not set a run's outcome. " +
+          'Use the SSE transport (POST /threads/{thread_id}/commands and POST /threads/{thread_id}/stream/events; the SDK\'s default, transport "sse").',
+      ),
+    );
+    return app;
+  }
 
   const protocol = refuse(
     "The thread-centric protocol routes are not available when auth is on: they do not check who owns a thread. " +
@@ -194,9 +277,7 @@ export function createHttpApp(options: { auth: boolean }): Hono {
     }
     return next();
   };
-  for (const path of ["/runs", "/runs/wait", "/runs/stream", "/runs/batch", "/threads/:thread_id/runs", "/threads/:thread_id/runs/wait", "/threads/:thread_id/runs/stream"]) {
-    app.post(path, checkAssistants);
-  }
+  for (const path of RUN_ROUTES) app.post(path, checkAssistants);
 
   return app;
 }
