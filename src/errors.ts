@@ -4,8 +4,29 @@
  * failure without parsing strings.
  */
 
+const MARK = Symbol.for("langgraph-trustworthy-output.error");
+
+/**
+ * The base of every error this package throws. `isInstance` works across
+ * copies of the package (two installs, a bundler's duplicate), where
+ * `instanceof` does not: `ProviderError.isInstance(error)`.
+ */
+export class TrustworthyOutputError extends Error {
+  readonly [MARK] = true;
+
+  /** Whether `error` is this kind of error (or a subclass of it), thrown by any copy of this package. */
+  static isInstance<T extends Error>(this: abstract new (...args: any[]) => T, error: unknown): error is T {
+    if (error === null || typeof error !== "object" || (error as Record<symbol, unknown>)[MARK] !== true) return false;
+    if (error instanceof this) return true;
+    for (let proto = Object.getPrototypeOf(error); proto !== null && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
+      if ((proto as { constructor?: { name?: string } }).constructor?.name === this.name) return true;
+    }
+    return false;
+  }
+}
+
 /** Bad run configuration or bad input: refused before any model call. */
-export class ConfigurationError extends Error {
+export class ConfigurationError extends TrustworthyOutputError {
   override readonly name: string = "ConfigurationError";
   /** One line per problem, each saying what to change. */
   readonly problems: string[];
@@ -26,7 +47,7 @@ export class SpecError extends ConfigurationError {
  * A model request that had no complete answer within its deadline (LLM_TIMEOUT_MS), raised by the
  * model factory's client whatever the phase: waiting for headers, reading the body, or between chunks.
  */
-export class ModelTimeoutError extends Error {
+export class ModelTimeoutError extends TrustworthyOutputError {
   // "TimeoutError", like the client's own timeouts, so LangChain's client retries it; never "AbortError",
   // which the openai SDK's stream reader takes for a deliberate cancel and ends the answer silently.
   override readonly name = "TimeoutError";
@@ -42,7 +63,7 @@ export class ModelTimeoutError extends Error {
 }
 
 /** The model provider failed (after the client's own retries). */
-export class ProviderError extends Error {
+export class ProviderError extends TrustworthyOutputError {
   override readonly name = "ProviderError";
   /** HTTP status when the provider answered with one. */
   readonly status?: number;

@@ -42,7 +42,7 @@ function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel 
   if (!env.openaiApiKey && !env.openaiBaseUrl) {
     throw new ConfigurationError(
       "No model provider is configured: set OPENAI_API_KEY (for OpenAI), or OPENAI_BASE_URL (any OpenAI-compatible server, " +
-        "e.g. http://localhost:11434/v1 for Ollama) in the environment or in .env.",
+        "e.g. http://localhost:11434/v1 for Ollama) in the process environment (`npm start` and the command line also read them from ./.env; embedded code does not).",
     );
   }
   registerSecret(env.openaiApiKey);

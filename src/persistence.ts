@@ -19,7 +19,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
 import { readEnvironment, type Environment } from "./configuration.js";
-import { ConfigurationError } from "./errors.js";
+import { ConfigurationError, TrustworthyOutputError } from "./errors.js";
 
 /** Connections kept open by the checkpointer's pool, per process. */
 export const DEFAULT_CHECKPOINTER_POOL_SIZE = 10;
@@ -42,7 +42,7 @@ export const DEFAULT_POOL_WAIT_MS = 60_000;
 export const SETUP_LOCK_KEY = 0x4c47544f_53455455n;
 
 /** The database could not be reached or refused the connection. */
-export class DatabaseUnavailableError extends Error {
+export class DatabaseUnavailableError extends TrustworthyOutputError {
   override readonly name = "DatabaseUnavailableError";
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);

@@ -21,6 +21,8 @@
  * Pure functions of the request (and of what the server says about the
  * thread); ./http.ts applies them to the routes, with auth on and off.
  */
+import { DEFAULT_JSON_LIMITS } from "../shared/json.js";
+import { toJsonData } from "../shared/json-data.js";
 import { checkRequestText, checkTasks } from "../configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { ReflexionInputSchema, ReflexionState } from "../reflexion/state.js";
@@ -187,9 +189,28 @@ export function pendingRefusal(graphId: string, state: { next?: unknown; tasks?:
   };
 }
 
-/** The refusal of a run's `command` (any graph), or undefined: only `resume` may be given. */
+/**
+ * A resume value is stored by the server before any node reads it, so one it
+ * cannot store (nested deeper than its serializer's stack, or too large) would
+ * fail the thread instead of being answered. It is held to the same bounds as
+ * any answer (src/shared/json-data.ts) here, with room for its wrappers
+ * (`{"value": …}`, a protocol command's response list), and refused with the reason.
+ */
+function resumeRefusal(resume: unknown): Refusal | undefined {
+  if (resume === undefined) return undefined;
+  const data = toJsonData(resume, { maxDepth: DEFAULT_JSON_LIMITS.maxDepth + 4, maxChars: DEFAULT_JSON_LIMITS.maxChars + 1_000 }, "the resume value");
+  if (data.ok) return undefined;
+  return {
+    status: 422,
+    body: { error: "Unprocessable Entity", message: `${data.error}. Nothing was resumed: the run is still paused; answer again with a smaller value.` },
+  };
+}
+
+/** The refusal of a run's `command` (any graph), or undefined: only `resume` may be given, within the bounds of any answer. */
 export function commandRefusal(command: unknown): Refusal | undefined {
   if (!isObject(command)) return undefined;
+  const tooLarge = resumeRefusal(command.resume);
+  if (tooLarge) return tooLarge;
   const used = ["update", "goto"].filter((k) => {
     const v = command[k];
     return v != null && !(Array.isArray(v) && v.length === 0) && !(isObject(v) && Object.keys(v).length === 0);
@@ -254,5 +275,5 @@ export function graphChangeRefusal(currentGraphId: unknown, body: unknown): Refu
  */
 export function protocolCommandRefusal(body: unknown): Refusal | undefined {
   if (!isObject(body) || body.method !== "input.respond" || !isObject(body.params)) return undefined;
-  return commandRefusal({ update: body.params.update, goto: body.params.goto });
+  return commandRefusal({ update: body.params.update, goto: body.params.goto, resume: body.params.responses ?? body.params.response });
 }

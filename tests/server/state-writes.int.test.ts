@@ -229,6 +229,32 @@ describe("auth off", () => {
     expect([still.values.success, still.next]).toEqual([false, ["review"]]);
   });
 
+  test("a resume value the server could not store (nested 10,000 deep) is refused with the reason; the thread stays paused and answers as before", async () => {
+    const { client, server, headers } = off!;
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "validation", { input: { request: REQUEST }, context: PAUSE });
+    const deep = `${'{"a":'.repeat(10_000)}1${"}".repeat(10_000)}`;
+    const res = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {
+      method: "POST",
+      headers,
+      body: `{"assistant_id":"validation","context":${JSON.stringify(PAUSE)},"command":{"resume":{"value":${deep}}}}`,
+    });
+    expect(res.status).toBe(422);
+    expect(((await res.json()) as { message: string }).message).toMatch(/^the resume value nests deeper than 68 levels.*the run is still paused/);
+    const still = await client.threads.getState<Values>(thread.thread_id);
+    expect([still.values.success, still.next, still.tasks.flatMap((t) => t.interrupts).length]).toEqual([false, ["review"], 1]);
+    expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
+    expect(Array.isArray(await client.runs.list(thread.thread_id))).toBe(true);
+
+    // A person's text with something after the JSON is refused, and the run pauses again with the reason.
+    await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: `${JSON.stringify(FIXED_CONFIG)} thanks!` } }, context: PAUSE });
+    const again = await client.threads.getState<Values & { errors: string[] }>(thread.thread_id);
+    expect([again.values.success, again.next]).toEqual([false, ["review"]]);
+    expect(again.values.errors[0]).toMatch(/exactly one JSON value is expected/);
+    const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: FIXED_CONFIG } }, context: PAUSE })) as Values;
+    expect(done).toMatchObject({ success: true, result: FIXED_CONFIG });
+  });
+
   test("reflexion: its results and outcomes are not writable either", async () => {
     const { client } = off!;
     const thread = await client.threads.create({ graphId: "reflexion" });

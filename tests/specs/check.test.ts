@@ -160,7 +160,7 @@ describe("zod specs", () => {
     ["a Symbol", () => Symbol("s")],
     ["a cycle", () => { const a: Record<string, unknown> = {}; a.a = a; return a; }],
     ["a Date", () => new Date(0)],
-  ])("a transform whose output is %s is refused, never reported valid", async (_label, make) => {
+  ] as Array<[string, () => unknown]>)("a transform whose output is %s is refused, never reported valid", async (_label, make) => {
     const spec = defineSpec({ name: "t", description: "", schema: z.object({ n: z.number() }).transform(make) });
     for (const report of [validateAgainstSpec(spec, { n: 1 }), await checkValue(spec, { n: 1 })]) {
       expect(report.valid).toBe(false);
