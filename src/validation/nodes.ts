@@ -8,7 +8,7 @@ import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";
 import { ZERO_USAGE } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
-import type { Spec } from "../specs/spec.js";
+import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkText, checkValue, type Verdict } from "../specs/check.js";
 import { callModelInMode, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
@@ -161,15 +161,19 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const run = settingsOf(state);
     const spec = runSpec(run);
     const last = state.history.at(-1);
-    const answer = interrupt<ReviewRequest, unknown>({
-      kind: "review",
-      request: run.request,
-      spec: spec.name,
-      output: last?.output ?? "",
-      errors: state.errors,
-      attempts: state.attempts,
-      answers: REVIEW_ANSWERS,
-    });
+    const answer = interrupt<ReviewRequest, unknown>(
+      {
+        kind: "review",
+        request: run.request,
+        spec: spec.name,
+        output: last?.output ?? "",
+        errors: state.errors,
+        attempts: state.attempts,
+        answers: REVIEW_ANSWERS,
+      },
+      // A JSON Schema (not zod): Studio renders the form from it, and the answer is still judged by the check step alone.
+      { responseSchema: reviewAnswerSchema(spec) },
+    );
     const decision = readReviewAnswer(answer);
     const record = (output: string, errors: string[], valid: boolean) => ({
       attempt: state.history.length + 1,
@@ -241,6 +245,34 @@ export const REVIEW_ANSWERS = {
   request: "a new request: the model tries again with a fresh attempt budget",
   reject: "a rejection (optionally with a reason): the run ends with success false",
 } as const;
+
+/**
+ * The answers a person may give, as JSON Schema (the interrupt's
+ * `response_schema`, from which Studio renders a form): the corrected value
+ * described by the spec's own schema, a new request, or a rejection. A spec
+ * whose schema refers to itself (`$ref`, `$id`) cannot be moved under
+ * `value` without breaking its references, so the form then asks for a value
+ * of its type and names the spec.
+ */
+export function reviewAnswerSchema(spec: Spec): JsonSchema {
+  const { $schema: _dialect, ...schema } = spec.schema;
+  const selfReferring = /"\$(ref|id|dynamicRef|recursiveRef|anchor|dynamicAnchor)"\s*:/.test(JSON.stringify(schema));
+  const value = selfReferring ? { ...(schema.type !== undefined ? { type: schema.type } : {}), description: `A value that passes the spec ${JSON.stringify(spec.name)}.` } : schema;
+  return {
+    title: "Review answer",
+    oneOf: [
+      { title: "Corrected value", type: "object", required: ["value"], additionalProperties: false, properties: { value: { ...value, description: REVIEW_ANSWERS.value } } },
+      { title: "New request", type: "object", required: ["request"], additionalProperties: false, properties: { request: { type: "string", minLength: 1, description: REVIEW_ANSWERS.request } } },
+      {
+        title: "Reject",
+        type: "object",
+        required: ["reject"],
+        additionalProperties: false,
+        properties: { reject: { const: true, description: REVIEW_ANSWERS.reject }, reason: { type: "string", maxLength: 500 } },
+      },
+    ],
+  };
+}
 
 /** The review step's interrupt payload: what the person sees. */
 export interface ReviewRequest {

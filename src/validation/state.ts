@@ -34,7 +34,7 @@ const outcome = {
   attempts: z.number().default(0).meta({ title: "Attempts", description: "Attempts made (model answers received)" }),
   stopReason: StopReasonSchema.nullable()
     .default(null)
-    .meta({ title: "Stop reason", description: "Why the run ended (valid, max_attempts, no_progress); null until it ends" }),
+    .meta({ title: "Stop reason", description: "Why the run ended (valid, max_attempts, no_progress, rejected); null until it ends" }),
   spec: z.string().default("").meta({ title: "Spec", description: "Name of the spec the output was validated against" }),
   history: appendChannel(AttemptRecordSchema, "One record per attempt: raw output, errors, token usage", "History"),
   usage: usageChannel(),

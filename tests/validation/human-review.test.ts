@@ -1,9 +1,10 @@
 /** When the model gives up, a person finishes: the run pauses for review, and the person is held to the same spec. */
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { builtinSpecs } from "../../src/specs/registry.js";
+import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { MAX_RECORDED_REFUSED_ANSWERS } from "../../src/validation/nodes.js";
+import { MAX_RECORDED_REFUSED_ANSWERS, reviewAnswerSchema } from "../../src/validation/nodes.js";
+import { validateAgainstSpec } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
@@ -128,6 +129,22 @@ describe("human review (onFailure: interrupt)", () => {
     expect(Math.max(...late) - Math.min(...late)).toBeLessThanOrEqual(2);
     // Each answer is still judged and shown with its own errors.
     expect((await payload(graph, config))!.errors).toEqual(["resources.cpu_limit is 0.5; replicas=10 requires resources.cpu_limit >= 1.0"]);
+  });
+
+  it("the interrupt carries the answers as JSON Schema (Studio's typed form), built from the spec", async () => {
+    const { graph, config } = await pausedRun();
+    const state = await graph.getState(config);
+    const schema = (state.tasks.flatMap((t) => t.interrupts).at(-1) as { response_schema?: Record<string, unknown> }).response_schema;
+    expect(schema).toEqual(reviewAnswerSchema(builtinSpecs.get("deployment-config")!));
+    const form = resolveSpec(schema as Record<string, unknown>);
+    expect(validateAgainstSpec(form, { value: VALID }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { request: "again, with 3 replicas" }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { reject: true, reason: "not needed" }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { value: { ...VALID, replicas: "eight" } }).valid).toBe(false);
+    expect(validateAgainstSpec(form, { value: VALID, extra: 1 }).valid).toBe(false);
+    // A spec that refers to itself keeps its references intact: the form asks for a value of its type.
+    const tree = resolveSpec({ name: "tree", schema: { type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } } } });
+    expect((reviewAnswerSchema(tree).oneOf as Array<{ properties: { value?: unknown } }>)[0].properties.value).toEqual({ type: "object", description: expect.any(String) });
   });
 
   it("with the default onFailure (end) the run ends as before, without pausing", async () => {
