@@ -1,6 +1,6 @@
 /**
  * The routes the installed LangGraph server (@langchain/langgraph-api)
- * registers, read from the package itself, and the route table of the README's
+ * registers, read from the package itself, and the route table of docs/server.md's
  * Authentication section, so a test can check that the table covers every
  * route (and an upgrade that adds one fails it).
  *
@@ -79,10 +79,10 @@ export interface TableRow {
   cases: string[];
 }
 
-/** The rows of the route table in README's "Authentication" section: `| \`METHOD /path\` | rule | … | case ids |`. */
-export function readmeRouteTable(readme = readFileSync(join(REPO_ROOT, "README.md"), "utf8")): TableRow[] {
+/** The rows of the route table in docs/server.md's "Authentication" section: `| \`METHOD /path\` | rule | … | case ids |`. */
+export function readmeRouteTable(readme = readFileSync(join(REPO_ROOT, "docs", "server.md"), "utf8")): TableRow[] {
   const heading = /^(#{2,4}) Authentication\b.*$/m.exec(readme);
-  if (!heading) throw new Error('README.md has no "Authentication" section.');
+  if (!heading) throw new Error('docs/server.md has no "Authentication" section.');
   const rest = readme.slice(heading.index + heading[0].length);
   // The section ends at the next heading of its level or above.
   const end = rest.search(new RegExp(`^#{1,${heading[1].length}} `, "m"));

@@ -84,7 +84,7 @@ Heap after compiling distinct run-time specs (each also validating one invalid v
 
 ## The served API with auth on
 
-Alice and Bob, each with a valid key, on a real \`langgraphjs dev\` server: every route of the installed server, and each attack the README's route table guards against.
+Alice and Bob, each with a valid key, on a real \`langgraphjs dev\` server: every route of the installed server, and each attack the route table of docs/server.md guards against.
 
 ${table(authAttacks)}
 

@@ -1,6 +1,6 @@
 /**
  * The guard against upgrades: the routes the installed LangGraph server
- * registers, read from the package, must each have a row in the README's
+ * registers, read from the package, must each have a row in docs/server.md's
  * route table, and each row must name attack-suite cases that drive it; the
  * routes src/server/http.ts answers must exist in the server; the assistants
  * treated as built-in must be the ones langgraph.json serves.
@@ -20,12 +20,12 @@ const config = JSON.parse(readFileSync(join(REPO_ROOT, "langgraph.json"), "utf8"
   http?: Record<string, unknown>;
 };
 
-describe("the README route table covers the installed server", () => {
+describe("the route table (docs/server.md) covers the installed server", () => {
   it("every route the installed @langchain/langgraph-api registers has a row, and every row is a registered route", async () => {
     const installed = [...(await installedRoutes()).keys()];
     expect(installed.length).toBeGreaterThan(40); // the enumeration reads the package, not nothing
     const documented = new Set(readmeRouteTable().map((row) => row.route));
-    expect(installed.filter((route) => !documented.has(route)), "routes with no row in README's table").toEqual([]);
+    expect(installed.filter((route) => !documented.has(route)), "routes with no row in docs/server.md's table").toEqual([]);
     expect([...documented].filter((route) => !installed.includes(route)), "rows for routes the server does not register").toEqual([]);
   });
 

@@ -87,10 +87,9 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     expect(deployed).toEqual([fixed]);
   }, 60_000);
 
-  it("the README's example runs as written", async () => {
+  it("the guarded-tools page's example runs as written", async () => {
     server.requests.length = 0;
-    const readme = readFileSync("README.md", "utf8");
-    const section = readme.slice(readme.indexOf("## Guarding your agent's tool calls"));
+    const section = readFileSync("docs/guarded-tools.md", "utf8");
     const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
     // Plain JavaScript in a TypeScript block; `--conditions=langgraph-trustworthy-output-source` resolves the package's own name to its source.
     const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "--input-type=module", "-e", code], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
