@@ -1,0 +1,53 @@
+/**
+ * Every TypeScript block in the README and docs/ type-checks against the
+ * package's source, so a page cannot drift from the code. The blocks are
+ * written as modules into a folder of the repository (so their imports
+ * resolve from its node_modules) and checked by tsc with the project's own
+ * options, the package's name mapped to its source. A canary block that
+ * imports a name the package does not export must fail, so the check can
+ * never pass by checking nothing.
+ */
+import { execFile } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../../testkit/dev-server.js";
+import { documentationPages, typescriptBlocks } from "./markdown.js";
+
+const dir = join(REPO_ROOT, `.docs-check-${process.pid}`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("documentation code blocks", () => {
+  it("type-check against the package's source", async () => {
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(dir);
+    const written: string[] = [];
+    for (const page of documentationPages()) {
+      typescriptBlocks(page).forEach((code, i) => {
+        const file = `${page.replace(/[/.]/g, "_")}-${i}.ts`;
+        writeFileSync(join(dir, file), `${code}\nexport {};\n`);
+        written.push(file);
+      });
+    }
+    expect(written.length).toBeGreaterThanOrEqual(8);
+    writeFileSync(join(dir, "canary.ts"), 'import { notExportedByThePackage } from "langgraph-trustworthy-output";\nconsole.log(notExportedByThePackage);\n');
+    writeFileSync(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        extends: "../tsconfig.json",
+        compilerOptions: { noEmit: true, paths: { "langgraph-trustworthy-output": ["../src/index.ts"], "langgraph-trustworthy-output/agents": ["../src/agents/index.ts"] } },
+        include: ["*.ts"],
+      }),
+    );
+    const tsc = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
+    const output = await promisify(execFile)(process.execPath, [tsc, "-p", dir, "--pretty", "false"], { cwd: REPO_ROOT }).then(
+      () => "",
+      (error: { stdout?: string }) => error.stdout ?? String(error),
+    );
+    const problems = output.split("\n").filter((line) => /error TS\d+/.test(line));
+    // The canary fails as intended, and nothing else fails.
+    expect(problems.filter((line) => line.includes("canary.ts"))).toEqual([expect.stringMatching(/has no exported member 'notExportedByThePackage'/)]);
+    expect(problems.filter((line) => !line.includes("canary.ts"))).toEqual([]);
+  }, 120_000);
+});
