@@ -14,8 +14,8 @@ import { z } from "zod";
 import { ConfigurationError, SpecError } from "../errors.js";
 import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
-import { checkToolArguments, type ArgumentLimits } from "./arguments.js";
-import { failuresBefore, GUARD_ARTIFACT_KEY, type GuardRecord } from "./budget.js";
+import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./arguments.js";
+import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, type GuardRecord, type ToolCallRef } from "./budget.js";
 import { invalidCallText, refusalText, toolDescription, type CallFacts } from "./prompts.js";
 
 export interface GuardedToolOptions<Args = any, Output = unknown> {
@@ -54,23 +54,29 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
     throw new ConfigurationError(`maxAttempts must be an integer from 1 to ${MAX_TOOL_ATTEMPTS}; got ${JSON.stringify(maxAttempts)}.`);
   }
   const { func, limits } = options;
-  const passes = (args: unknown) => checkToolArguments(spec, args, limits).valid;
+  const passes = (args: unknown) => toolArgumentsPass(spec, args, limits);
+  const memo = new BudgetMemo();
 
   async function guarded(input: unknown, runtime: ToolRuntime): Promise<Output | ToolMessage | string> {
     const toolCallId = runtime?.toolCall?.id ?? (runtime?.toolCallId || undefined);
     const messages = (runtime?.state as { messages?: unknown } | undefined)?.messages;
-    const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: failuresBefore(messages, { tool: name, toolCallId, maxAttempts, passes }) + 1 };
+    // The call as its AI message holds it (ToolNode passes a copy of the entry, with the same arguments): located by position, never by id alone.
+    const call: ToolCallRef | undefined = runtime?.toolCall ?? (toolCallId !== undefined ? { id: toolCallId, name, args: input } : undefined);
+    const budget = decideBudget(messages, { tool: name, call, maxAttempts, passes, memo });
+    const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
     if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
-    const checked = checkToolArguments(spec, input, limits);
+    const checked = await checkToolArguments(spec, input, limits);
     if (!checked.valid) {
       return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
     }
     return func(checked.value as Args, runtime);
 
-    // Inside a tool call the result is a ToolMessage marked as an error, carrying the record the budget counts.
+    // Inside a tool call the result is a ToolMessage marked as an error, carrying the record the budget counts; in a
+    // conversation that holds even for a call without an id, whose bare text would pass for the result of a call that ran.
     function notRun(text: string, record: GuardRecord): ToolMessage | string {
-      if (toolCallId === undefined) return text;
-      return new ToolMessage({ content: text, status: "error", name, tool_call_id: toolCallId, artifact: { [GUARD_ARTIFACT_KEY]: record } });
+      if (toolCallId === undefined && (call === undefined || !Array.isArray(messages))) return text;
+      if (budget.callIndex !== undefined) record.callIndex = budget.callIndex;
+      return new ToolMessage({ content: text, status: "error", name, tool_call_id: toolCallId ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
     }
   }
 
