@@ -44,3 +44,11 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
     "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
   ].join("\n\n");
 }
+
+/**
+ * The errors of a rejected answer, listed exactly as `retryPrompt` lists them, for a retry whose request and
+ * previous answer are already in front of the model (an agent's conversation, where the answer is a tool call).
+ */
+export function rejectionSection(errors: readonly string[]): string {
+  return `A validator rejected it with these errors:\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`;
+}

@@ -1,0 +1,87 @@
+/**
+ * The agent's structured answer: the tool the model gives it with, how a model
+ * turn is read (still working, an answer as a tool call, or an answer as
+ * text), and the check step's verdict on it. The verdict is made by
+ * ../specs/check.ts, like every other verdict in the package: arguments as
+ * data (or, as text, exactly one JSON value), a text answer with the model's
+ * reader. No LangChain import beyond message types.
+ */
+import type { AIMessage, ToolCall } from "@langchain/core/messages";
+import { bound } from "../shared/text.js";
+import { checkText, checkValue, type CheckLimits, type Verdict } from "../specs/check.js";
+import type { Spec } from "../specs/spec.js";
+import { MAX_RECORDED_OUTPUT_CHARS } from "../validation/nodes.js";
+import { answerToolDescription } from "./prompts.js";
+
+/** What an answer is called in the readers' messages. */
+const WHAT = "the answer";
+
+/**
+ * The answer tool's name. LangChain's agent routes calls whose name starts
+ * with "extract-" as structured answers, never to its tool node.
+ */
+export function answerToolName(spec: Spec): string {
+  return `extract-${spec.name.replace(/[^A-Za-z0-9_-]/g, "_")}`.slice(0, 64);
+}
+
+/** The answer tool as a provider-format function definition: the spec's JSON Schema is its parameters. */
+export function answerTool(spec: Spec, name: string) {
+  return { type: "function" as const, function: { name, description: answerToolDescription(spec, name), parameters: spec.schema } };
+}
+
+/** One model turn, as the structured answer sees it. */
+export type Turn =
+  /** The model called other tools: it is still working. Answer calls made alongside them are set aside. */
+  | { kind: "work"; setAside: ToolCall[] }
+  /** The model called the answer tool (once, or more than once in one message). */
+  | { kind: "tool"; calls: ToolCall[] }
+  /**
+   * An answer with no well-formed call: text (read as a model's answer), or the
+   * raw arguments of an answer call whose arguments the provider could not parse
+   * (read as exactly one JSON value).
+   */
+  | { kind: "text"; text: string; reader: "model" | "exact" };
+
+export function readTurn(message: AIMessage, tool: string): Turn {
+  const calls = message.tool_calls ?? [];
+  const answers = calls.filter((c) => c.name === tool);
+  if (answers.length < calls.length) return { kind: "work", setAside: answers };
+  if (answers.length > 0) return { kind: "tool", calls: answers };
+  const broken = (message.invalid_tool_calls ?? []).find((c) => c.name === tool);
+  if (broken !== undefined) return { kind: "text", text: typeof broken.args === "string" ? broken.args : "", reader: "exact" };
+  return { kind: "text", text: message.text, reader: "model" };
+}
+
+/** The verdict on an answer, and the answer as given (bounded), for the outcome and the review. */
+export interface JudgedAnswer<T> {
+  verdict: Verdict<T>;
+  shown: string;
+}
+
+export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: "work" }>, limits?: Partial<CheckLimits>): Promise<JudgedAnswer<T>> {
+  const options = { limits, what: WHAT };
+  if (turn.kind === "text") {
+    const verdict = await checkText(spec, turn.text, turn.reader, options);
+    return { verdict, shown: bound(turn.text, MAX_RECORDED_OUTPUT_CHARS) };
+  }
+  if (turn.calls.length > 1) {
+    const error = `the answer was given ${turn.calls.length} times in one message; call ${turn.calls[0].name} once, with one answer`;
+    return { verdict: { valid: false, errors: [error], problemCount: 1 }, shown: "" };
+  }
+  const args: unknown = turn.calls[0].args;
+  const verdict = typeof args === "string" ? await checkText(spec, args, "exact", options) : await checkValue(spec, args, options);
+  return { verdict, shown: bound(shownAnswer(args, verdict), MAX_RECORDED_OUTPUT_CHARS) };
+}
+
+/** A person's answer at the review, judged as the validation graph's review step judges it: text exactly, an object as data. */
+export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, limits?: Partial<CheckLimits>): Promise<JudgedAnswer<T>> {
+  const options = { limits, what: WHAT };
+  const verdict = typeof value === "string" ? await checkText(spec, value, "exact", options) : await checkValue(spec, value, options);
+  return { verdict, shown: bound(shownAnswer(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
+}
+
+/** The answer as text: as given when it was text, else the JSON data that was read (the only form known to be safe to write out). */
+function shownAnswer(value: unknown, verdict: Verdict): string {
+  if (typeof value === "string") return value;
+  return verdict.parsed !== undefined ? JSON.stringify(verdict.parsed) : "(not JSON data)";
+}

@@ -1,0 +1,74 @@
+/**
+ * guardTools: a createAgent middleware that holds existing tools to specs
+ * without rewriting them. Each guarded call's arguments are judged by the check
+ * step (../tools/arguments.ts: text exactly, an object as JSON data); a call
+ * that fails is not run and its result is the exact errors, as guardedTool
+ * gives them (../tools/prompts.ts), carrying guardedTool's record, so the
+ * same attempt budget (../tools/budget.ts) counts it: failed calls in a row
+ * since the user last wrote, located by position, whatever the tool-call ids.
+ * A call that passes runs with the spec's output as its arguments.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { createMiddleware } from "langchain";
+import { ConfigurationError } from "../errors.js";
+import { resolveSpec, type SpecRef } from "../specs/registry.js";
+import type { Spec } from "../specs/spec.js";
+import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "../tools/arguments.js";
+import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, type GuardRecord } from "../tools/budget.js";
+import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
+import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.js";
+import { attemptsOption } from "./options.js";
+
+export interface GuardToolsOptions {
+  /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, or a Spec). Other tools run as they are. */
+  tools: Record<string, SpecRef>;
+  /** Calls a guarded tool may get whose arguments fail, in a row, in one turn, before it refuses (1-10, default 3), as guardedTool. */
+  maxAttempts?: number;
+  /** Size, depth and message limits; the defaults are the validation graph's. */
+  limits?: Partial<ArgumentLimits>;
+}
+
+/** The middleware's name in the agent. */
+export const GUARD_TOOLS = "guardTools";
+
+interface Guard {
+  spec: Spec;
+  passes: (args: unknown) => boolean;
+  /** One per tool, as guardedTool keeps one (see BudgetMemo). */
+  memo: BudgetMemo;
+}
+
+export function guardTools(options: GuardToolsOptions) {
+  const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
+  const { limits } = options;
+  if (options.tools === null || typeof options.tools !== "object" || Object.keys(options.tools).length === 0) {
+    throw new ConfigurationError('guardTools needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.');
+  }
+  const guards = new Map<string, Guard>();
+  for (const [name, ref] of Object.entries(options.tools)) {
+    const spec = resolveSpec(ref);
+    guards.set(name, { spec, passes: (args) => toolArgumentsPass(spec, args, limits), memo: new BudgetMemo() });
+  }
+
+  return createMiddleware({
+    name: GUARD_TOOLS,
+    wrapToolCall: async (request, handler) => {
+      const call = request.toolCall;
+      const guard = guards.get(call.name);
+      if (guard === undefined) return handler(request);
+      const { spec, passes, memo } = guard;
+      const budget = decideBudget(request.state.messages, { tool: call.name, call, maxAttempts, passes, memo });
+      const facts: CallFacts = { tool: call.name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
+      const notRun = (text: string, record: GuardRecord) => {
+        if (budget.callIndex !== undefined) record.callIndex = budget.callIndex;
+        return new ToolMessage({ content: text, status: "error", name: call.name, tool_call_id: call.id ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
+      };
+      if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
+      const checked = await checkToolArguments(spec, call.args, limits);
+      if (!checked.valid) {
+        return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
+      }
+      return handler({ ...request, toolCall: { ...call, args: checked.value as Record<string, unknown> } });
+    },
+  });
+}

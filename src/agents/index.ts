@@ -1,0 +1,47 @@
+/**
+ * `langgraph-trustworthy-output/agents`: the package's guarantee inside
+ * LangChain v1's `createAgent`, as middleware. `validatedResponse` holds the
+ * agent's structured answer to a spec (exact errors back to the model, retries,
+ * a typed outcome); `guardTools` holds existing tools' arguments to specs.
+ *
+ * `langchain` is an optional peer dependency, needed only here. It is looked
+ * for before the middleware modules load, so an app without it gets one error
+ * that says what to install, not a module-resolution failure from deep inside.
+ */
+import { ConfigurationError } from "../errors.js";
+
+/** The LangChain release line the middleware is written against. */
+export const LANGCHAIN_RANGE = "^1.5.14";
+
+async function loadMiddleware() {
+  let langchain: { createMiddleware?: unknown };
+  try {
+    langchain = await import("langchain");
+  } catch (error) {
+    const e = error as { code?: unknown; message?: unknown };
+    if (e?.code === "ERR_MODULE_NOT_FOUND" && /['"]langchain['"]/.test(String(e.message))) {
+      throw new ConfigurationError(
+        `langgraph-trustworthy-output/agents needs the "langchain" package (LangChain v1, ${LANGCHAIN_RANGE}), an optional peer dependency that is not installed. ` +
+          `Install it beside this package: npm install langchain@"${LANGCHAIN_RANGE}"`,
+      );
+    }
+    throw error;
+  }
+  if (typeof langchain.createMiddleware !== "function") {
+    throw new ConfigurationError(`langgraph-trustworthy-output/agents needs LangChain v1 (langchain ${LANGCHAIN_RANGE}, with createMiddleware); the installed "langchain" is another version.`);
+  }
+  const [response, tools] = await Promise.all([import("./validated-response.js"), import("./guard-tools.js")]);
+  return { ...response, ...tools };
+}
+
+const middleware = await loadMiddleware();
+
+/** Middleware that holds the agent's structured answer to a spec; the outcome is `responseOutcome` in the agent's state. */
+export const validatedResponse: typeof import("./validated-response.js").validatedResponse = middleware.validatedResponse;
+/** Middleware that holds existing tools' arguments to specs, by tool name. */
+export const guardTools: typeof import("./guard-tools.js").guardTools = middleware.guardTools;
+
+export type { ValidatedResponseOptions } from "./validated-response.js";
+export type { GuardToolsOptions } from "./guard-tools.js";
+export type { ResponseOutcome, ResponseStopReason } from "./outcome.js";
+export type { ReviewRequest } from "../validation/nodes.js";
