@@ -2,14 +2,15 @@
  * Public API: what a user builds with. Specs and the validator, the two
  * graphs (builders and a one-call `generateValidated`), the Reflexion agent,
  * guarded tools for your own agents, persistence, the model factory, and the
- * typed errors. Everything else is internal.
+ * typed errors (one family: `TrustworthyOutputError.isInstance`). Every type
+ * a function here returns or takes can be named from here. Everything else is
+ * internal.
  */
-export { ConfigurationError, ProviderError, SpecError } from "./errors.js";
+export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "./errors.js";
 
 // Specs and validation (pure: no model, no graph)
 export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type SpecRef } from "./specs/registry.js";
-export { RUNTIME_SPEC_LIMITS } from "./specs/limits.js";
 export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.js";
@@ -17,16 +18,17 @@ export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.j
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
 export { generateValidated, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./validation/generate.js";
-export type { AttemptRecord, StopReason, ValidationStateType } from "./validation/state.js";
+export type { AttemptRecord, StopReason } from "./validation/state.js";
+export type { ReviewAnswer, ReviewRequest } from "./validation/nodes.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
 export { ReflexionAgent, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
-export type { TaskOutcome } from "./reflexion/state.js";
-export { parseScore } from "./reflexion/score.js";
+export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
+export type { StepRecord } from "./reflexion/memory.js";
 
 // Guarding your own agent's tool calls
-export { guardedTool, DEFAULT_TOOL_ATTEMPTS, type GuardedToolOptions } from "./tools/guarded-tool.js";
+export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
 export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
 // Durable state

@@ -156,7 +156,19 @@ function unavailable(target: Target, error: unknown): DatabaseUnavailableError {
   return new DatabaseUnavailableError(message, { cause: error });
 }
 
-/** Choose persistence: PostgreSQL when a postgres:// URL is configured, memory otherwise. */
+/**
+ * Choose persistence: PostgreSQL when a postgres:// URL is configured, memory otherwise.
+ *
+ * @example
+ * ```ts
+ * import { buildValidationGraph, openPersistence } from "langgraph-trustworthy-output";
+ *
+ * const persistence = await openPersistence(); // DATABASE_URL, else memory
+ * const graph = buildValidationGraph({ checkpointer: persistence.checkpointer, store: persistence.store });
+ * await graph.invoke({ request: "A deployment config for payments-api" }, { configurable: { thread_id: "order-42" } });
+ * await persistence.close();
+ * ```
+ */
 export async function openPersistence(options: PersistenceOptions = {}): Promise<Persistence> {
   const raw = options.databaseUrl !== undefined ? options.databaseUrl.trim() : (options.env ?? readEnvironment()).databaseUrl;
   if (!raw) return openMemory();

@@ -66,6 +66,18 @@ export class AgentMemory {
   }
 }
 
+/**
+ * The Reflexion agent with the reference's methods (act, evaluate, reflect, refine, step, run); `run` is the compiled Reflexion graph.
+ *
+ * @example
+ * ```ts
+ * import { ReflexionAgent } from "langgraph-trustworthy-output";
+ *
+ * const agent = new ReflexionAgent({ maxLoops: 2 });
+ * const [best] = await agent.run(["Explain in two sentences why validators beat self-review for JSON."]);
+ * console.log(best);
+ * ```
+ */
 export class ReflexionAgent {
   readonly agentName: string;
   readonly graph: ReturnType<typeof buildReflexionGraph>;

@@ -104,7 +104,18 @@ export function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store
     .addConditionalEdges("refine", onUnlessFailed("evaluator"), ["evaluator", END]);
 }
 
-/** The uncompiled Reflexion graph, for callers that compile it with their own checkpointer and store. */
+/**
+ * The uncompiled Reflexion graph, for callers that compile it with their own checkpointer and store.
+ *
+ * @example
+ * ```ts
+ * import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+ * import { createReflexionGraphBuilder } from "langgraph-trustworthy-output";
+ *
+ * const graph = createReflexionGraphBuilder().compile({ checkpointer: new MemorySaver(), store: new InMemoryStore() });
+ * await graph.invoke({ tasks: ["Explain recursion."] }, { configurable: { thread_id: "t1" } });
+ * ```
+ */
 export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { store?: BaseStore } = {}) {
   const { store, ...nodeOptions } = options;
   const ops = makeReflexionOperations(nodeOptions);
@@ -187,7 +198,17 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
     .addEdge("each_task", END);
 }
 
-/** The compiled Reflexion graph. */
+/**
+ * The compiled Reflexion graph.
+ *
+ * @example
+ * ```ts
+ * import { buildReflexionGraph } from "langgraph-trustworthy-output";
+ *
+ * const out = await buildReflexionGraph().invoke({ tasks: ["Explain recursion to a beginner."] }, { context: { maxLoops: 2 } });
+ * console.log(out.results);
+ * ```
+ */
 export function buildReflexionGraph(options: ReflexionGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
   const graph = createReflexionGraphBuilder({ ...nodeOptions, store }).compile({ checkpointer, store });

@@ -25,6 +25,17 @@ export type ExtractResult =
   | { ok: true; value: unknown; source: JsonSource }
   | { ok: false; error: string };
 
+/**
+ * A model's answer, read tolerantly: bare JSON, a fenced block, or one object in prose; otherwise an exact, bounded error for the model.
+ *
+ * @example
+ * ```ts
+ * import { extractJson } from "langgraph-trustworthy-output";
+ *
+ * const read = extractJson('Here it is: {"replicas": 3}. Anything else?');
+ * if (read.ok) console.log(read.value, read.source); // { replicas: 3 } "prose"
+ * ```
+ */
 export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): ExtractResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
   if (typeof answer !== "string") return fail(`The answer was ${answer === null ? "null" : typeof answer}, not text; reply with one JSON object.`);
@@ -123,6 +134,13 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
  * whole text (whitespace around it aside) must be one JSON value, with no
  * field named twice; nothing is looked for in prose or fences, and nothing
  * after the value is ignored. Bounded like `extractJson`.
+ *
+ * @example
+ * ```ts
+ * import { parseExactJson } from "langgraph-trustworthy-output";
+ *
+ * console.log(parseExactJson('{"replicas": 3} and more').ok); // false: something follows the value
+ * ```
  */
 export function parseExactJson(text: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): ExtractResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };

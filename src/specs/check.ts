@@ -47,14 +47,37 @@ export interface CheckOptions {
 /** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
 export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 
-/** Read text with the named reader, then judge the value: the check step for an answer. */
+/**
+ * Read text with the named reader, then judge the value: the check step for an answer.
+ *
+ * @example
+ * ```ts
+ * import { checkText, resolveSpec } from "langgraph-trustworthy-output";
+ *
+ * const spec = resolveSpec("deployment-config");
+ * const fromModel = await checkText(spec, 'Here you go: {"service_name": "api"}', "model"); // prose around one object is read
+ * const fromPerson = await checkText(spec, '{"service_name": "api"} thanks', "exact"); // refused: exactly one JSON value
+ * console.log(fromModel.errors, fromPerson.errors);
+ * ```
+ */
 export async function checkText<T>(spec: Spec<T>, text: unknown, read: Reader, options: CheckOptions = {}): Promise<Verdict<T>> {
   const parsed = readText(text, read, options.limits, options.what);
   if (!parsed.ok) return refused([parsed.error]);
   return judge(spec, parsed.value, options, true);
 }
 
-/** Judge a value given as data (an object, not text): the check step for a value. */
+/**
+ * Judge a value given as data (an object, not text): the check step for a value. The value is read
+ * as plain JSON data (a bounded copy); on success `value` is the spec's output.
+ *
+ * @example
+ * ```ts
+ * import { checkValue, resolveSpec } from "langgraph-trustworthy-output";
+ *
+ * const verdict = await checkValue(resolveSpec("db-query"), { table: "users", columns: ["id"], limit: 10 });
+ * if (!verdict.valid) console.error(verdict.errors);
+ * ```
+ */
 export async function checkValue<T>(spec: Spec<T>, value: unknown, options: CheckOptions = {}): Promise<Verdict<T>> {
   return judge(spec, value, options, false);
 }
@@ -64,6 +87,14 @@ export async function checkValue<T>(spec: Spec<T>, value: unknown, options: Chec
  * pure function of a spec and a value). Identical verdicts, except that a
  * zod spec with asynchronous refinements cannot be judged here: such a value
  * is invalid, with a message pointing to `checkValue`.
+ *
+ * @example
+ * ```ts
+ * import { resolveSpec, validateAgainstSpec } from "langgraph-trustworthy-output";
+ *
+ * const report = validateAgainstSpec(resolveSpec("deployment-config"), { service_name: "api", replicas: 8 });
+ * console.log(report.valid, report.errors); // false, every problem with its field path
+ * ```
  */
 export function validateAgainstSpec<T>(spec: Spec<T>, value: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
   const data = toJsonData(value, limits);

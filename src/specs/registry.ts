@@ -38,7 +38,18 @@ export function isSpec(value: unknown): value is Spec {
   return typeof value === "object" && value !== null && typeof (value as Spec).validateSchema === "function";
 }
 
-/** Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change. */
+/**
+ * Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change.
+ *
+ * @example
+ * ```ts
+ * import { resolveSpec } from "langgraph-trustworthy-output";
+ *
+ * const builtin = resolveSpec("deployment-config");
+ * const inline = resolveSpec({ name: "page", schema: { type: "object", properties: { page: { type: "integer", minimum: 1 } } } });
+ * console.log(builtin.name, inline.name);
+ * ```
+ */
 export function resolveSpec(ref: SpecRef): Spec {
   if (isSpec(ref)) return ref;
   if (typeof ref === "string") {

@@ -71,7 +71,22 @@ export interface Spec<T = unknown> {
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
 
-/** Make a spec; the schema is compiled here, once. Throws SpecError when it does not compile. */
+/**
+ * Make a spec; the schema is compiled here, once. Throws SpecError when it does not compile.
+ *
+ * @example
+ * ```ts
+ * import { defineSpec, validateAgainstSpec } from "langgraph-trustworthy-output";
+ *
+ * const window = defineSpec({
+ *   name: "time-window",
+ *   description: "A time window in whole seconds.",
+ *   schema: { type: "object", required: ["start", "end"], properties: { start: { type: "integer" }, end: { type: "integer" } } },
+ *   rules: [{ id: "end-after-start", description: "end > start", inputs: { start: "integer", end: "integer" }, check: (v) => (v.end > v.start ? null : `end is ${v.end}; it must be greater than start (${v.start})`) }],
+ * });
+ * console.log(validateAgainstSpec(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
+ * ```
+ */
 export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDefinition<S>, options: { untrusted?: boolean } = {}): Spec<SpecOutput<S>> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;

@@ -43,6 +43,21 @@ const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 /** The argument schema LangChain sees: accepts any value (the spec decides, below), and converts to the spec's JSON Schema. */
 type ParametersSchema = z.ZodUnknown;
 
+/**
+ * A LangChain tool whose function runs only with arguments that pass the spec; failing calls get the exact errors, within an attempt budget.
+ *
+ * @example
+ * ```ts
+ * import { guardedTool } from "langgraph-trustworthy-output";
+ *
+ * const deploy = guardedTool({
+ *   spec: "deployment-config",
+ *   name: "deploy_service",
+ *   func: async (config: { service_name: string }) => `deployed ${config.service_name}`,
+ * });
+ * console.log(await deploy.invoke({ service_name: "api" })); // the exact errors: the function did not run
+ * ```
+ */
 export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOptions<Args, Output>): DynamicStructuredTool<ParametersSchema, unknown, unknown, Output | ToolMessage | string> {
   const spec = resolveSpec(options.spec);
   const name = options.name;

@@ -43,7 +43,18 @@ export interface GenerateValidatedOptions<T> extends Omit<ValidationSettings, "s
   signal?: AbortSignal;
 }
 
-/** Generate, validate, feed the exact errors back, retry; resolves with the outcome (it throws only for bad settings or provider failures). */
+/**
+ * Generate, validate, feed the exact errors back, retry; resolves with the outcome (it throws only for bad settings or provider failures).
+ *
+ * @example
+ * ```ts
+ * import { generateValidated } from "langgraph-trustworthy-output";
+ *
+ * const outcome = await generateValidated({ spec: "deployment-config", request: "payments-api with 8 replicas", maxAttempts: 3 });
+ * if (outcome.success) console.log(outcome.result);
+ * else console.error(outcome.stopReason, outcome.errors);
+ * ```
+ */
 export async function generateValidated<T = unknown>(options: GenerateValidatedOptions<T>): Promise<ValidationOutcome<T>> {
   const { model, modelName, spec, request, checkpointer, threadId, signal, ...rest } = options;
   const settings: ValidationSettings = modelName === undefined ? rest : { ...rest, model: modelName };

@@ -43,7 +43,18 @@ function frontDoor(options: ValidationNodeOptions) {
   return { input, context };
 }
 
-/** The uncompiled graph, for callers that compile it with their own checkpointer and store. */
+/**
+ * The uncompiled graph, for callers that compile it with their own checkpointer and store.
+ *
+ * @example
+ * ```ts
+ * import { MemorySaver } from "@langchain/langgraph";
+ * import { createValidationGraphBuilder } from "langgraph-trustworthy-output";
+ *
+ * const graph = createValidationGraphBuilder({ spec: "api-request" }).compile({ checkpointer: new MemorySaver() });
+ * await graph.invoke({ request: "POST /orders with a JSON body" }, { configurable: { thread_id: "t1" } });
+ * ```
+ */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
   const { begin, generate, validate, review, routeAfterValidate } = makeValidationNodes(options);
   const { input, context } = frontDoor(options);
@@ -68,7 +79,17 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
 
 type LooseContext = import("zod").ZodObject<{}>;
 
-/** The compiled validation graph. */
+/**
+ * The compiled validation graph.
+ *
+ * @example
+ * ```ts
+ * import { buildValidationGraph } from "langgraph-trustworthy-output";
+ *
+ * const out = await buildValidationGraph().invoke({ request: "A deployment config for payments-api with 8 replicas" }, { context: { maxAttempts: 3 } });
+ * console.log(out.success, out.stopReason, out.errors);
+ * ```
+ */
 export function buildValidationGraph(options: ValidationGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
   const graph = createValidationGraphBuilder(nodeOptions).compile({ checkpointer, store });

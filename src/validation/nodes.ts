@@ -285,6 +285,9 @@ export interface ReviewRequest {
   answers: typeof REVIEW_ANSWERS;
 }
 
+/** What a person answers at the review step (the `resume` of `Command({ resume })`). */
+export type ReviewAnswer = { value: unknown } | { request: string } | { reject: true; reason?: string };
+
 type ReviewDecision =
   | { kind: "value"; value: unknown }
   | { kind: "request"; request: unknown }

@@ -1,6 +1,7 @@
 /**
- * Every TypeScript block in the README and docs/ type-checks against the
- * package's source, so a page cannot drift from the code. The blocks are
+ * Every TypeScript block in the README and docs/, and every `@example` in the
+ * source's JSDoc, type-checks against the package's source, so a page or an
+ * example cannot drift from the code. The blocks are
  * written as modules into a folder of the repository (so their imports
  * resolve from its node_modules) and checked by tsc with the project's own
  * options, the package's name mapped to its source. A canary block that
@@ -13,12 +14,12 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
-import { documentationPages, typescriptBlocks } from "./markdown.js";
+import { documentationPages, jsdocExamples, typescriptBlocks } from "./markdown.js";
 
 const dir = join(REPO_ROOT, `.docs-check-${process.pid}`);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("documentation code blocks", () => {
+describe("documentation code blocks and JSDoc examples", () => {
   it("type-check against the package's source", async () => {
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir);
@@ -30,7 +31,13 @@ describe("documentation code blocks", () => {
         written.push(file);
       });
     }
-    expect(written.length).toBeGreaterThanOrEqual(8);
+    jsdocExamples().forEach(({ file, code }, i) => {
+      const name = `${file.replace(/[/.]/g, "_")}-example-${i}.ts`;
+      writeFileSync(join(dir, name), `${code}\nexport {};\n`);
+      written.push(name);
+    });
+    expect(written.filter((name) => name.includes("-example-")).length).toBeGreaterThanOrEqual(12);
+    expect(written.length).toBeGreaterThanOrEqual(20);
     writeFileSync(join(dir, "canary.ts"), 'import { notExportedByThePackage } from "langgraph-trustworthy-output";\nconsole.log(notExportedByThePackage);\n');
     writeFileSync(
       join(dir, "tsconfig.json"),
@@ -43,11 +50,11 @@ describe("documentation code blocks", () => {
     const tsc = join(REPO_ROOT, "node_modules", "typescript", "bin", "tsc");
     const output = await promisify(execFile)(process.execPath, [tsc, "-p", dir, "--pretty", "false"], { cwd: REPO_ROOT }).then(
       () => "",
-      (error: { stdout?: string }) => error.stdout ?? String(error),
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
     );
     const problems = output.split("\n").filter((line) => /error TS\d+/.test(line));
     // The canary fails as intended, and nothing else fails.
-    expect(problems.filter((line) => line.includes("canary.ts"))).toEqual([expect.stringMatching(/has no exported member 'notExportedByThePackage'/)]);
+    expect(problems.filter((line) => line.includes("canary.ts")), output.slice(0, 2_000)).toEqual([expect.stringMatching(/has no exported member 'notExportedByThePackage'/)]);
     expect(problems.filter((line) => !line.includes("canary.ts"))).toEqual([]);
   }, 120_000);
 });

@@ -37,3 +37,22 @@ export function relativeLinks(page: string): string[] {
   const text = readPage(page).replace(/```[\s\S]*?```/g, "");
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((target) => !/^[a-z][a-z0-9+.-]*:/i.test(target));
 }
+
+/** Every file under src/, relative to the repository root. */
+function sourceFiles(dir = "src"): string[] {
+  return readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? sourceFiles(`${dir}/${entry.name}`) : entry.name.endsWith(".ts") ? [`${dir}/${entry.name}`] : [],
+  );
+}
+
+/** The ```ts blocks of the JSDoc `@example`s in src/, with the file each is in. */
+export function jsdocExamples(): Array<{ file: string; code: string }> {
+  const examples: Array<{ file: string; code: string }> = [];
+  for (const file of sourceFiles()) {
+    for (const comment of readPage(file).matchAll(/\/\*\*[\s\S]*?\*\//g)) {
+      const text = comment[0].split("\n").map((line) => line.replace(/^\s*\*\s?/, "")).join("\n");
+      for (const block of text.matchAll(/@example\s*\n```(?:ts|typescript)\n([\s\S]*?)```/g)) examples.push({ file, code: block[1] });
+    }
+  }
+  return examples;
+}
