@@ -1,8 +1,8 @@
 /**
  * A person finishes what the model could not (`onFailure: "interrupt"`): the
  * run pauses with LangGraph's interrupt, showing the request, the last answer
- * and its exact errors, in the validation graph's review payload, and reads
- * the answer with the validation graph's reader (../validation/nodes.ts). A
+ * and its exact errors, in the validation graph's review payload and form, and
+ * reads the answer with the validation graph's reader (../validation/nodes.ts). A
  * corrected value is held to the same spec (text read exactly, an object as
  * JSON data); a value that fails is shown again with its errors.
  *
@@ -15,7 +15,7 @@ import { interrupt } from "@langchain/langgraph";
 import { checkRequestText } from "../configuration.js";
 import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import { readReviewAnswer, REVIEW_ANSWERS, type ReviewRequest } from "../validation/nodes.js";
+import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../validation/nodes.js";
 import { judgePersonAnswer } from "./answer.js";
 import type { ResponseOutcome } from "./outcome.js";
 
@@ -35,7 +35,8 @@ export async function review<T>(spec: Spec<T>, failure: Failure<T>, request: str
   let errors = failure.errors;
   for (let answers = 1; ; answers++) {
     const payload: ReviewRequest = { kind: "review", request, spec: spec.name, output, errors, attempts: failure.attempts, answers: REVIEW_ANSWERS };
-    const decision = readReviewAnswer(interrupt<ReviewRequest, unknown>(payload));
+    // The validation graph's form (Studio renders it from the JSON Schema); the check step alone judges the answer.
+    const decision = readReviewAnswer(interrupt<ReviewRequest, unknown>(payload, { responseSchema: reviewAnswerSchema(spec) }));
     if (decision.kind === "reject") {
       return { kind: "rejected", outcome: { ...failure, stopReason: "rejected", errors: decision.reason ? [...failure.errors, `rejected at review: ${decision.reason}`] : failure.errors } };
     }
