@@ -91,12 +91,13 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const last = attempts >= progress.limit;
       // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
       const attempt = attempts - (progress.limit - maxAttempts);
+      // A text answer has no call to answer: the validation graph's retry prompt, echoing the answer as recorded (bounded), as the graph does.
       const feedback: BaseMessage[] =
         turn.kind === "tool"
           ? turn.calls.map((call) => resultOf(call, answerRejectedText(tool, verdict.errors, attempt, maxAttempts), "error"))
           : last
             ? []
-            : [new HumanMessage({ id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`, content: retryPrompt(lastRequest(messages), turn.text, verdict.errors) })];
+            : [new HumanMessage({ id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`, content: retryPrompt(lastRequest(messages), shown, verdict.errors) })];
       if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...progress, attempts, next: "retry" } } });
       const failure: ResponseOutcome<T> = { success: false, stopReason: "max_attempts", errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };
       return new Command({
