@@ -31,7 +31,7 @@ async function pausedAgent(extraTurns: Array<() => ReturnType<typeof answerTurn>
 type Paused = Awaited<ReturnType<typeof pausedAgent>>;
 
 async function shown({ agent, config }: Paused) {
-  const state = await agent.getState(config);
+  const state = await agent.graph.getState(config);
   return state.tasks.flatMap((t) => t.interrupts).at(-1) as { value: Record<string, any>; response_schema?: unknown } | undefined;
 }
 
