@@ -95,7 +95,7 @@ export function firstErrorSpec(name: string): Spec {
     ...spec,
     name: `${spec.name}.first-error`,
     validateSchema: firstOnly,
-    rules: Object.freeze(spec.rules.map((rule) => ({ ...rule, check: (values: Record<string, any>, doc: unknown) => (original(doc) ? rule.check(values, doc) : null) }))),
+    rules: Object.freeze(spec.rules.map((rule) => ({ ...rule, check: (values: Record<string, any>, doc: unknown, context: unknown) => (original(doc) ? rule.check(values, doc, context) : null) }))),
   });
   firstErrorSpecs.set(name, wrapped);
   return wrapped;

@@ -10,6 +10,11 @@ import { ConfigurationError } from "./errors.js";
 import { DEFAULT_SPEC_NAME, builtinSpecs } from "./specs/registry.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
+/**
+ * The model name of the built-in simulated model (src/simulated/model.ts): seeded rules, not a language
+ * model, no provider needed. Chosen only by this exact name, never as a fallback for a missing provider.
+ */
+export const SIMULATED_MODEL = "simulated";
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_MAX_LOOPS = 3;
 export const DEFAULT_MEMORY_CAPACITY = 100;
@@ -24,7 +29,7 @@ export const MAX_TASKS = 100;
 export interface Environment {
   openaiApiKey?: string;
   openaiBaseUrl?: string;
-  /** Default model name for every role (LLM_MODEL). */
+  /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
   model: string;
   /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
   timeoutMs: number;
@@ -129,7 +134,10 @@ export const ValidationConfigSchema = z.object({
     title: "Max attempts",
     description: "Most generate→validate attempts before the run ends with success: false (1-10).",
   }),
-  model: modelName("model").optional().meta({ title: "Model", description: "Chat model name; defaults to LLM_MODEL or gpt-4o-mini." }),
+  model: modelName("model").optional().meta({
+    title: "Model",
+    description: `Chat model name; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+  }),
   temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
   stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
     title: "Stop on no progress",
@@ -141,6 +149,14 @@ export const ValidationConfigSchema = z.object({
       'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
       "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
   }),
+  ruleContext: z
+    .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
+    .optional()
+    .meta({
+      title: "Rule context",
+      description:
+        "Facts the spec's code rules may read (their third argument), e.g. the services that exist. It is the caller's word: a rule that needs a trusted fact must look it up itself. Specs supplied as JSON have no code rules and ignore it.",
+    }),
   onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
     title: "On failure",
     description:
@@ -171,7 +187,10 @@ export const ReflexionConfigSchema = z.object({
     z.string({ error: "agentName must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "agentName must be 1-64 letters, digits, '_' or '-'" }),
     "reflexion-agent",
   ).meta({ title: "Agent name", description: "Name of the agent; memories are kept per agent name (and per user when authenticated)." }),
-  model: modelName("model").optional().meta({ title: "Model", description: "Model for every role unless a role names its own." }),
+  model: modelName("model").optional().meta({
+    title: "Model",
+    description: `Model for every role unless a role names its own; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+  }),
   actorModel: modelName("actorModel").optional().meta({ title: "Actor model", description: "Model for the actor and refine steps." }),
   evaluatorModel: modelName("evaluatorModel").optional().meta({ title: "Evaluator model", description: "Model for the evaluator." }),
   reflectorModel: modelName("reflectorModel").optional().meta({ title: "Reflector model", description: "Model for the reflector." }),

@@ -24,7 +24,7 @@ import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from
 import { toJsonData } from "../shared/json-data.js";
 import { bound } from "../shared/text.js";
 import type { Spec } from "./spec.js";
-import { capMessages, judgeSchemaAndRules, zodIssueMessages, type ValidationLimits, type ValidationReport } from "./validate.js";
+import { capMessages, judgeSchemaAndRules, ruleMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
 
 export type CheckLimits = JsonLimits & ValidationLimits;
 
@@ -36,11 +36,13 @@ export interface Verdict<T = unknown> extends ValidationReport<T> {
   parsed?: unknown;
 }
 
-export interface CheckOptions {
+export interface CheckOptions<C = unknown> {
   limits?: Partial<CheckLimits>;
+  /** The run's context, handed to the spec's code rules (their third argument). */
+  context?: C;
   /** What the input is called in the readers' messages (default "the value"; a tool's are "the arguments"). */
   what?: string;
-  /** Longest a zod spec's asynchronous refinements may take, in ms (default 10 s); past it the value is invalid. */
+  /** Longest the asynchronous rules and a zod spec's asynchronous refinements may take, in ms (default 10 s); past it the value is invalid. */
   timeoutMs?: number;
 }
 
@@ -60,7 +62,7 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  * console.log(fromModel.errors, fromPerson.errors);
  * ```
  */
-export async function checkText<T>(spec: Spec<T>, text: unknown, read: Reader, options: CheckOptions = {}): Promise<Verdict<T>> {
+export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   const parsed = readText(text, read, options.limits, options.what);
   if (!parsed.ok) return refused([parsed.error]);
   return judge(spec, parsed.value, options, true);
@@ -78,7 +80,7 @@ export async function checkText<T>(spec: Spec<T>, text: unknown, read: Reader, o
  * if (!verdict.valid) console.error(verdict.errors);
  * ```
  */
-export async function checkValue<T>(spec: Spec<T>, value: unknown, options: CheckOptions = {}): Promise<Verdict<T>> {
+export async function checkValue<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   return judge(spec, value, options, false);
 }
 
@@ -96,17 +98,17 @@ export async function checkValue<T>(spec: Spec<T>, value: unknown, options: Chec
  * console.log(report.valid, report.errors); // false, every problem with its field path
  * ```
  */
-export function validateAgainstSpec<T>(spec: Spec<T>, value: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+export function validateAgainstSpec<T, C>(spec: Spec<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
   const data = toJsonData(value, limits);
   if (!data.ok) return refused([data.error]);
-  return judgeSync(spec, data.value, limits);
+  return judgeSync(spec, data.value, limits, context);
 }
 
 /** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkTextSync<T>(spec: Spec<T>, text: unknown, read: Reader, options: Pick<CheckOptions, "limits" | "what"> = {}): Verdict<T> {
+export function checkTextSync<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): Verdict<T> {
   const parsed = readText(text, read, options.limits, options.what);
   if (!parsed.ok) return refused([parsed.error]);
-  return { ...judgeSync(spec, parsed.value, options.limits), parsed: parsed.value };
+  return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value };
 }
 
 /** Read text as a model's answer or as exactly one JSON value. */
@@ -114,7 +116,7 @@ export function readText(text: unknown, read: Reader, limits?: Partial<JsonLimit
   return read === "model" ? extractJson(text, limits) : parseExactJson(text, limits, what);
 }
 
-async function judge<T>(spec: Spec<T>, value: unknown, options: CheckOptions, fromText: boolean): Promise<Verdict<T>> {
+async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C>, fromText: boolean): Promise<Verdict<T>> {
   const { limits } = options;
   // Parsed text is JSON data already (JSON.parse makes nothing else); any other value is copied and bounded first.
   let data = value;
@@ -123,28 +125,39 @@ async function judge<T>(spec: Spec<T>, value: unknown, options: CheckOptions, fr
     if (!copy.ok) return refused([copy.error]);
     data = copy.value;
   }
-  if (spec.zod === undefined) return { ...judgeSync(spec, data, limits), parsed: data };
-  // A zod spec: the same steps, with zod's parse awaited under a deadline (a refinement may return a
-  // Promise without being declared async; awaited here, its rejection is observed and judged).
-  let structure: { messages: string[]; schemaPassed: boolean };
+  let structure: Judgement;
   try {
-    structure = judgeSchemaAndRules(spec, data, limits);
+    structure = judgeSchemaAndRules(spec, data, limits, options.context);
   } catch (error) {
     return { ...refused([couldNotJudge(spec, error)]), parsed: data };
   }
-  const zodSchema = spec.zod;
-  const zod = await withDeadline(Promise.resolve().then(() => zodSchema.safeParseAsync(data)), options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS);
+  const deadline = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
+  // Asynchronous rules, and a zod spec's parse (a refinement may return a Promise without being declared
+  // async; awaited here, its rejection is observed and judged), each settled under the deadline.
+  for (const rule of structure.pending) {
+    const settled = await withDeadline(rule.outcome, deadline, "it");
+    structure.messages.push(...("failed" in settled ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${settled.failed}`] : ruleMessages(settled.value, rule.id)));
+  }
+  let zod: ZodOutcome | undefined;
+  if (spec.zod !== undefined) {
+    const zodSchema = spec.zod;
+    const settled = await withDeadline(Promise.resolve().then(() => zodSchema.safeParseAsync(data)), deadline, "its asynchronous refinements");
+    zod = "failed" in settled ? { failed: settled.failed } : (settled.value as ZodOutcome);
+  }
   return { ...finish(spec, structure, zod, data, limits), parsed: data };
 }
 
 type ZodOutcome = { success: true; data: unknown } | { success: false; error: { issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }> } } | { failed: string };
 
-function judgeSync<T>(spec: Spec<T>, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
-  let structure: { messages: string[]; schemaPassed: boolean };
+function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+  let structure: Judgement;
   try {
-    structure = judgeSchemaAndRules(spec, data, limits);
+    structure = judgeSchemaAndRules(spec, data, limits, context);
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
+  }
+  for (const rule of structure.pending) {
+    structure.messages.push(`rule ${JSON.stringify(rule.id)} could not be checked: it is asynchronous, and only the asynchronous check step (checkValue, checkText, and every graph) can wait for it`);
   }
   let zod: ZodOutcome | undefined;
   if (spec.zod !== undefined) {
@@ -161,7 +174,7 @@ function judgeSync<T>(spec: Spec<T>, data: unknown, limits?: Partial<CheckLimits
 }
 
 /** The verdict from the schema and rules, and zod's outcome for a zod spec. */
-function finish<T>(spec: Spec<T>, structure: { messages: string[]; schemaPassed: boolean }, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
   const messages = structure.messages;
   let output: unknown = data;
   if (zod !== undefined) {
@@ -188,15 +201,15 @@ function couldNotJudge(spec: Spec, error: unknown): string {
   return `the spec ${JSON.stringify(spec.name)} could not judge the value (${reason}); the value is not accepted`;
 }
 
-/** zod's asynchronous parse, settled within `ms`: a rejection or a timeout is a failure to judge, never a pass. */
-async function withDeadline(parse: Promise<unknown>, ms: number): Promise<ZodOutcome> {
+/** A promise settled within `ms`: a rejection or a timeout is a failure to judge, never a pass. */
+async function withDeadline(promise: Promise<unknown>, ms: number, what: string): Promise<{ value: unknown } | { failed: string }> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<ZodOutcome>((resolve) => {
-    timer = setTimeout(() => resolve({ failed: `its asynchronous refinements did not finish within ${ms} ms` }), ms);
+  const deadline = new Promise<{ failed: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ failed: `${what} did not finish within ${ms} ms` }), ms);
   });
-  const settled = parse.then(
-    (outcome) => outcome as ZodOutcome,
-    (error: unknown) => ({ failed: `a refinement failed: ${bound(String((error as Error)?.message ?? error), 160)}` }),
+  const settled = promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ failed: `it failed: ${bound(String((error as Error)?.message ?? error), 160)}` }),
   );
   try {
     return await Promise.race([settled, deadline]);

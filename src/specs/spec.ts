@@ -15,22 +15,30 @@ export type FieldType = "string" | "number" | "integer" | "boolean" | "object" |
 
 export type JsonSchema = Record<string, unknown>;
 
+/** What a rule returns: null when satisfied, else the exact problem(s). */
+export type RuleOutcome = string | string[] | null;
+
 /**
  * A cross-field rule. It runs only when every input field is present and of
  * its declared type, so it still reports on an object that fails the schema
  * elsewhere. `check` returns null when satisfied, else the exact problem(s).
+ * It may read the run's context (facts given with the run, typed `C`), and
+ * may be asynchronous for a lookup: the check step waits for it under a
+ * deadline, and a rule that throws, rejects or does not finish in time makes
+ * the value invalid, never valid. (The synchronous `validateAgainstSpec`
+ * cannot wait: a value under an asynchronous rule is invalid there.)
  */
-export interface BusinessRule {
+export interface BusinessRule<C = any> {
   /** Stable identifier, e.g. "replicas-need-cpu". */
   id: string;
   /** The rule in words, for the prompt. */
   description: string;
   /** Dotted paths of the fields the rule reads, with the type each must have. */
   inputs: Record<string, FieldType>;
-  check(values: Record<string, any>, document: unknown): string | string[] | null;
+  check(values: Record<string, any>, document: unknown, context: C): RuleOutcome | Promise<RuleOutcome>;
 }
 
-export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType> {
+export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType, C = any> {
   name: string;
   description: string;
   /**
@@ -40,7 +48,7 @@ export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | 
    * rules, and a valid result is zod's output (transforms and defaults applied).
    */
   schema: S;
-  rules?: BusinessRule[];
+  rules?: BusinessRule<C>[];
   /** One valid example, shown to the model and used in tests. */
   example?: unknown;
 }
@@ -49,11 +57,11 @@ export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | 
 export type SpecOutput<S> = S extends z.ZodType ? z.output<S> : unknown;
 
 /** A compiled spec; `T` is the type of a value that passes it. */
-export interface Spec<T = unknown> {
+export interface Spec<T = unknown, C = any> {
   readonly name: string;
   readonly description: string;
   readonly schema: JsonSchema;
-  readonly rules: readonly BusinessRule[];
+  readonly rules: readonly BusinessRule<C>[];
   readonly example?: unknown;
   /** The schema's verdict (ajv, stops at the first error): true only for a value that passes. */
   readonly checkSchema: ValidateFunction;
@@ -87,7 +95,7 @@ const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
  * console.log(validateAgainstSpec(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
  * ```
  */
-export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDefinition<S>, options: { untrusted?: boolean } = {}): Spec<SpecOutput<S>> {
+export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition: SpecDefinition<S, C>, options: { untrusted?: boolean } = {}): Spec<SpecOutput<S>, C> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
   let jsonSchema = definition.schema as JsonSchema;
@@ -144,7 +152,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType>(definition: SpecDef
     applicationsPerValue,
     zod,
     zodAsync: zodShape?.async,
-  }) as Spec<SpecOutput<S>>;
+  }) as Spec<SpecOutput<S>, C>;
 }
 
 /** The all-errors validator, compiled the first time a value fails (most specs meet far more valid answers than invalid ones). */

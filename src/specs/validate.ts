@@ -56,15 +56,16 @@ export interface ValidationReport<T = unknown> {
  * the only caller, and turns anything that did not run to completion into an
  * invalid verdict.
  */
-export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>): { messages: string[]; schemaPassed: boolean } {
+export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial<ValidationLimits>, context?: unknown): Judgement {
   const messages: string[] = [];
+  const pending: PendingRule[] = [];
   if (spec.untrusted) {
     // A run-time spec's cost is bounded per value; the answer's size bounds the rest.
     const maxValues = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
     const values = countValues(value, maxValues);
     if (values > maxValues) {
       messages.push(`the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`);
-      return { messages, schemaPassed: false };
+      return { messages, schemaPassed: false, pending };
     }
   }
   const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
@@ -106,12 +107,32 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
   }
   const rules = preparedRules(spec);
   for (let i = 0; i < rules.length; i++) {
-    const outcome = runRule(rules[i], value);
+    const outcome = runRule(rules[i], value, context);
     if (outcome === null) continue;
-    if (typeof outcome === "string") messages.push(boundMessage(outcome));
-    else for (const message of outcome) messages.push(boundMessage(String(message)));
+    if (outcome instanceof Promise) pending.push({ id: rules[i].rule.id, outcome });
+    else messages.push(...ruleMessages(outcome));
   }
-  return { messages, schemaPassed: verdict === true };
+  return { messages, schemaPassed: verdict === true, pending };
+}
+
+/** An asynchronous rule still running: its outcome is judged by the check step once it settles (or its deadline passes). */
+export interface PendingRule {
+  id: string;
+  outcome: Promise<unknown>;
+}
+
+export interface Judgement {
+  messages: string[];
+  schemaPassed: boolean;
+  pending: PendingRule[];
+}
+
+/** A rule's outcome as messages: null or [] is none; anything but a string or a list of strings is a problem, never a pass. */
+export function ruleMessages(outcome: unknown, id?: string): string[] {
+  if (outcome === null || (Array.isArray(outcome) && outcome.length === 0)) return [];
+  if (typeof outcome === "string") return [boundMessage(outcome)];
+  if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.map(boundMessage);
+  return [`rule ${JSON.stringify(id ?? "?")} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`];
 }
 
 function patternBudgetMessage(): string {
@@ -182,25 +203,25 @@ function preparedRules(spec: Spec): PreparedRule[] {
  * (or an empty list) means satisfied: anything else a rule returns or throws
  * is a problem reported as such, never a pass.
  */
-function runRule(prepared: PreparedRule, document: unknown): string | string[] | null {
+function runRule(prepared: PreparedRule, document: unknown, context: unknown): string | string[] | null | Promise<unknown> {
   const values = prepared.values;
   if (!prepared.read(document, values)) return null;
   const id = JSON.stringify(prepared.rule.id);
   let outcome: unknown;
   try {
-    outcome = prepared.rule.check(values, document);
+    // A copy: an asynchronous rule may still hold its values when the next validation refills the prepared object.
+    outcome = prepared.rule.check({ ...values }, document, context);
   } catch (error) {
     // A rule that throws is a bug in the spec; never let it pass the value as valid.
     return `rule ${id} could not be checked: ${bound(String((error as Error)?.message ?? error), 120)}`;
   }
-  if (outcome === null) return null;
-  if (typeof outcome === "string") return outcome;
-  if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.length > 0 ? outcome : null;
   if (outcome instanceof Promise) {
+    // Observed at once, so a rejection never goes unhandled whoever waits for it.
     outcome.catch(() => undefined);
-    return `rule ${id} could not be checked: it returned a Promise, and rules are synchronous`;
+    return outcome;
   }
-  return `rule ${id} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`;
+  const messages = ruleMessages(outcome, prepared.rule.id);
+  return messages.length === 0 ? null : messages;
 }
 
 

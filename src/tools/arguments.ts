@@ -14,15 +14,15 @@ export type ArgumentLimits = JsonLimits & ValidationLimits;
 
 export type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };
 
-export async function checkToolArguments(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}): Promise<CheckedArguments> {
-  const options = { limits, what: "the arguments" };
+export async function checkToolArguments(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}, context?: unknown): Promise<CheckedArguments> {
+  const options = { limits, what: "the arguments", context };
   const verdict = typeof args === "string" ? await checkText(spec, args, "exact", options) : await checkValue(spec, args, options);
   return verdict.valid ? { valid: true, value: verdict.value } : { valid: false, errors: verdict.errors };
 }
 
 /** The same verdict, synchronously (for counting calls made alongside the one being decided). */
-export function toolArgumentsPass(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}): boolean {
-  if (typeof args !== "string") return validateAgainstSpec(spec, args, limits).valid;
+export function toolArgumentsPass(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}, context?: unknown): boolean {
+  if (typeof args !== "string") return validateAgainstSpec(spec, args, limits, context).valid;
   const parsed = readText(args, "exact", limits);
-  return parsed.ok && validateAgainstSpec(spec, parsed.value, limits).valid;
+  return parsed.ok && validateAgainstSpec(spec, parsed.value, limits, context).valid;
 }

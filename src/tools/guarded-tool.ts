@@ -31,6 +31,8 @@ export interface GuardedToolOptions<Args = any, Output = unknown> {
   maxAttempts?: number;
   /** Size, depth and message limits; the defaults are the validation graph's. */
   limits?: Partial<ArgumentLimits>;
+  /** Facts the spec's code rules read (their third argument): a value, or computed from the call's runtime (e.g. `runtime.context`). */
+  ruleContext?: unknown | ((runtime: ToolRuntime) => unknown);
 }
 
 export const DEFAULT_TOOL_ATTEMPTS = 3;
@@ -68,11 +70,12 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_TOOL_ATTEMPTS) {
     throw new ConfigurationError(`maxAttempts must be an integer from 1 to ${MAX_TOOL_ATTEMPTS}; got ${JSON.stringify(maxAttempts)}.`);
   }
-  const { func, limits } = options;
-  const passes = (args: unknown) => toolArgumentsPass(spec, args, limits);
+  const { func, limits, ruleContext } = options;
   const memo = new BudgetMemo();
 
   async function guarded(input: unknown, runtime: ToolRuntime): Promise<Output | ToolMessage | string> {
+    const context = typeof ruleContext === "function" ? (ruleContext as (runtime: ToolRuntime) => unknown)(runtime) : ruleContext;
+    const passes = (args: unknown) => toolArgumentsPass(spec, args, limits, context);
     const toolCallId = runtime?.toolCall?.id ?? (runtime?.toolCallId || undefined);
     const messages = (runtime?.state as { messages?: unknown } | undefined)?.messages;
     // The call as its AI message holds it (ToolNode passes a copy of the entry, with the same arguments): located by position, never by id alone.
@@ -80,7 +83,7 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
     const budget = decideBudget(messages, { tool: name, call, maxAttempts, passes, memo });
     const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
     if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
-    const checked = await checkToolArguments(spec, input, limits);
+    const checked = await checkToolArguments(spec, input, limits, context);
     if (!checked.valid) {
       return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
     }

@@ -28,13 +28,15 @@ export type ValidationOutcome<T = unknown> =
   | (OutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
   | (OutcomeBase & { success: false; stopReason: Exclude<StopReason, "valid">; result: unknown; errors: string[] });
 
-export interface GenerateValidatedOptions<T> extends Omit<ValidationSettings, "spec" | "model"> {
+export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extends Omit<ValidationSettings, "spec" | "model" | "ruleContext"> {
   /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;
   /** The model name asked of the factory (the run setting `model`); defaults to LLM_MODEL. */
   modelName?: string;
   /** The spec: a Spec from defineSpec (typed), a built-in name or an inline JSON spec. */
-  spec: Spec<T> | SpecRef;
+  spec: Spec<T, C> | SpecRef;
+  /** Facts the spec's code rules read (their third argument), typed from the spec. */
+  ruleContext?: C;
   /** What to generate, in plain words. */
   request: string;
   /** With a checkpointer, the run is durable and resumable on this thread. */
@@ -55,9 +57,13 @@ export interface GenerateValidatedOptions<T> extends Omit<ValidationSettings, "s
  * else console.error(outcome.stopReason, outcome.errors);
  * ```
  */
-export async function generateValidated<T = unknown>(options: GenerateValidatedOptions<T>): Promise<ValidationOutcome<T>> {
-  const { model, modelName, spec, request, checkpointer, threadId, signal, ...rest } = options;
-  const settings: ValidationSettings = modelName === undefined ? rest : { ...rest, model: modelName };
+export async function generateValidated<T = unknown, C = Record<string, unknown>>(options: GenerateValidatedOptions<T, C>): Promise<ValidationOutcome<T>> {
+  const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, ...rest } = options;
+  const settings: ValidationSettings = {
+    ...rest,
+    ...(modelName === undefined ? {} : { model: modelName }),
+    ...(ruleContext === undefined ? {} : { ruleContext: ruleContext as Record<string, unknown> }),
+  };
   const graph = buildValidationGraph({ model, spec: spec as SpecRef, checkpointer });
   const out = await graph.invoke(
     { request },

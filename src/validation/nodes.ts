@@ -78,6 +78,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       onFailure: cfg.onFailure,
       outputMode: cfg.outputMode,
       attemptLimit: cfg.maxAttempts,
+      ...(cfg.ruleContext !== undefined ? { ruleContext: cfg.ruleContext } : {}),
     };
     return {
       run,
@@ -115,7 +116,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const run = settingsOf(state);
     const spec = runSpec(run);
     const output = state.draft?.output ?? "";
-    const report = await checkText(spec, output, "model");
+    const report = await checkText(spec, output, "model", { context: run.ruleContext });
     const previous = state.history.at(-1);
 
     let stopReason: StopReason | null = null;
@@ -207,7 +208,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       });
     }
     // A person's answer is read exactly: text must be one JSON value and nothing else; an object is read as JSON data.
-    const report = typeof decision.value === "string" ? await checkText(spec, decision.value, "exact") : await checkValue(spec, decision.value);
+    const context = { context: run.ruleContext };
+    const report = typeof decision.value === "string" ? await checkText(spec, decision.value, "exact", context) : await checkValue(spec, decision.value, context);
     const shown = typeof decision.value === "string" ? decision.value : report.parsed !== undefined ? JSON.stringify(report.parsed) : "(not JSON data)";
     if (!report.valid) {
       // Nothing invalid passes because a person typed it: a failing value is shown again with its errors.

@@ -55,6 +55,8 @@ export const RunSettingsSchema = z
     outputMode: z.enum(["text", "json_object", "json_schema", "tool"]),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
+    /** Facts the spec's code rules read, given with the run. */
+    ruleContext: z.record(z.string(), z.unknown()).optional(),
   })
   .describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;

@@ -51,7 +51,6 @@ describe("anything that did not run to completion is invalid", () => {
     ["undefined", () => undefined, /returned undefined/],
     ["true", () => true, /returned boolean/],
     ["a number", () => 0, /returned number/],
-    ["a Promise", () => Promise.resolve(null), /returned a Promise, and rules are synchronous/],
     ["a list with a non-string", () => [1], /returned object/],
     ["a throw", () => { throw new Error("boom"); }, /could not be checked: boom/],
   ])("a rule that returns %s", async (_label, check, message) => {
@@ -72,6 +71,50 @@ describe("anything that did not run to completion is invalid", () => {
     const report = validateAgainstSpec(spec, deeper);
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/nests deeper than 64 levels/);
+  });
+});
+
+describe("rules that consult the run: context, and asynchronous lookups under a deadline", () => {
+  type Services = { services: string[] };
+  const deployTo = (check: (values: Record<string, any>, document: unknown, context: Services) => unknown) =>
+    defineSpec<Record<string, unknown>, Services>({
+      name: "deploy",
+      description: "",
+      schema: { type: "object", required: ["target"], properties: { target: { type: "string" } } },
+      rules: [{ id: "known-target", description: "target must be a service that exists", inputs: { target: "string" }, check: check as never }],
+    });
+  const known = (v: Record<string, any>, _d: unknown, context: Services) => (context.services.includes(v.target) ? null : `target is ${JSON.stringify(v.target)}; it must be one of ${context.services.join(", ")}`);
+
+  it("a rule reads the context given with the check", async () => {
+    const spec = deployTo(known);
+    const context = { services: ["billing", "payments"] };
+    expect((await checkValue(spec, { target: "payments" }, { context })).valid).toBe(true);
+    expect((await checkValue(spec, { target: "orders" }, { context })).errors).toEqual(['target is "orders"; it must be one of billing, payments']);
+    expect(validateAgainstSpec(spec, { target: "orders" }, undefined, context).valid).toBe(false);
+  });
+
+  it("an asynchronous rule is awaited; one that rejects, throws later, times out or resolves to a non-answer is invalid", async () => {
+    const lookup = deployTo(async (v, d, context) => known(v, d, context));
+    const context = { services: ["payments"] };
+    expect((await checkValue(lookup, { target: "payments" }, { context })).valid).toBe(true);
+    expect((await checkValue(lookup, { target: "orders" }, { context })).valid).toBe(false);
+    const rejects = await checkValue(deployTo(async () => { throw new Error("registry down"); }), { target: "payments" }, { context });
+    expect(rejects.errors).toEqual(['rule "known-target" could not be checked: it failed: registry down']);
+    const never = await checkValue(deployTo(() => new Promise(() => undefined)), { target: "payments" }, { context, timeoutMs: 50 });
+    expect(never.errors).toEqual(['rule "known-target" could not be checked: it did not finish within 50 ms']);
+    const odd = await checkValue(deployTo(async () => true), { target: "payments" }, { context });
+    expect(odd.errors).toEqual(['rule "known-target" could not be checked: it returned boolean, not null (satisfied) or the problem(s)']);
+    // The synchronous form cannot wait: invalid, saying so, and nothing is left unobserved.
+    const sync = validateAgainstSpec(deployTo(async () => { throw new Error("late"); }), { target: "payments" }, undefined, context);
+    expect(sync.errors[0]).toMatch(/it is asynchronous, and only the asynchronous check step/);
+  });
+
+  it("through the graph: the run's ruleContext reaches the rules, and is kept for the whole run", async () => {
+    const spec = deployTo(async (v, d, context) => known(v, d, context));
+    const model = scriptedModel(['{"target": "orders"}', '{"target": "payments"}']);
+    const out = await buildValidationGraph({ model, spec }).invoke({ request: "deploy" }, { context: { maxAttempts: 2, ruleContext: { services: ["payments"] } } });
+    expect(out).toMatchObject({ success: true, attempts: 2, result: { target: "payments" } });
+    expect(out.history[0].errors).toEqual(['target is "orders"; it must be one of payments']);
   });
 });
 
@@ -134,7 +177,7 @@ describe("zod specs", () => {
     expect(spec.zodAsync).toBe(true);
     const report = await checkValue(spec, { id: "a" });
     expect(report.valid).toBe(false);
-    expect(report.errors[0]).toMatch(/a refinement failed: lookup down/);
+    expect(report.errors[0]).toMatch(/could not check the value with its zod schema: it failed: lookup down/);
     // The synchronous form does not run it at all (running it would leave a rejected Promise behind).
     const sync = validateAgainstSpec(spec, { id: "a" });
     expect(sync.valid).toBe(false);

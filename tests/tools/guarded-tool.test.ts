@@ -58,6 +58,22 @@ const refusal = (max: number) =>
 const toolResults = (messages: BaseMessage[]) => messages.filter((m): m is ToolMessage => m.getType() === "tool");
 
 describe("guardedTool: one call", () => {
+  it("its spec's rules read the run's context: a value, or computed from the call's runtime", async () => {
+    const spec = defineSpec<Record<string, unknown>, { services: string[] }>({
+      name: "restart",
+      description: "",
+      schema: { type: "object", required: ["service"], properties: { service: { type: "string" } } },
+      rules: [{ id: "exists", description: "the service exists", inputs: { service: "string" }, check: async (v, _d, c) => (c.services.includes(v.service) ? null : `service is ${JSON.stringify(v.service)}; no such service`) }],
+    });
+    const ran: unknown[] = [];
+    const fixed = guardedTool({ spec, name: "restart", func: (args) => (ran.push(args), "restarted"), ruleContext: { services: ["api"] } });
+    expect(await fixed.invoke({ service: "api" })).toBe("restarted");
+    expect(await fixed.invoke({ service: "db" })).toContain('1. service is "db"; no such service');
+    const computed = guardedTool({ spec, name: "restart", func: () => "restarted", ruleContext: () => ({ services: ["db"] }) });
+    expect(await computed.invoke({ service: "db" })).toBe("restarted");
+    expect(ran).toEqual([{ service: "api" }]);
+  });
+
   it("runs the function with valid arguments, as a fresh copy, and returns its result", async () => {
     const { tool, received } = deployTool();
     const args = structuredClone(valid);
