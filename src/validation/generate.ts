@@ -45,6 +45,29 @@ export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extend
   signal?: AbortSignal;
 }
 
+type CompiledValidationGraph = ReturnType<typeof buildValidationGraph>;
+
+/**
+ * Compiling the graph is a fifth of a short call's cost, and nothing in it
+ * depends on the call but the model and the checkpointer: the spec and the
+ * settings go in the run's context. So one compiled graph serves every call
+ * with the same model source and checkpointer, and is freed with them.
+ */
+const compiled = new WeakMap<object, WeakMap<object, CompiledValidationGraph>>();
+const NO_MODEL = {};
+const NO_CHECKPOINTER = {};
+
+function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSaver | undefined): CompiledValidationGraph {
+  const byModel = compiled.get(model ?? NO_MODEL) ?? new WeakMap<object, CompiledValidationGraph>();
+  compiled.set(model ?? NO_MODEL, byModel);
+  let graph = byModel.get(checkpointer ?? NO_CHECKPOINTER);
+  if (graph === undefined) {
+    graph = buildValidationGraph({ model, checkpointer });
+    byModel.set(checkpointer ?? NO_CHECKPOINTER, graph);
+  }
+  return graph;
+}
+
 /**
  * Generate, validate, feed the exact errors back, retry; resolves with the outcome (it throws only for bad settings or provider failures).
  *
@@ -64,10 +87,9 @@ export async function generateValidated<T = unknown, C = Record<string, unknown>
     ...(modelName === undefined ? {} : { model: modelName }),
     ...(ruleContext === undefined ? {} : { ruleContext: ruleContext as Record<string, unknown> }),
   };
-  const graph = buildValidationGraph({ model, spec: spec as SpecRef, checkpointer });
-  const out = await graph.invoke(
+  const out = await graphFor(model, checkpointer).invoke(
     { request },
-    { context: settings, signal, ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() } } : {}) },
+    { context: { ...settings, spec: spec as SpecRef }, signal, ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() } } : {}) },
   );
   return {
     success: out.success,
