@@ -41,6 +41,12 @@ export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extend
   request: string;
   /** With a checkpointer, the run is durable and resumable on this thread. */
   checkpointer?: BaseCheckpointSaver;
+  /**
+   * When each step's checkpoint is written (with a checkpointer): "sync" before the next step starts (a crash
+   * loses only the step in flight), "async" while the next step runs (LangGraph's default; a crash can also lose
+   * the last finished step), "exit" once when the run ends (cheapest; a crash restarts the run). Default "sync".
+   */
+  durability?: "sync" | "async" | "exit";
   threadId?: string;
   signal?: AbortSignal;
 }
@@ -81,7 +87,7 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  * ```
  */
 export async function generateValidated<T = unknown, C = Record<string, unknown>>(options: GenerateValidatedOptions<T, C>): Promise<ValidationOutcome<T>> {
-  const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, ...rest } = options;
+  const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, durability, ...rest } = options;
   const settings: ValidationSettings = {
     ...rest,
     ...(modelName === undefined ? {} : { model: modelName }),
@@ -89,7 +95,11 @@ export async function generateValidated<T = unknown, C = Record<string, unknown>
   };
   const out = await graphFor(model, checkpointer).invoke(
     { request },
-    { context: { ...settings, spec: spec as SpecRef }, signal, ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() } } : {}) },
+    {
+      context: { ...settings, spec: spec as SpecRef },
+      signal,
+      ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? "sync" } : {}),
+    },
   );
   return {
     success: out.success,
