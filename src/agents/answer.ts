@@ -33,8 +33,12 @@ export function answerTool(spec: Spec, name: string) {
 export type Turn =
   /** The model called other tools: it is still working. Answer calls made alongside them are set aside. */
   | { kind: "work"; setAside: ToolCall[] }
-  /** The model called the answer tool (once, or more than once in one message). */
-  | { kind: "tool"; calls: ToolCall[] }
+  /**
+   * The model called the answer tool (once, or more than once in one message),
+   * or only tools the agent does not have: an answer attempt either way, each
+   * call answered with the verdict.
+   */
+  | { kind: "tool"; calls: ToolCall[]; unknown?: string[] }
   /**
    * An answer with no well-formed call: text (read as a model's answer), or the
    * raw arguments of an answer call whose arguments the provider could not parse
@@ -42,11 +46,13 @@ export type Turn =
    */
   | { kind: "text"; text: string; reader: "model" | "exact" };
 
-export function readTurn(message: AIMessage, tool: string): Turn {
+/** Reads a turn; `tools` are the names of the agent's other tools (a call to a name outside them cannot run). */
+export function readTurn(message: AIMessage, tool: string, tools: ReadonlySet<string>): Turn {
   const calls = message.tool_calls ?? [];
   const answers = calls.filter((c) => c.name === tool);
-  if (answers.length < calls.length) return { kind: "work", setAside: answers };
-  if (answers.length > 0) return { kind: "tool", calls: answers };
+  if (calls.some((c) => tools.has(c.name))) return { kind: "work", setAside: answers };
+  const unknown = calls.filter((c) => c.name !== tool).map((c) => c.name);
+  if (calls.length > 0) return { kind: "tool", calls, ...(unknown.length > 0 ? { unknown } : {}) };
   const broken = (message.invalid_tool_calls ?? []).find((c) => c.name === tool);
   if (broken !== undefined) return { kind: "text", text: typeof broken.args === "string" ? broken.args : "", reader: "exact" };
   return { kind: "text", text: message.text, reader: "model" };
@@ -58,11 +64,22 @@ export interface JudgedAnswer<T> {
   shown: string;
 }
 
-export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: "work" }>, limits?: Partial<CheckLimits>): Promise<JudgedAnswer<T>> {
-  const options = { limits, what: WHAT };
+/** How an answer is judged: the check step's limits, and the context the spec's code rules read. */
+export interface JudgeOptions {
+  limits?: Partial<CheckLimits>;
+  context?: unknown;
+}
+
+export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: "work" }>, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
+  const options = { limits, context, what: WHAT };
   if (turn.kind === "text") {
     const verdict = await checkText(spec, turn.text, turn.reader, options);
     return { verdict, shown: bound(turn.text, MAX_RECORDED_OUTPUT_CHARS) };
+  }
+  if (turn.unknown !== undefined) {
+    const names = [...new Set(turn.unknown)].map((n) => JSON.stringify(n)).join(", ");
+    const error = `the agent has no tool named ${names}; give your final answer by calling ${answerToolName(spec)}`;
+    return { verdict: { valid: false, errors: [bound(error, 500)], problemCount: 1 }, shown: "" };
   }
   if (turn.calls.length > 1) {
     const error = `the answer was given ${turn.calls.length} times in one message; call ${turn.calls[0].name} once, with one answer`;
@@ -74,8 +91,8 @@ export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: 
 }
 
 /** A person's answer at the review, judged as the validation graph's review step judges it: text exactly, an object as data. */
-export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, limits?: Partial<CheckLimits>): Promise<JudgedAnswer<T>> {
-  const options = { limits, what: WHAT };
+export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
+  const options = { limits, context, what: WHAT };
   const verdict = typeof value === "string" ? await checkText(spec, value, "exact", options) : await checkValue(spec, value, options);
   return { verdict, shown: bound(shownAnswer(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
 }

@@ -17,7 +17,7 @@ import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "../t
 import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, type GuardRecord } from "../tools/budget.js";
 import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
 import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.js";
-import { attemptsOption } from "./options.js";
+import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
 
 export interface GuardToolsOptions {
   /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, or a Spec). Other tools run as they are. */
@@ -26,6 +26,8 @@ export interface GuardToolsOptions {
   maxAttempts?: number;
   /** Size, depth and message limits; the defaults are the validation graph's. */
   limits?: Partial<ArgumentLimits>;
+  /** Facts the specs' code rules read: a value, or computed from the run, e.g. `(run) => run.context`, as guardedTool's. */
+  ruleContext?: RuleContextOption;
 }
 
 /** The middleware's name in the agent. */
@@ -33,21 +35,20 @@ export const GUARD_TOOLS = "guardTools";
 
 interface Guard {
   spec: Spec;
-  passes: (args: unknown) => boolean;
   /** One per tool, as guardedTool keeps one (see BudgetMemo). */
   memo: BudgetMemo;
 }
 
 export function guardTools(options: GuardToolsOptions) {
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
-  const { limits } = options;
+  const { limits, ruleContext } = options;
   if (options.tools === null || typeof options.tools !== "object" || Object.keys(options.tools).length === 0) {
     throw new ConfigurationError('guardTools needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.');
   }
   const guards = new Map<string, Guard>();
   for (const [name, ref] of Object.entries(options.tools)) {
     const spec = resolveSpec(ref);
-    guards.set(name, { spec, passes: (args) => toolArgumentsPass(spec, args, limits), memo: new BudgetMemo() });
+    guards.set(name, { spec, memo: new BudgetMemo() });
   }
 
   return createMiddleware({
@@ -56,7 +57,9 @@ export function guardTools(options: GuardToolsOptions) {
       const call = request.toolCall;
       const guard = guards.get(call.name);
       if (guard === undefined) return handler(request);
-      const { spec, passes, memo } = guard;
+      const { spec, memo } = guard;
+      const context = ruleContextFor(ruleContext, request.runtime.context);
+      const passes = (args: unknown) => toolArgumentsPass(spec, args, limits, context);
       const budget = decideBudget(request.state.messages, { tool: call.name, call, maxAttempts, passes, memo });
       const facts: CallFacts = { tool: call.name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
       const notRun = (text: string, record: GuardRecord) => {
@@ -64,7 +67,7 @@ export function guardTools(options: GuardToolsOptions) {
         return new ToolMessage({ content: text, status: "error", name: call.name, tool_call_id: call.id ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
       };
       if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
-      const checked = await checkToolArguments(spec, call.args, limits);
+      const checked = await checkToolArguments(spec, call.args, limits, context);
       if (!checked.valid) {
         return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
       }

@@ -13,10 +13,9 @@
  */
 import { interrupt } from "@langchain/langgraph";
 import { checkRequestText } from "../configuration.js";
-import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../validation/nodes.js";
-import { judgePersonAnswer } from "./answer.js";
+import { judgePersonAnswer, type JudgeOptions } from "./answer.js";
 import type { ResponseOutcome } from "./outcome.js";
 
 /** Answers one review takes; past it, with every one refused, the answer is rejected. */
@@ -30,7 +29,7 @@ export type ReviewResult<T> =
   /** A new request: the model tries again, with a fresh attempt budget. */
   | { kind: "request"; request: string };
 
-export async function review<T>(spec: Spec<T>, failure: Failure<T>, request: string, limits?: Partial<CheckLimits>): Promise<ReviewResult<T>> {
+export async function review<T>(spec: Spec<T>, failure: Failure<T>, request: string, judging: JudgeOptions = {}): Promise<ReviewResult<T>> {
   let output = failure.lastAnswer;
   let errors = failure.errors;
   for (let answers = 1; ; answers++) {
@@ -49,7 +48,7 @@ export async function review<T>(spec: Spec<T>, failure: Failure<T>, request: str
     } else if (decision.kind === "invalid") {
       errors = [decision.problem];
     } else {
-      const { verdict, shown } = await judgePersonAnswer(spec, decision.value, limits);
+      const { verdict, shown } = await judgePersonAnswer(spec, decision.value, judging);
       if (verdict.valid) {
         return { kind: "accepted", outcome: { success: true, stopReason: "valid", value: verdict.value as T, by: "human", errors: [], attempts: failure.attempts, spec: spec.name } };
       }

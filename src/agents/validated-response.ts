@@ -11,7 +11,7 @@
  *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person
  */
 import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import { Command, getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { randomUUID } from "node:crypto";
 import { ConfigurationError, SpecError } from "../errors.js";
@@ -21,7 +21,7 @@ import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../validation/prompts.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
-import { attemptsOption } from "./options.js";
+import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
 import { answerAcceptedText, answerRejectedText, answerSetAsideText } from "./prompts.js";
 import { review } from "./review.js";
@@ -36,6 +36,8 @@ export interface ValidatedResponseOptions<T> {
   onFailure?: "end" | "interrupt";
   /** Size, depth and message limits of the check step; the defaults are the validation graph's. */
   limits?: Partial<CheckLimits>;
+  /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context`. */
+  ruleContext?: RuleContextOption;
 }
 
 export const DEFAULT_ANSWER_ATTEMPTS = 3;
@@ -52,7 +54,8 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_ANSWER_ATTEMPTS);
   const onFailure = options.onFailure ?? "end";
   if (onFailure !== "end" && onFailure !== "interrupt") throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
-  const { limits } = options;
+  const { limits, ruleContext } = options;
+  const judging = (context: unknown) => ({ limits, context: ruleContextFor(ruleContext, context) });
   const tool = answerToolName(spec);
   const definition = answerTool(spec, tool);
   const fresh = (): AnswerProgress => ({ attempts: 0, limit: maxAttempts, next: null });
@@ -72,13 +75,13 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const messages = request.state.messages as BaseMessage[];
       const raw = await handler({ ...request, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
       const response = withDistinctToolCallIds(raw, messages);
-      const turn = readTurn(response, tool);
+      const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
         if (turn.setAside.length === 0) return response;
         return new Command({ update: { messages: [response, ...turn.setAside.map((call) => resultOf(call, answerSetAsideText(tool), "error"))] } });
       }
 
-      const { verdict, shown } = await judgeAnswer(spec, turn, limits);
+      const { verdict, shown } = await judgeAnswer(spec, turn, judging(request.runtime.context));
       const attempts = progress.attempts + 1;
       if (verdict.valid) {
         const outcome: ResponseOutcome<T> = { success: true, stopReason: "valid", value: verdict.value as T, by: "model", errors: [], attempts, spec: spec.name };
@@ -114,7 +117,8 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         if (progress.next === "retry") return { _answerProgress: settled, jumpTo: "model" };
         const outcome = state.responseOutcome;
         if (progress.next === "end" || outcome === null || outcome.success) return { _answerProgress: settled, jumpTo: "end" };
-        const result = await review(spec, outcome, lastRequest(state.messages), limits);
+        // LangChain gives these hooks only the context its middleware declares; the run's own context is in its config.
+        const result = await review(spec, outcome, lastRequest(state.messages), judging(getConfig()?.context));
         if (result.kind === "request") {
           return {
             messages: [new HumanMessage(result.request)],
@@ -129,6 +133,16 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       },
     },
   });
+}
+
+/** The names of the agent's tools: LangChain tools, and tools given in a provider's format. */
+function toolNames(tools: readonly unknown[]): Set<string> {
+  const names = new Set<string>();
+  for (const t of tools as Array<{ name?: unknown; function?: { name?: unknown } }>) {
+    const name = t?.name ?? t?.function?.name;
+    if (typeof name === "string") names.add(name);
+  }
+  return names;
 }
 
 /** The result of an answer call, paired with the call by its id (ids are made distinct first). */

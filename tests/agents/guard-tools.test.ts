@@ -61,6 +61,21 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
     expect(deployed).toEqual([{ service_name: "payments", replicas: 1 }]);
   });
 
+  it("hands the run's context to the spec's code rules (ruleContext)", async () => {
+    const quota = defineSpec<Record<string, unknown>, { maxReplicas: number }>({
+      name: "quota-deploy",
+      description: "A deployment within the team's replica quota.",
+      schema: deploymentSpec.schema,
+      rules: [{ id: "within-quota", description: "replicas within the quota.", inputs: { replicas: "integer" }, check: (v, _d, c) => (v.replicas > c.maxReplicas ? `replicas is ${v.replicas}; the quota is ${c.maxReplicas}` : null) }],
+    });
+    const { deployService, deployed } = existingDeployTool();
+    const model = scriptedTurns([deployCall(valid, "a"), deployCall({ ...valid, replicas: 2 }, "b"), () => callTurn([], "done")]);
+    const middleware = [guardTools({ tools: { deploy_service: quota }, ruleContext: (run: { context: unknown }) => run.context })];
+    const out = await createAgent({ model, tools: [deployService], middleware }).invoke({ messages: [new HumanMessage("Deploy")] }, { context: { maxReplicas: 4 } });
+    expect(guardRecordOf(results(out.messages)[0])?.errors).toEqual(["replicas is 8; the quota is 4"]);
+    expect(deployed).toEqual([{ ...valid, replicas: 2 }]);
+  });
+
   it("applies guardedTool's budget: three failed calls in a row, then refusals; the function never runs", async () => {
     const { out, deployed } = await run([deployCall(threeDefects, "a"), deployCall(threeDefects, "b"), deployCall(threeDefects, "c"), deployCall(valid, "d")]);
     expect(outcomes(out.messages)).toEqual(["invalid", "invalid", "invalid", "refused"]);

@@ -107,6 +107,15 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
   });
 
+  it("counts a call to a tool the agent does not have as a refused answer, answered, instead of a run that cannot route", async () => {
+    const model = scriptedTurns([() => callTurn([{ name: "extract-deployment_config", args: valid, id: "t" }]), () => answerTurn(valid, "u")]);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const result = promptAt(model, 1).at(-1) as ToolMessage;
+    expect(result.tool_call_id).toBe("t");
+    expect(String(result.content)).toContain(`- the agent has no tool named "extract-deployment_config"; give your final answer by calling ${ANSWER}`);
+    expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
+  });
+
   it("types the outcome from a zod spec, and the value is zod's output (defaults and transforms applied)", async () => {
     const Window = z
       .object({ start: z.number().int().min(0), end: z.number().int(), label: z.string().default("window") })
@@ -125,6 +134,28 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     const length: number = out.responseOutcome.value.length;
     expect(length).toBe(4);
     expect(out.responseOutcome.value).toEqual({ start: 5, end: 9, label: "window", length: 4 });
+  });
+
+  it("hands the run's context to the spec's code rules (ruleContext), as guardedTool does", async () => {
+    const quota = defineSpec<Record<string, unknown>, { maxReplicas: number }>({
+      name: "quota-deploy",
+      description: "A deployment within the team's replica quota.",
+      schema: deploymentSpec.schema,
+      rules: [
+        {
+          id: "within-quota",
+          description: "replicas must not exceed the team's quota.",
+          inputs: { replicas: "integer" },
+          check: (v, _doc, context) => (v.replicas > context.maxReplicas ? `replicas is ${v.replicas}; the team's quota is ${context.maxReplicas}` : null),
+        },
+      ],
+    });
+    const answer = (args: unknown) => () => callTurn([{ name: "extract-quota-deploy", args }]);
+    const model = scriptedTurns([answer(valid), answer({ ...valid, replicas: 4 })]);
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: quota, ruleContext: (run: { context: unknown }) => run.context })] });
+    const out = await agent.invoke(ask, { context: { maxReplicas: 5 } });
+    expect(String(promptAt(model, 1).at(-1)!.content)).toContain("- replicas is 8; the team's quota is 5");
+    expect(out.responseOutcome).toMatchObject({ success: true, value: { replicas: 4 } });
   });
 
   it("starts each new input with a fresh answer and budget", async () => {
