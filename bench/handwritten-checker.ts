@@ -9,6 +9,7 @@
  * well typed). The benchmark checks that on every input it times.
  */
 import { describeValue } from "../src/shared/text.js";
+import { deploymentConfigMessages } from "../src/specs/builtin/deployment-config.js";
 
 export interface CheckResult {
   valid: boolean;
@@ -96,7 +97,7 @@ export function checkDeploymentConfig(value: unknown): CheckResult {
   // Cross-field rules: each runs when its inputs are present and well typed.
   if (isInteger(replicas) && isObject(resources) && Object.hasOwn(resources, "cpu_limit") && isNumber(resources.cpu_limit)) {
     if (replicas > 5 && resources.cpu_limit < 1.0) {
-      errors.push(`resources.cpu_limit is ${resources.cpu_limit}; replicas=${replicas} requires resources.cpu_limit >= 1.0`);
+      errors.push(deploymentConfigMessages.replicasNeedCpu(resources.cpu_limit, replicas));
     }
   }
   if (
@@ -107,7 +108,7 @@ export function checkDeploymentConfig(value: unknown): CheckResult {
     isInteger(health_check.interval_seconds) &&
     health_check.timeout_seconds >= health_check.interval_seconds
   ) {
-    errors.push(`health_check.timeout_seconds is ${health_check.timeout_seconds}; it must be < health_check.interval_seconds (${health_check.interval_seconds})`);
+    errors.push(deploymentConfigMessages.timeoutBelowInterval(health_check.timeout_seconds, health_check.interval_seconds));
   }
   return { valid: errors.length === 0, errors };
 }

@@ -16,6 +16,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { runCli, runCliProcess, startCliProcess } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
@@ -43,7 +44,7 @@ describe("validation graph through ChatOpenAI over HTTP", () => {
     expect(out.attempts).toBe(2);
     const sent = server.requests.slice(before);
     expect(sent.map((r) => r.stream)).toEqual([false, false]);
-    expect(sent[1].messages.at(-1)!.content).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(sent[1].messages.at(-1)!.content).toContain(RULES.replicasNeedCpu(0.5, 8));
     // usage reported by the provider reaches the ledger
     expect(out.usage.calls).toBe(2);
     expect(out.usage.inputTokens).toBeGreaterThan(0);
@@ -99,7 +100,7 @@ describe("command line against the scripted server", () => {
     expect(r.code).toBe(0);
     expect(documentOf(r.stdout)).toEqual(JSON.parse(VALID));
     expect(r.stderr).toContain("attempt 1 of 3: 1 error(s)");
-    expect(r.stderr).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(r.stderr).toContain(RULES.replicasNeedCpu(0.5, 8));
     expect(r.stderr).toContain("attempt 2 of 3: valid");
   });
 
@@ -110,7 +111,7 @@ describe("command line against the scripted server", () => {
     expect(r.stderr).toContain("not valid after 2 attempt(s) (max_attempts)");
     const doc = documentOf(r.stdout);
     expect(doc).toMatchObject({ success: false, exitCode: 1, stopReason: "max_attempts", attempts: 2, result: JSON.parse(BROKEN) });
-    expect(doc.errors.join("\n")).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(doc.errors.join("\n")).toContain(RULES.replicasNeedCpu(0.5, 8));
   });
 
   it("exit 2 for bad usage or configuration, before any model call, with one JSON document naming the problem", async () => {

@@ -10,6 +10,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { strictCompatible } from "../../src/validation/output-mode.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const SPEC = builtinSpecs.get("deployment-config")!;
 const VALID = JSON.stringify(SPEC.example);
@@ -49,7 +50,7 @@ describe("output modes through ChatOpenAI", () => {
     server.setReplies([BROKEN, VALID]);
     const out = await graph().invoke(REQUEST, { context: { outputMode: "json_object" } });
     expect(sent().map((b) => b.response_format)).toEqual([{ type: "json_object" }, { type: "json_object" }]);
-    expect(out.history[0].errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect(out.history[0].errors).toEqual([RULES.replicasNeedCpu(0.5, 8)]);
     expect(out).toMatchObject({ success: true, attempts: 2 });
   });
 
@@ -76,7 +77,7 @@ describe("output modes through ChatOpenAI", () => {
     expect(body.tools[0].function).toMatchObject({ name: "deployment-config_output", parameters: SPEC.schema });
     expect(body.tool_choice).toEqual({ type: "function", function: { name: "deployment-config_output" } });
     expect(out).toMatchObject({ success: true, attempts: 2, result: JSON.parse(VALID) });
-    expect(out.history[0].errors[0]).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(out.history[0].errors[0]).toContain(RULES.replicasNeedCpu(0.5, 8));
   });
 
   it("tool arguments that are not JSON are fed back with the parser's exact error", async () => {

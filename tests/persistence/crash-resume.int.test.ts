@@ -18,10 +18,11 @@ import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/op
 import { runCli } from "../../testkit/cli.js";
 import { startChild } from "../support/persistence-child.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
-const BROKEN_ERROR = "replicas=8 requires resources.cpu_limit >= 1.0";
+const BROKEN_ERROR = RULES.replicasNeedCpu(0.5, 8);
 const REQUEST = "A deployment config for payments-api with 8 replicas";
 /** Each test: up to 51 s measured with every core kept busy and the load average near 18 (scripts/busy.sh). */
 const TEST_TIMEOUT = 240_000;

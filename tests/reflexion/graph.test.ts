@@ -4,6 +4,7 @@ import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { promptOf } from "../../testkit/scripted-model.js";
 import { roleModels } from "../../testkit/role-models.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const STEP_KEYS = ["evaluation", "iteration", "reflection", "response", "score", "task"];
 
@@ -128,7 +129,7 @@ describe("reflexion graph with scripted models", () => {
     expect(out.results).toEqual([valid]);
     expect(out.outcomes[0]).toMatchObject({ bestIteration: 1, valid: true });
     // the evaluator and reflector were told the exact errors
-    expect(promptOf(m.evaluator, 0)).toContain("resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(promptOf(m.evaluator, 0)).toContain(RULES.replicasNeedCpu(0.5, 8));
     expect(promptOf(m.reflector, 0)).toContain("replicas=8 requires");
   });
 

@@ -17,6 +17,7 @@ import { mapConcurrent } from "../../testkit/concurrent.js";
 import { describeStudioSchemas } from "./studio-schemas.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const TEST_TIMEOUT = 120_000;
 const START_TIMEOUT = 180_000;
@@ -24,7 +25,7 @@ const START_TIMEOUT = 180_000;
 const VALID_CONFIG = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 /** Breaks one cross-field rule: replicas > 5 needs resources.cpu_limit >= 1.0 (it is 0.5). */
 const INVALID_CONFIG = { ...VALID_CONFIG, replicas: 8 };
-const CPU_ERROR = "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0";
+const CPU_ERROR = RULES.replicasNeedCpu(0.5, 8);
 
 const TIME_WINDOW_SPEC = {
   name: "time-window",

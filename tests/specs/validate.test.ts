@@ -8,6 +8,7 @@ import type { Spec } from "../../src/specs/spec.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import { pointerToPath } from "../../src/shared/paths.js";
 import { DEFAULT_VALIDATION_LIMITS, type ValidationLimits } from "../../src/specs/validate.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 type Json = Record<string, any>;
 
@@ -241,7 +242,7 @@ describe("deployment-config: rule replicas > 5 requires resources.cpu_limit >= 1
 
   it("fires at replicas 6 with cpu_limit 0.99", () => {
     expect(check(deploymentConfigSpec, withReplicasAndCpu(6, 0.99)).errors).toEqual([
-      "resources.cpu_limit is 0.99; replicas=6 requires resources.cpu_limit >= 1.0",
+      RULES.replicasNeedCpu(0.99, 6),
     ]);
   });
 
@@ -251,14 +252,14 @@ describe("deployment-config: rule replicas > 5 requires resources.cpu_limit >= 1
 
   it("fires on the article's example (replicas 8, cpu 0.5) with the exact message", () => {
     expect(check(deploymentConfigSpec, withReplicasAndCpu(8, 0.5)).errors).toEqual([
-      "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0",
+      RULES.replicasNeedCpu(0.5, 8),
     ]);
   });
 
   it("still fires when replicas itself is out of range (both are reported)", () => {
     expect(check(deploymentConfigSpec, withReplicasAndCpu(25, 0.5)).errors).toEqual([
       "replicas is 25; it must be <= 20",
-      "resources.cpu_limit is 0.5; replicas=25 requires resources.cpu_limit >= 1.0",
+      RULES.replicasNeedCpu(0.5, 25),
     ]);
   });
 });
@@ -269,13 +270,13 @@ describe("deployment-config: rule timeout_seconds < interval_seconds", () => {
 
   it("fires when timeout equals interval", () => {
     expect(check(deploymentConfigSpec, withTimes(10, 10)).errors).toEqual([
-      "health_check.timeout_seconds is 10; it must be < health_check.interval_seconds (10)",
+      RULES.timeoutBelowInterval(10, 10),
     ]);
   });
 
   it("fires when timeout exceeds interval", () => {
     expect(check(deploymentConfigSpec, withTimes(30, 10)).errors).toEqual([
-      "health_check.timeout_seconds is 30; it must be < health_check.interval_seconds (10)",
+      RULES.timeoutBelowInterval(30, 10),
     ]);
   });
 
@@ -298,8 +299,8 @@ describe("deployment-config: all problems in one report", () => {
       'service_name is "Payments_API"; it must match the pattern ^[a-z][a-z0-9-]*$',
       "resources.memory_limit_mb is 100; it must be >= 128",
       'health_check.path is "healthz"; it must match the pattern ^/',
-      "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0",
-      "health_check.timeout_seconds is 30; it must be < health_check.interval_seconds (10)",
+      RULES.replicasNeedCpu(0.5, 8),
+      RULES.timeoutBelowInterval(30, 10),
     ]);
     expect(report.problemCount).toBe(5);
     expect(report.valid).toBe(false);
@@ -309,14 +310,14 @@ describe("deployment-config: all problems in one report", () => {
     const { service_name: _, ...withoutName } = broken;
     const errors = check(deploymentConfigSpec, withoutName).errors;
     expect(errors[0]).toBe("service_name is missing; it is required");
-    expect(errors).toContain("resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0");
-    expect(errors).toContain("health_check.timeout_seconds is 30; it must be < health_check.interval_seconds (10)");
+    expect(errors).toContain(RULES.replicasNeedCpu(0.5, 8));
+    expect(errors).toContain(RULES.timeoutBelowInterval(30, 10));
   });
 
   it("runs one rule when the other rule's inputs are unusable", () => {
     const value = { ...structuredClone(broken), health_check: "every 10s" };
     const errors = check(deploymentConfigSpec, value).errors;
-    expect(errors).toContain("resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(errors).toContain(RULES.replicasNeedCpu(0.5, 8));
     expect(errors).toContain('health_check is "every 10s" (string); it must be an object');
     expect(errors.some((e) => e.includes("interval_seconds"))).toBe(false);
   });

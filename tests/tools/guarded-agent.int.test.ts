@@ -12,6 +12,7 @@ import { countDeployCalls, createDeployAgent, type DeploymentConfig } from "../.
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runNode } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
 const fixed: DeploymentConfig = {
@@ -24,7 +25,7 @@ const first = { ...fixed, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };
 const ERRORS_TEXT = [
   "deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec.",
   "Errors:",
-  "1. resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0",
+  `1. ${RULES.replicasNeedCpu(0.5, 8)}`,
   "Fix these and call deploy_service again with the corrected arguments, keeping everything that was already right.",
 ].join("\n");
 

@@ -3,6 +3,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { describe, expect, it } from "vitest";
 import { AGENT_PROMPT, countDeployCalls, createDeployAgent, type DeploymentConfig } from "../../examples/guarded-agent.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const fixed: DeploymentConfig = {
   service_name: "payments-api",
@@ -16,8 +17,8 @@ const EXPECTED_ERRORS_TEXT = [
   "deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec.",
   "Errors:",
   '1. health_check.path is "healthz"; it must match the pattern ^/',
-  "2. resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0",
-  "3. health_check.timeout_seconds is 10; it must be < health_check.interval_seconds (10)",
+  `2. ${RULES.replicasNeedCpu(0.5, 8)}`,
+  `3. ${RULES.timeoutBelowInterval(10, 10)}`,
   "Fix these and call deploy_service again with the corrected arguments, keeping everything that was already right.",
 ].join("\n");
 

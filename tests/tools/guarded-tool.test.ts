@@ -12,6 +12,7 @@ import { defineSpec } from "../../src/specs/spec.js";
 import { guardRecordOf } from "../../src/tools/budget.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
 const valid = {
@@ -21,7 +22,7 @@ const valid = {
   health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 },
 };
 const lowCpu = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };
-const LOW_CPU_ERROR = "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0";
+const LOW_CPU_ERROR = RULES.replicasNeedCpu(0.5, 8);
 
 /** A deploy tool that records every configuration its function received. */
 function deployTool(maxAttempts?: number) {
@@ -107,7 +108,7 @@ describe("guardedTool: one call", () => {
       "resources.memory_limit_mb is missing; it is required",
       'resources.cpu_limit is "lots" (string); it must be a number',
       'health_check.path is "healthz"; it must match the pattern ^/',
-      "health_check.timeout_seconds is 10; it must be < health_check.interval_seconds (10)",
+      RULES.timeoutBelowInterval(10, 10),
     ]);
     expect(result.content).toBe(invalidText(1, 3, errors));
     expect(received).toEqual([]);
@@ -292,7 +293,7 @@ describe("guardedTool: the attempt budget in an agent", () => {
     const results = toolResults(out.messages);
     expect(results.map((m) => m.content)).toEqual([
       invalidText(1, 3, [LOW_CPU_ERROR]),
-      invalidText(2, 3, ["resources.cpu_limit is 0.5; replicas=9 requires resources.cpu_limit >= 1.0"]),
+      invalidText(2, 3, [RULES.replicasNeedCpu(0.5, 9)]),
       invalidText(3, 3, validateAgainstSpec(spec, {}).errors),
       refusal(3),
       refusal(3),

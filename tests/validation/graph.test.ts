@@ -4,6 +4,7 @@ import { buildValidationGraph } from "../../src/validation/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { promptOf, scriptedModel } from "../../testkit/scripted-model.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({
@@ -39,8 +40,8 @@ describe("validation graph with a scripted model", () => {
     expect(out.attempts).toBe(2);
     expect(out.history.map((h) => h.valid)).toEqual([false, true]);
     const expectedErrors = [
-      "resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0",
-      "health_check.timeout_seconds is 30; it must be < health_check.interval_seconds (10)",
+      RULES.replicasNeedCpu(0.5, 8),
+      RULES.timeoutBelowInterval(30, 10),
     ];
     expect(out.history[0].errors).toEqual(expectedErrors);
     const retry = promptOf(model, 1);

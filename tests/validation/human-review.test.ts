@@ -6,6 +6,7 @@ import { buildValidationGraph } from "../../src/validation/graph.js";
 import { MAX_RECORDED_REFUSED_ANSWERS, reviewAnswerSchema } from "../../src/validation/nodes.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
+import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
 const BROKEN = { ...VALID, replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };
@@ -32,7 +33,7 @@ describe("human review (onFailure: interrupt)", () => {
     const shown = await payload(graph, config);
     expect(shown).toMatchObject({ kind: "review", request: REQUEST.request, spec: "deployment-config", attempts: 1 });
     expect(JSON.parse(shown!.output)).toEqual(BROKEN);
-    expect(shown!.errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect(shown!.errors).toEqual([RULES.replicasNeedCpu(0.5, 8)]);
     expect(Object.keys(shown!.answers)).toEqual(["value", "request", "reject"]);
   });
 
@@ -43,7 +44,7 @@ describe("human review (onFailure: interrupt)", () => {
     let state = await graph.getState(config);
     expect(state.next).toEqual(["review"]);
     expect(state.values.success).toBe(false);
-    expect((await payload(graph, config))!.errors).toEqual(["resources.cpu_limit is 0.8; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect((await payload(graph, config))!.errors).toEqual([RULES.replicasNeedCpu(0.8, 8)]);
 
     const fixed = { ...BROKEN, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
     const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(fixed) } }), config);
@@ -128,7 +129,7 @@ describe("human review (onFailure: interrupt)", () => {
     const late = sizes.slice(20);
     expect(Math.max(...late) - Math.min(...late)).toBeLessThanOrEqual(2);
     // Each answer is still judged and shown with its own errors.
-    expect((await payload(graph, config))!.errors).toEqual(["resources.cpu_limit is 0.5; replicas=10 requires resources.cpu_limit >= 1.0"]);
+    expect((await payload(graph, config))!.errors).toEqual([RULES.replicasNeedCpu(0.5, 10)]);
   });
 
   it("the interrupt carries the answers as JSON Schema (Studio's typed form), built from the spec", async () => {

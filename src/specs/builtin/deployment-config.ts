@@ -1,6 +1,12 @@
 /** The deployment-config spec: the source article's schema and its two cross-field rules, exactly. */
 import { defineSpec } from "../spec.js";
 
+/** The rules' messages, exported so that tests and tools match a rule through its message function, never a copy of its wording. */
+export const deploymentConfigMessages = {
+  replicasNeedCpu: (cpuLimit: number, replicas: number) => `resources.cpu_limit is ${cpuLimit}; replicas=${replicas} requires resources.cpu_limit >= 1.0`,
+  timeoutBelowInterval: (timeout: number, interval: number) => `health_check.timeout_seconds is ${timeout}; it must be < health_check.interval_seconds (${interval})`,
+};
+
 export const deploymentConfigSpec = defineSpec({
   name: "deployment-config",
   description: "A service deployment configuration: name, replica count, resource limits and a health check.",
@@ -34,10 +40,7 @@ export const deploymentConfigSpec = defineSpec({
       id: "replicas-need-cpu",
       description: "When replicas > 5, resources.cpu_limit must be >= 1.0.",
       inputs: { replicas: "integer", "resources.cpu_limit": "number" },
-      check: (v) =>
-        v.replicas > 5 && v["resources.cpu_limit"] < 1.0
-          ? `resources.cpu_limit is ${v["resources.cpu_limit"]}; replicas=${v.replicas} requires resources.cpu_limit >= 1.0`
-          : null,
+      check: (v) => (v.replicas > 5 && v["resources.cpu_limit"] < 1.0 ? deploymentConfigMessages.replicasNeedCpu(v["resources.cpu_limit"], v.replicas) : null),
     },
     {
       id: "timeout-below-interval",
@@ -45,7 +48,7 @@ export const deploymentConfigSpec = defineSpec({
       inputs: { "health_check.timeout_seconds": "integer", "health_check.interval_seconds": "integer" },
       check: (v) =>
         v["health_check.timeout_seconds"] >= v["health_check.interval_seconds"]
-          ? `health_check.timeout_seconds is ${v["health_check.timeout_seconds"]}; it must be < health_check.interval_seconds (${v["health_check.interval_seconds"]})`
+          ? deploymentConfigMessages.timeoutBelowInterval(v["health_check.timeout_seconds"], v["health_check.interval_seconds"])
           : null,
     },
   ],
