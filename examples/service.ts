@@ -22,7 +22,7 @@
  * instances can serve the same threads and share Reflexion's memory; without
  * it, in memory. Environment: PORT (default 3000), HOST (default 127.0.0.1),
  * DATABASE_URL, and the model settings of the README (OPENAI_API_KEY or
- * OPENAI_BASE_URL, LLM_MODEL, …).
+ * OPENAI_BASE_URL, LLM_MODEL, …; LLM_MODEL=simulated needs no provider).
  *
  * Status codes: 400 bad JSON, bad fields or bad run configuration; 401
  * missing or unknown key; 404 unknown route; 405 wrong method; 413 body over
@@ -37,7 +37,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { readEnvironment } from "../src/configuration.js";
+import { readEnvironment, SIMULATED_MODEL } from "../src/configuration.js";
 import { ConfigurationError, ProviderError } from "../src/errors.js";
 import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
@@ -90,8 +90,12 @@ try {
 /** The user of a presented key; with no keys configured there are no users (single-tenant). */
 const userOf = userLookup(apiKeys);
 const authOn = apiKeys.size > 0;
-if (!env.openaiApiKey && !env.openaiBaseUrl) {
-  fail("No model provider is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server).");
+const simulated = env.model === SIMULATED_MODEL;
+if (!simulated && !env.openaiApiKey && !env.openaiBaseUrl) {
+  fail(
+    "No model provider is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server), " +
+      `or LLM_MODEL=${SIMULATED_MODEL} for the built-in simulated model (seeded rules, not a language model).`,
+  );
 }
 
 const persistence = await openPersistence({ env }).catch((error: unknown) => {
@@ -310,6 +314,7 @@ server.listen(port, host, () => {
       ? `auth on: ${apiKeys.size} API key(s) from SERVICE_API_KEYS; memory owner and threads are per key's user\n`
       : "single-tenant: SERVICE_API_KEYS is not set, so every caller may name any memory owner and any thread id\n",
   );
+  if (simulated) process.stdout.write(`model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules), not from a language model\n`);
 });
 
 // A promise rejection nobody handles is a bug to fix, but not a reason to drop every request in flight.

@@ -1,12 +1,15 @@
 /**
  * The model factory: the one place chat models are built. Any OpenAI-compatible
  * server works (OpenAI, Ollama, vLLM, LM Studio, llama.cpp) through
- * OPENAI_BASE_URL. Building a graph never needs a key; building a model does.
+ * OPENAI_BASE_URL. Building a graph never needs a key; building a model does,
+ * except the built-in simulated model, which only its exact name selects
+ * (`LLM_MODEL=simulated`, or a run's model `simulated`).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ChatOpenAI } from "@langchain/openai";
-import { readEnvironment, type Environment } from "./configuration.js";
+import { readEnvironment, SIMULATED_MODEL, type Environment } from "./configuration.js";
 import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
+import { simulatedModelSource } from "./simulated/model.js";
 
 /** What a node asks the factory for. */
 export interface ModelRequest {
@@ -28,7 +31,18 @@ export type ModelSource = BaseChatModel | ChatModelFactory;
 const models = new Map<string, BaseChatModel>();
 const MAX_CACHED_MODELS = 64;
 
+/**
+ * The built-in simulated model, one per role. Its seed is fixed, so a request always gets the same answers;
+ * its evaluations and reflections open with a line saying where they came from.
+ */
+const simulatedModel = simulatedModelSource({
+  seed: 1,
+  label: `(built-in simulated model "${SIMULATED_MODEL}": seeded rules, not a language model)`,
+});
+
 export function createChatModel(request: ModelRequest, env: Environment = readEnvironment()): BaseChatModel {
+  // The name alone decides: the simulated model is never a fallback for a missing or failing provider.
+  if (request.model === SIMULATED_MODEL) return simulatedModel(request);
   const key = JSON.stringify([request.model, request.temperature, env.openaiApiKey, env.openaiBaseUrl, env.timeoutMs, env.maxRetries]);
   const cached = models.get(key);
   if (cached) return cached;
@@ -42,7 +56,8 @@ function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel 
   if (!env.openaiApiKey && !env.openaiBaseUrl) {
     throw new ConfigurationError(
       "No model provider is configured: set OPENAI_API_KEY (for OpenAI), or OPENAI_BASE_URL (any OpenAI-compatible server, " +
-        "e.g. http://localhost:11434/v1 for Ollama) in the process environment (`npm start` and the command line also read them from ./.env; embedded code does not).",
+        "e.g. http://localhost:11434/v1 for Ollama) in the process environment (`npm start` and the command line also read them from ./.env; embedded code does not). " +
+        `To try the graphs without a provider, LLM_MODEL=${SIMULATED_MODEL} selects the built-in simulated model (seeded rules, not a language model).`,
     );
   }
   registerSecret(env.openaiApiKey);

@@ -19,7 +19,7 @@ import { Console } from "node:console";
 import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Command } from "@langchain/langgraph";
-import { ensureValidationConfig, readEnvironment, type Environment } from "../configuration.js";
+import { ensureValidationConfig, readEnvironment, SIMULATED_MODEL, type Environment } from "../configuration.js";
 import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
 import { createChatModel } from "../models.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
@@ -33,6 +33,11 @@ export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, 
 
 const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
+/** Said on stderr for every run whose answers come from the built-in simulated model, so none passes for a language model's. */
+const SIMULATED_NOTICE =
+  `model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules: a built-in spec's example with ` +
+  "seeded defects, fixed when the validator names them), not from a language model\n";
+
 const USAGE = `Usage: npm run -s generate -- [options] "request"
        npm run -s generate -- --thread ID    resume the thread's interrupted run, with the settings it started with
 
@@ -42,7 +47,8 @@ Options:
   --spec NAME|FILE       a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
                          {"name", "description", "schema"} (default deployment-config)
   --max-attempts N       attempts before giving up, 1-10 (default 3)
-  --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini)
+  --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini); "simulated" is the built-in
+                         simulated model: seeded rules, not a language model, no provider needed
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
   --interactive          when the model runs out of attempts, ask on the terminal: type the corrected JSON
@@ -57,7 +63,7 @@ Progress and messages go to stderr. Use "npm run -s" (or npx) so npm adds no ban
 Environment (also read from ./.env; a variable set in the environment wins over the file):
   OPENAI_BASE_URL        any OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OpenAI)
   OPENAI_API_KEY         the key (required for OpenAI; any string for local servers)
-  LLM_MODEL              default model name
+  LLM_MODEL              default model name ("simulated": the built-in simulated model)
   LLM_TIMEOUT_MS         deadline of each model request, whole answer included (default 60000)
   LLM_MAX_RETRIES        client retries on 429, 5xx, connection faults and timeouts (default 2)
   DATABASE_URL           postgres://… keeps runs in PostgreSQL, so an interrupted run can be resumed
@@ -186,7 +192,8 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   if (values.model !== undefined) runContext.model = values.model;
   else if (!resuming) runContext.model = environment.model;
   // Refused here, before the database is opened or any model called; a resume keeps its run's limits.
-  let maxAttempts = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment }).maxAttempts;
+  const checked = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment });
+  let maxAttempts = checked?.maxAttempts;
 
   let persistence: Persistence | undefined;
   let stdinLines: LineReader | undefined;
@@ -212,11 +219,13 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
         );
       }
       // The run goes on with the settings it was started with.
-      const started = (saved.values as { run?: { maxAttempts?: unknown } | null }).run;
+      const started = (saved.values as { run?: { maxAttempts?: unknown; model?: unknown } | null }).run;
       if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
       io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
-    } else if (persistence.kind === "postgres") {
-      io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
+      if (started?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
+    } else {
+      if (persistence.kind === "postgres") io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
+      if (checked?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
     }
     const streamRun = async (input: unknown): Promise<Record<string, any>> => {
       let final: Record<string, any> = {};

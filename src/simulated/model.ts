@@ -1,0 +1,443 @@
+/**
+ * The built-in simulated chat model: `LLM_MODEL=simulated` (or a run's model
+ * name `simulated`), and the evaluation's model. It is not a language model: it
+ * follows fixed, seeded rules (SIMULATION_RULES below), so what it shows is how
+ * the graphs behave under those rules, not how a real LLM behaves. Its first
+ * answer to a request is a built-in spec's example with seeded defects; a retry
+ * fixes exactly the defects its feedback names.
+ *
+ * `simulatedModelSource({ seed })` is a ModelSource factory (src/models.ts)
+ * that gives each role (generate, actor, evaluator, reflector, reviewer) a
+ * model that plays it. The role can also be read from the prompt.
+ */
+import type { BaseMessage } from "@langchain/core/messages";
+import { builtinSpecs } from "../specs/registry.js";
+import { seededRandom as random } from "./random.js";
+import { ScriptedChatModel } from "./scripted-model.js";
+
+/** How many constraints a request's first answer typically breaks. */
+export type Difficulty = "easy" | "medium" | "hard";
+
+/** A request the model knows in advance: its spec and difficulty (the evaluation suite's entries). */
+export interface SimulatedRequest {
+  request: string;
+  spec: string;
+  difficulty: Difficulty;
+}
+
+// ---------------------------------------------------------------------------
+// Defects: ways to break a spec's example, and what fixing them means
+
+const DELETE = Symbol("delete");
+type Patch = [path: string[], value: unknown][];
+
+export interface Defect {
+  id: string;
+  /** What the defect is, in the words of a reviewer. */
+  kind: "missing field" | "wrong type" | "out of range" | "pattern" | "enum" | "cross-field rule" | "unexpected field" | "format" | "duplicate items";
+  /** The field as feedback names it, e.g. `resources.cpu_limit` or `headers["Content-Type"]`. */
+  label: string;
+  description: string;
+  /** Fields the defect writes or a rule it breaks reads; two defects of one answer never share one. */
+  touches: string[];
+  /** How a feedback text names this defect. */
+  mentions: RegExp[];
+  broken: Patch;
+  /** The corrected values (default: the example's values at the broken paths). */
+  fixed?: Patch;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** A field path named as the subject of a sentence ("x is …", "x has …", "x: …"), not inside another name. */
+function named(label: string): RegExp {
+  return new RegExp(`(?<![\\w.\\["])${escape(label)}(?=\\s+(?:is|has|does|contains|must)\\b|:)`);
+}
+
+function defect(d: Omit<Defect, "mentions"> & { mentions?: RegExp[] }): Defect {
+  return { ...d, mentions: d.mentions ?? [named(d.label)] };
+}
+
+const p = (dotted: string): string[] => dotted.split(".");
+
+export const DEFECTS: Record<string, Defect[]> = {
+  "deployment-config": [
+    defect({ id: "bad-service-name", kind: "pattern", label: "service_name", description: "must be lower-case letters, digits and dashes, starting with a letter", touches: ["service_name"], broken: [[p("service_name"), "Checkout_Service"]] }),
+    defect({ id: "replicas-string", kind: "wrong type", label: "replicas", description: "must be an integer, not a string", touches: ["replicas"], broken: [[p("replicas"), "8"]] }),
+    defect({
+      id: "replicas-need-cpu",
+      kind: "cross-field rule",
+      label: "resources.cpu_limit",
+      description: "replicas > 5 requires cpu_limit >= 1.0",
+      touches: ["replicas", "resources.cpu_limit"],
+      broken: [[p("replicas"), 8], [p("resources.cpu_limit"), 0.5]],
+      fixed: [[p("replicas"), 8], [p("resources.cpu_limit"), 1.0]],
+    }),
+    defect({ id: "cpu-string", kind: "wrong type", label: "resources.cpu_limit", description: "must be a number, not a string", touches: ["resources.cpu_limit"], broken: [[p("resources.cpu_limit"), "1"]] }),
+    defect({ id: "memory-too-low", kind: "out of range", label: "resources.memory_limit_mb", description: "must be at least 128", touches: ["resources.memory_limit_mb"], broken: [[p("resources.memory_limit_mb"), 64]] }),
+    defect({ id: "missing-health-path", kind: "missing field", label: "health_check.path", description: "is required", touches: ["health_check.path"], broken: [[p("health_check.path"), DELETE]] }),
+    defect({
+      id: "timeout-not-below-interval",
+      kind: "cross-field rule",
+      label: "health_check.timeout_seconds",
+      description: "must be less than health_check.interval_seconds",
+      touches: ["health_check.timeout_seconds", "health_check.interval_seconds"],
+      broken: [[p("health_check.timeout_seconds"), 30]],
+      fixed: [[p("health_check.timeout_seconds"), 5]],
+    }),
+    defect({ id: "interval-too-short", kind: "out of range", label: "health_check.interval_seconds", description: "must be at least 5", touches: ["health_check.interval_seconds", "health_check.timeout_seconds"], broken: [[p("health_check.interval_seconds"), 1]] }),
+  ],
+  "api-request": [
+    defect({ id: "method-lowercase", kind: "enum", label: "method", description: "must be an upper-case HTTP method", touches: ["method"], broken: [[p("method"), "post"]] }),
+    defect({ id: "http-url", kind: "pattern", label: "url", description: "must be an https:// URL", touches: ["url"], broken: [[p("url"), "http://api.example.com/v1/orders"]] }),
+    defect({ id: "missing-content-type", kind: "cross-field rule", label: 'headers["Content-Type"]', description: "a POST needs Content-Type: application/json", touches: ["method", "body", "headers.Content-Type"], broken: [[["headers", "Content-Type"], DELETE]] }),
+    defect({ id: "missing-idempotency-key", kind: "cross-field rule", label: 'headers["Idempotency-Key"]', description: "a retried POST needs an Idempotency-Key header", touches: ["method", "retries", "headers.Idempotency-Key"], broken: [[["headers", "Idempotency-Key"], DELETE]] }),
+    defect({ id: "retry-budget", kind: "cross-field rule", label: "timeout_ms", description: "timeout_ms * (retries + 1) must not exceed 120000", touches: ["timeout_ms", "retries"], broken: [[p("timeout_ms"), 60000]], fixed: [[p("timeout_ms"), 30000]] }),
+    defect({ id: "timeout-string", kind: "wrong type", label: "timeout_ms", description: "must be an integer, not a string", touches: ["timeout_ms"], broken: [[p("timeout_ms"), "5000"]] }),
+    defect({ id: "too-many-retries", kind: "out of range", label: "retries", description: "must be at most 5", touches: ["retries"], broken: [[p("retries"), 7]] }),
+    defect({ id: "null-body", kind: "cross-field rule", label: "body", description: "a POST needs an object body", touches: ["method", "body"], broken: [[p("body"), null]] }),
+    defect({ id: "extra-auth-token", kind: "unexpected field", label: "auth_token", description: "is not an allowed field", touches: ["auth_token"], broken: [[p("auth_token"), "secret"]], mentions: [/\bauth_token\b/] }),
+  ],
+  "db-query": [
+    defect({ id: "table-uppercase", kind: "pattern", label: "table", description: "must be a lower-case identifier", touches: ["table"], broken: [[p("table"), "Orders"]] }),
+    defect({ id: "order-by-not-selected", kind: "cross-field rule", label: "order_by.column", description: "must be one of the selected columns", touches: ["order_by.column", "columns"], broken: [[p("order_by.column"), "updated_at"]] }),
+    defect({ id: "limit-too-high", kind: "out of range", label: "limit", description: "must be at most 1000", touches: ["limit"], broken: [[p("limit"), 5000]] }),
+    defect({ id: "in-needs-list", kind: "cross-field rule", label: "filters[0].value", description: 'op "in" needs a list of values', touches: ["filters"], broken: [[["filters", "0", "value"], "paid"]] }),
+    defect({ id: "direction-uppercase", kind: "enum", label: "order_by.direction", description: 'must be "asc" or "desc"', touches: ["order_by.direction"], broken: [[p("order_by.direction"), "DESC"]] }),
+    defect({ id: "offset-string", kind: "wrong type", label: "offset", description: "must be an integer, not a string", touches: ["offset"], broken: [[p("offset"), "100"]] }),
+    defect({ id: "duplicate-columns", kind: "duplicate items", label: "columns", description: "must not repeat a column", touches: ["columns"], broken: [[p("columns"), ["id", "customer_id", "total", "created_at", "id"]]] }),
+    defect({ id: "pagination-window", kind: "cross-field rule", label: "limit + offset", description: "must be at most 10000", touches: ["limit", "offset"], broken: [[p("offset"), 9990]], mentions: [/limit \+ offset\b/] }),
+    defect({ id: "missing-order-by", kind: "cross-field rule", label: "order_by", description: "offset > 0 needs order_by", touches: ["order_by", "order_by.column", "order_by.direction", "offset"], broken: [[p("order_by"), DELETE]] }),
+  ],
+  "signup-form": [
+    defect({ id: "password-mismatch", kind: "cross-field rule", label: "confirm_password", description: "must equal password", touches: ["confirm_password", "password"], broken: [[p("confirm_password"), "correct-horse-battery!"]] }),
+    defect({ id: "country-lowercase", kind: "pattern", label: "country", description: "must be two upper-case letters", touches: ["country"], broken: [[p("country"), "gb"]] }),
+    defect({ id: "terms-not-accepted", kind: "enum", label: "accept_terms", description: "must be true", touches: ["accept_terms"], broken: [[p("accept_terms"), false]] }),
+    defect({
+      id: "minor-without-consent",
+      kind: "cross-field rule",
+      label: "parental_consent",
+      description: "under 18 requires parental_consent = true",
+      touches: ["age", "parental_consent"],
+      broken: [[p("age"), 16]],
+      fixed: [[p("age"), 16], [p("parental_consent"), true]],
+    }),
+    defect({ id: "short-password", kind: "out of range", label: "password", description: "must be at least 12 characters", touches: ["password", "confirm_password"], broken: [[p("password"), "hunter2"], [p("confirm_password"), "hunter2"]] }),
+    defect({
+      id: "password-contains-email",
+      kind: "cross-field rule",
+      label: "password",
+      description: "must not contain the e-mail's name",
+      touches: ["password", "confirm_password", "email"],
+      broken: [[p("password"), "ada-secret-pass-1"], [p("confirm_password"), "ada-secret-pass-1"]],
+    }),
+    defect({ id: "age-string", kind: "wrong type", label: "age", description: "must be an integer, not a string", touches: ["age"], broken: [[p("age"), "36"]] }),
+    defect({ id: "bad-email", kind: "format", label: "email", description: "must be a valid e-mail address", touches: ["email"], broken: [[p("email"), "ada.example.com"]] }),
+    defect({ id: "extra-username", kind: "unexpected field", label: "username", description: "is not an allowed field", touches: ["username"], broken: [[p("username"), "ada"]], mentions: [/\busername\b/] }),
+  ],
+};
+
+/** How many defects a first answer has, by difficulty (seeded choice between the two). */
+export const DEFECTS_BY_DIFFICULTY: Record<Difficulty, [number, number]> = { easy: [0, 1], medium: [1, 2], hard: [3, 4] };
+
+export const DEFAULT_MISS_RATE = 0.6;
+
+export const SIMULATION_RULES = [
+  "It is not a language model; it follows fixed rules with a seeded random generator, so a seed always gives the same numbers.",
+  "As a generator, its first answer to a request is the spec's example with seeded defects: 0-1 for an easy request, 1-2 for a medium one, 3-4 for a hard one " +
+    "(the suite marks each request; a request it does not list counts as medium), chosen from a per-spec catalogue (wrong type, missing field, out of range, pattern, enum, format, unexpected field, broken cross-field rule; " +
+    "two defects of one answer never touch the same field).",
+  "On a retry it fixes exactly the defects that its feedback names (a defect is named when the feedback mentions its field path as the subject of a sentence, " +
+    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`), keeps the others, and never introduces new ones.",
+  "As a reviewer (the self-review strategy) it misses each defect present in the answer with the miss rate (default 0.6) and names the others; " +
+    'if it names none it replies "APPROVED".',
+  'As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; ' +
+    'without a validator section it judges like the reviewer. It always ends with "Final score: N/10". As a reflector it repeats the evaluation\'s problem lines.',
+  "Which spec a request is for: the suite's entry, else the spec the system prompt describes, else the request's own words (deploy → deployment-config, sign up or register → signup-form, " +
+    "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a spec that is not built in, or a request none of these identify, " +
+    "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
+  "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
+];
+
+// ---------------------------------------------------------------------------
+// Seeded randomness
+
+function hash(...parts: (string | number)[]): number {
+  let h = 0x811c9dc5;
+  for (const part of parts) {
+    const s = `${part}\u0000`;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  }
+  return h >>> 0;
+}
+
+// ---------------------------------------------------------------------------
+// Building answers
+
+function getAt(value: unknown, path: string[]): { present: boolean; value?: unknown } {
+  let current = value;
+  for (const key of path) {
+    if (current === null || typeof current !== "object" || !Object.hasOwn(current, key)) return { present: false };
+    current = (current as Record<string, unknown>)[key];
+  }
+  return { present: true, value: current };
+}
+
+function setAt(target: Record<string, unknown>, path: string[], value: unknown): void {
+  let current: Record<string, unknown> = target;
+  for (const key of path.slice(0, -1)) {
+    if (current[key] === null || typeof current[key] !== "object") current[key] = {};
+    current = current[key] as Record<string, unknown>;
+  }
+  const last = path[path.length - 1];
+  if (value === DELETE) delete current[last];
+  else current[last] = structuredClone(value);
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Whether an answer shows the defect: every broken value is there (a deleted field is absent). */
+export function exhibits(defect: Defect, answer: unknown): boolean {
+  return defect.broken.every(([path, value]) => {
+    const found = getAt(answer, path);
+    return value === DELETE ? !found.present : found.present && sameJson(found.value, value);
+  });
+}
+
+function fixedPatch(defect: Defect, example: unknown): Patch {
+  if (defect.fixed) return defect.fixed;
+  return defect.broken.map(([path]) => {
+    const found = getAt(example, path);
+    return [path, found.present ? found.value : DELETE];
+  });
+}
+
+/** The spec's example with the planned defects: those in `remaining` broken, the others corrected. */
+export function buildAnswer(specName: string, planned: readonly Defect[], remaining: ReadonlySet<string>): Record<string, unknown> {
+  const example = builtinSpecs.get(specName)?.example;
+  const answer = structuredClone(example) as Record<string, unknown>;
+  for (const d of planned) for (const [path, value] of remaining.has(d.id) ? d.broken : fixedPatch(d, example)) setAt(answer, path, value);
+  return answer;
+}
+
+/** The defects of a request's first answer: seeded by (seed, request), their number by difficulty. */
+export function planDefects(specName: string, requestText: string, difficulty: Difficulty, seed: number): Defect[] {
+  const r = random(hash(seed, "plan", specName, requestText));
+  const [low, high] = DEFECTS_BY_DIFFICULTY[difficulty];
+  const count = r() < 0.5 ? low : high;
+  const catalogue = [...(DEFECTS[specName] ?? [])];
+  for (let i = catalogue.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [catalogue[i], catalogue[j]] = [catalogue[j], catalogue[i]];
+  }
+  const chosen: Defect[] = [];
+  const touched = new Set<string>();
+  for (const d of catalogue) {
+    if (chosen.length >= count) break;
+    if (d.touches.some((t) => touched.has(t))) continue;
+    chosen.push(d);
+    for (const t of d.touches) touched.add(t);
+  }
+  return chosen;
+}
+
+// ---------------------------------------------------------------------------
+// Reading prompts
+
+/** The text after `heading\n` up to the next blank line (or the end). */
+function section(text: string, heading: string): { body: string; end: number } | undefined {
+  const start = text.indexOf(`${heading}\n`);
+  if (start < 0) return undefined;
+  const from = start + heading.length + 1;
+  const stop = text.indexOf("\n\n", from);
+  const end = stop < 0 ? text.length : stop;
+  return { body: text.slice(from, end), end };
+}
+
+function parseJson(text: string | undefined): unknown {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text.trim());
+  } catch {
+    return undefined;
+  }
+}
+
+const bySpecDescription = new Map([...builtinSpecs.values()].map((s) => [s.description, s.name]));
+
+/** The built-in spec a request's own words point to, first match in this order (SIMULATION_RULES says which words). */
+const SPEC_WORDS: ReadonlyArray<[spec: string, words: RegExp]> = [
+  ["deployment-config", /\bdeploy/i],
+  ["signup-form", /\bsign[- ]?up\b|\bregist(?:er|ration)\b/i],
+  ["api-request", /\b(?:GET|POST|PUT|PATCH|DELETE|HEAD)\b|\bhttps?:\/\/|\bapi[- ]request\b/i],
+  ["db-query", /\b(?:quer(?:y|ies)|table|rows?|columns?)\b/i],
+];
+
+function specNamedBy(requestText: string): string | undefined {
+  return SPEC_WORDS.find(([spec, words]) => builtinSpecs.has(spec) && words.test(requestText))?.[0];
+}
+
+const BUILTIN_NAMES = [...builtinSpecs.keys()].join(", ");
+
+/** The reply to a request the rules give no answer for: says what the model is and why, and is not JSON. */
+function cannotAnswer(why: string): string {
+  return (
+    `This reply comes from the built-in simulated model (model name "simulated"), not from a language model. It only writes the example of a built-in spec ` +
+    `(${BUILTIN_NAMES}) with seeded defects, and ${why}. For a real answer, configure a model provider (OPENAI_API_KEY or OPENAI_BASE_URL) and a model name.`
+  );
+}
+
+interface RequestContext {
+  /** The built-in spec the request is for; undefined when the rules cannot tell (or the spec is not built in). */
+  specName: string | undefined;
+  /** Why there is no spec, for the reply that says so. */
+  unknownBecause?: string;
+  requestText: string;
+  planned: Defect[];
+}
+
+export type SimulatedRole = "generator" | "reviewer" | "evaluator" | "reflector";
+
+export interface SimulatedModelOptions {
+  seed: number;
+  /** Probability that the reviewer misses a defect (self-review strategy). */
+  missRate?: number;
+  /** Requests the model knows (spec and difficulty), e.g. the evaluation suite; any other request counts as medium. */
+  suite?: readonly SimulatedRequest[];
+  /** Simulated latency per call, ms (default 0). */
+  latencyMs?: number;
+  /** A line put before every free-text answer (evaluations, reflections, reviews), so that records say where they came from. */
+  label?: string;
+}
+
+/** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are ScriptedChatModel's. */
+export class SimulatedChatModel extends ScriptedChatModel {
+  private readonly seed: number;
+  private readonly missRate: number;
+  private readonly requests: Map<string, SimulatedRequest>;
+  private readonly label: string;
+
+  constructor(
+    options: SimulatedModelOptions,
+    private readonly role?: SimulatedRole,
+  ) {
+    // No recording: an evaluation makes thousands of calls and reads none back.
+    super({ record: false, latencyMs: options.latencyMs });
+    this.seed = options.seed;
+    this.missRate = options.missRate ?? DEFAULT_MISS_RATE;
+    this.requests = new Map((options.suite ?? []).map((r) => [r.request, r]));
+    this.label = options.label ? `${options.label}\n` : "";
+  }
+
+  override _llmType(): string {
+    return "simulated";
+  }
+
+  protected override answer(messages: BaseMessage[]): string {
+    const system = messages.filter((m) => m.getType() === "system").map((m) => String(m.content)).join("\n");
+    const prompt = messages.filter((m) => m.getType() !== "system").map((m) => String(m.content)).join("\n\n");
+    return this.respond(this.role ?? detectRole(system), system, prompt);
+  }
+
+  /** Which request a prompt is about: its spec, difficulty and planned defects. */
+  private requestContext(system: string, prompt: string): RequestContext {
+    const requestText = section(prompt, "Request:")?.body ?? section(prompt, "Task:")?.body ?? "";
+    const known = this.requests.get(requestText);
+    const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
+    let specName: string | undefined;
+    let unknownBecause: string | undefined;
+    if (known) specName = known.spec;
+    else if (described !== undefined) {
+      specName = bySpecDescription.get(described);
+      if (specName === undefined) unknownBecause = "this run's spec is not one of them";
+    } else {
+      specName = specNamedBy(requestText);
+      if (specName === undefined) unknownBecause = "this request does not say which of them it is for";
+    }
+    const planned = specName === undefined ? [] : planDefects(specName, requestText, known?.difficulty ?? "medium", this.seed);
+    return { specName, unknownBecause, requestText, planned };
+  }
+
+  private respond(role: SimulatedRole, system: string, prompt: string): string {
+    const ctx = this.requestContext(system, prompt);
+    switch (role) {
+      case "generator":
+        return ctx.specName === undefined ? cannotAnswer(ctx.unknownBecause ?? "") : this.writeAnswer(ctx.specName, ctx, prompt);
+      case "reviewer": {
+        if (ctx.specName === undefined) return `${this.label}${cannotAnswer(`cannot review an answer when ${ctx.unknownBecause ?? ""}`)}`;
+        const answer = parseJson(section(prompt, "JSON to review:")?.body);
+        const named = this.reviewAnswer(ctx, answer);
+        return `${this.label}${
+          named.length === 0
+            ? "APPROVED. The JSON looks good: it satisfies every constraint and rule."
+            : `Problems found:\n${named.map((d) => `- ${d.label}: ${d.description}`).join("\n")}`
+        }`;
+      }
+      case "evaluator":
+        return `${this.label}${this.evaluate(ctx, prompt)}`;
+      case "reflector": {
+        const evaluation = prompt.slice(prompt.indexOf("Evaluation:"));
+        const lines = evaluation.split("\n").filter((l) => l.startsWith("- "));
+        return `${this.label}${lines.length === 0 ? "Nothing to change." : `Next time, fix:\n${lines.join("\n")}`}`;
+      }
+    }
+  }
+
+  private evaluate(ctx: RequestContext, prompt: string): string {
+    const errors = section(prompt, "Validator errors (deterministic, certainly correct):")?.body;
+    if (errors !== undefined) {
+      const lines = errors.split("\n").filter((l) => l.startsWith("- "));
+      return `The response does not meet the spec. The validator reports:\n${lines.join("\n")}\nFinal score: ${Math.max(1, 6 - lines.length)}/10`;
+    }
+    if (prompt.includes("passes the deterministic validator")) return "The response meets every constraint and rule. Final score: 9.5/10";
+    if (ctx.specName === undefined) return `${cannotAnswer(`cannot judge a response when ${ctx.unknownBecause ?? ""}`)}\nFinal score: 0/10`;
+    const named = this.reviewAnswer(ctx, parseJson(section(prompt, "Response:")?.body));
+    return named.length === 0
+      ? "Looks good. Final score: 9.5/10"
+      : `Problems:\n${named.map((d) => `- ${d.label}: ${d.description}`).join("\n")}\nFinal score: 6/10`;
+  }
+
+  private writeAnswer(specName: string, ctx: RequestContext, prompt: string): string {
+    const previous = section(prompt, "Your previous answer:") ?? section(prompt, "Your previous response:");
+    const remaining = new Set(ctx.planned.map((d) => d.id));
+    if (previous) {
+      const answer = parseJson(previous.body);
+      const feedback = prompt.slice(previous.end);
+      for (const d of ctx.planned) {
+        if (answer !== undefined && !exhibits(d, answer)) remaining.delete(d.id);
+        else if (d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
+      }
+    }
+    return JSON.stringify(buildAnswer(specName, ctx.planned, remaining));
+  }
+
+  /** The defects present in `answer` that the reviewer names (each missed with the miss rate, seeded by request, answer and defect). */
+  private reviewAnswer(ctx: RequestContext, answer: unknown): Defect[] {
+    if (answer === undefined) return [];
+    const text = JSON.stringify(answer);
+    return ctx.planned.filter((d) => exhibits(d, answer) && random(hash(this.seed, "review", ctx.requestText, text, d.id))() >= this.missRate);
+  }
+}
+
+/** The role a prompt asks for, when the model was not built for one role. */
+export function detectRole(system: string): SimulatedRole {
+  if (/strict, fair evaluator/.test(system)) return "evaluator";
+  if (/You reflect on an attempt/.test(system)) return "reflector";
+  if (/You review JSON objects/.test(system)) return "reviewer";
+  return "generator";
+}
+
+const ROLE_OF: Record<string, SimulatedRole> = { generate: "generator", actor: "generator", evaluator: "evaluator", reflector: "reflector", reviewer: "reviewer" };
+
+/** A ModelSource factory (src/models.ts): one simulated model per role. */
+export function simulatedModelSource(options: SimulatedModelOptions): (request: { role: string; model?: string; temperature?: number }) => SimulatedChatModel {
+  const models = new Map<SimulatedRole, SimulatedChatModel>();
+  return (request) => {
+    const role = ROLE_OF[request.role] ?? "generator";
+    let model = models.get(role);
+    if (!model) models.set(role, (model = new SimulatedChatModel(options, role)));
+    return model;
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * A chat model that answers in process, without a network: from a script, or computed by a subclass (the
+ * built-in simulated model). Token usage is estimated from the text's size. The tests, benchmarks and the
+ * evaluation script their models with it too.
+ */
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, type BaseMessage } from "@langchain/core/messages";
+import type { ChatResult } from "@langchain/core/outputs";
+
+/** One scripted answer: a text, an error to throw, or a function of the prompt giving either. */
+export type ScriptedAnswer = string | Error | ((messages: BaseMessage[]) => string | Error);
+
+export interface ScriptedChatModelOptions {
+  /** The answers in call order. */
+  answers?: readonly ScriptedAnswer[];
+  /** Cycle through the answers; otherwise a call past the last one throws, so a test that makes an unplanned call fails. */
+  repeat?: boolean;
+  /** Keep each call's messages in `calls` (default true); benchmarks that make many calls turn it off. */
+  record?: boolean;
+  /** Wait this long before answering (default 0). */
+  latencyMs?: number;
+}
+
+/** Characters of a prompt, as the usage estimate counts them. */
+function promptChars(prompt: readonly BaseMessage[]): number {
+  let n = 0;
+  for (const m of prompt) n += typeof m.content === "string" ? m.content.length : String(m.content).length;
+  return n;
+}
+
+/** A reply with token usage roughly proportional to the text (4 characters a token), as a provider would report it. */
+export function aiReply(text: string, prompt: readonly BaseMessage[] = []): AIMessage {
+  const input = Math.max(1, Math.ceil(promptChars(prompt) / 4));
+  const output = Math.max(1, Math.ceil(text.length / 4));
+  return new AIMessage({ content: text, usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output } });
+}
+
+export class ScriptedChatModel extends BaseChatModel {
+  /** Every call's messages, in order (empty when recording is off). */
+  readonly calls: { messages: BaseMessage[]; options: unknown }[] = [];
+  private readonly answers: readonly ScriptedAnswer[];
+  private readonly repeat: boolean;
+  private readonly record: boolean;
+  private readonly latencyMs: number;
+  private count = 0;
+
+  constructor(options: ScriptedChatModelOptions = {}) {
+    super({});
+    this.answers = options.answers ?? [];
+    this.repeat = options.repeat ?? false;
+    this.record = options.record ?? true;
+    this.latencyMs = options.latencyMs ?? 0;
+  }
+
+  /** How many times the model was called. */
+  get callCount(): number {
+    return this.count;
+  }
+
+  _llmType(): string {
+    return "scripted";
+  }
+
+  /** The answer to call number `call` (0-based); a model that computes its answers overrides this. */
+  protected answer(messages: BaseMessage[], call: number): string | Error {
+    const scripted = this.repeat && this.answers.length > 0 ? this.answers[call % this.answers.length] : this.answers[call];
+    if (scripted === undefined) return new Error(`ScriptedChatModel: no answer scripted for call ${call + 1} (${this.answers.length} scripted)`);
+    return typeof scripted === "function" ? scripted(messages) : scripted;
+  }
+
+  async _generate(messages: BaseMessage[], options: this["ParsedCallOptions"]): Promise<ChatResult> {
+    const call = this.count++;
+    if (this.record) this.calls.push({ messages: [...messages], options });
+    const value = this.answer(messages, call);
+    if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
+    if (value instanceof Error) throw value;
+    return { generations: [{ text: value, message: aiReply(value, messages) }] };
+  }
+}

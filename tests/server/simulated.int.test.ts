@@ -1,0 +1,67 @@
+/**
+ * The dev server with LLM_MODEL=simulated and no model provider at all (what `LLM_MODEL=simulated npm start`
+ * gives a newcomer): a validation run and a Reflexion run through the SDK end valid, and each says that its
+ * answers come from the built-in simulated model: the validation run's settings name the model, and the
+ * Reflexion run's evaluations open with the model's label.
+ */
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { checkValue } from "../../src/specs/check.js";
+import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
+
+const START_TIMEOUT = 180_000;
+const TEST_TIMEOUT = 120_000;
+
+describe("LangGraph server with LLM_MODEL=simulated and no provider", () => {
+  let server: DevServer | undefined;
+  let client: Client;
+
+  beforeAll(async () => {
+    server = await startDevServer({ env: { LLM_MODEL: "simulated" }, startTimeoutMs: START_TIMEOUT - 20_000 });
+    client = new Client({ apiUrl: server.url, apiKey: null });
+  }, START_TIMEOUT);
+
+  afterAll(async () => {
+    await server?.stop();
+  }, 60_000);
+
+  /** On failure, the server's recent output is part of the message. */
+  const test = (name: string, fn: () => Promise<void>) =>
+    it(
+      name,
+      async () => {
+        try {
+          await fn();
+        } catch (error) {
+          if (error instanceof Error) error.message += `\n--- langgraphjs dev output (tail) ---\n${server?.tail(6_000)}`;
+          throw error;
+        }
+      },
+      TEST_TIMEOUT,
+    );
+
+  test("a validation run ends valid after its errors are fed back; the run settings say model: simulated", async () => {
+    const thread = await client.threads.create();
+    const out = (await client.runs.wait(thread.thread_id, "validation", {
+      input: { request: "A deployment config for payments-api with 8 replicas" },
+    })) as { success: boolean; result: unknown; history: Array<{ valid: boolean; errors: string[] }> };
+    expect(out.success, JSON.stringify(out)).toBe(true);
+    expect(out.history[0]).toMatchObject({ valid: false });
+    expect(out.history[0].errors.length).toBeGreaterThan(0);
+    expect((await checkValue(builtinSpecs.get("deployment-config")!, out.result)).valid).toBe(true);
+    const state = await client.threads.getState<{ run: { model: string } }>(thread.thread_id);
+    expect(state.values.run.model).toBe("simulated");
+  });
+
+  test("a Reflexion run with a gate spec: a valid best response, evaluations labelled as the simulated model's", async () => {
+    const out = (await client.runs.wait(null, "reflexion", {
+      input: { tasks: ["A deployment config for payments-api with 8 replicas"] },
+      context: { spec: "deployment-config", maxLoops: 3 },
+    })) as { results: Array<string | null>; outcomes: Array<{ valid: boolean | null }>; steps: Array<Array<{ evaluation: string }>> };
+    expect(out.outcomes[0]?.valid, JSON.stringify(out)).toBe(true);
+    expect((await checkValue(builtinSpecs.get("deployment-config")!, JSON.parse(out.results[0]!))).valid).toBe(true);
+    expect(out.steps[0].length).toBeGreaterThan(0);
+    for (const step of out.steps[0]) expect(step.evaluation).toMatch(/^\(built-in simulated model "simulated": seeded rules, not a language model\)/);
+  });
+});
