@@ -2,7 +2,7 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--thread ID] "request"
+ *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--thread ID] "request"
  *   npm run -s generate -- --thread ID            (resume an interrupted run)
  *
  * stdout carries exactly one JSON document, whatever happens: the valid object (exit 0), or an object
@@ -49,6 +49,9 @@ Options:
   --max-attempts N       attempts before giving up, 1-10 (default 3)
   --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini); "simulated" is the built-in
                          simulated model: seeded rules, not a language model, no provider needed
+  --output-mode MODE     how the model is asked for JSON: text (the prompt asks for it), json_object (the
+                         provider's JSON mode), json_schema (its structured output with the spec's schema) or
+                         tool (a forced tool call) (default text); the validator judges the answer in every mode
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
   --interactive          when the model runs out of attempts, ask on the terminal: type the corrected JSON
@@ -147,6 +150,7 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
         spec: { type: "string" },
         "max-attempts": { type: "string" },
         model: { type: "string" },
+        "output-mode": { type: "string" },
         "stop-on-no-progress": { type: "boolean" },
         thread: { type: "string" },
         interactive: { type: "boolean" },
@@ -187,6 +191,8 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
     const raw = String(values["max-attempts"]);
     runContext.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
   }
+  // Checked with the other settings below: a mode that does not exist is refused with the run's own message.
+  if (values["output-mode"] !== undefined) runContext.outputMode = String(values["output-mode"]);
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
   // graph's own default reads process.env; a resume keeps the model its run started with.
   if (values.model !== undefined) runContext.model = values.model;
