@@ -20,6 +20,7 @@ import { validateAgainstSpec } from "../src/specs/check.js";
 import { startScriptedOpenAIServer, type RecordedRequest } from "../testkit/openai-server.js";
 import { compare, fmt, outcomeBlocks, table, type BenchOptions, type BenchResult, type Target } from "./common.js";
 import { makePeer, type PeerName } from "./peer-clients.js";
+import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
 
 const SEED = 1;
 const MAX_ATTEMPTS = 5;
@@ -62,7 +63,7 @@ function simulatedPrompt(req: RecordedRequest): BaseMessage[] {
   const first = turns[0]?.content ?? "";
   const lastAssistant = [...turns].reverse().find((m) => m.role === "assistant");
   const last = turns.at(-1)?.content ?? "";
-  const prompt = lastAssistant && !last.includes("Your previous answer:") ? `${first}\n\nYour previous answer:\n${lastAssistant.content}\n\n${last}` : last;
+  const prompt = lastAssistant && !last.includes(PROMPT_HEADINGS.previousAnswer) ? `${first}\n\n${PROMPT_HEADINGS.previousAnswer}\n${lastAssistant.content}\n\n${last}` : last;
   return [new SystemMessage(system), new HumanMessage(prompt)];
 }
 

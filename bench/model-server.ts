@@ -24,6 +24,7 @@ import { createInterface } from "node:readline";
 import { pathToFileURL } from "node:url";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
+import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);
@@ -43,7 +44,7 @@ export function replyFor(mode: ServerMode, req: RecordedRequest): string {
   if (mode === "never-valid") return BROKEN_REPLY;
   const last = req.messages.at(-1)?.content ?? "";
   // A retry: the package's retry prompt, or a conversation that carries the previous answer (the peers' loops).
-  const retry = last.includes("A validator rejected it") || req.messages.some((m) => m.role === "assistant");
+  const retry = last.includes(PROMPT_HEADINGS.errors) || req.messages.some((m) => m.role === "assistant");
   return retry ? VALID_REPLY : BROKEN_REPLY;
 }
 

@@ -24,6 +24,7 @@ import {
   outcomeBlocks,
   type Target,
 } from "./common.js";
+import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
 
 const MAX_ATTEMPTS = 5;
 const REQUEST = "A deployment config for payments-api with 8 replicas";
@@ -56,7 +57,7 @@ export async function run(_opts: BenchOptions): Promise<BenchResult> {
     for (let i = 0; i < out.history.length; i++) {
       transcriptChars.push(transcript.reduce((n, m) => n + m.length, 0));
       const h = out.history[i];
-      transcript.push(h.output, `A validator rejected it with these errors:\n${h.errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`);
+      transcript.push(h.output, `${PROMPT_HEADINGS.errors}\n${h.errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`);
     }
 
     const ratio = (xs: number[]) => Math.max(...xs) / Math.min(...xs);

@@ -20,6 +20,7 @@ import { resolveSpec } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { callModel } from "../src/shared/model-call.js";
 import { bound } from "../src/shared/text.js";
+import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { firstAttemptPrompt, generationSystemPrompt, MAX_ECHOED_OUTPUT_CHARS } from "../src/validation/prompts.js";
@@ -115,13 +116,13 @@ export function reviewSystemPrompt(spec: Spec): string {
 }
 
 export function reviewPrompt(request: string, output: string): string {
-  return `Request:\n${request}\n\nJSON to review:\n${bound(output, MAX_ECHOED_OUTPUT_CHARS)}`;
+  return `${PROMPT_HEADINGS.request}\n${request}\n\nJSON to review:\n${bound(output, MAX_ECHOED_OUTPUT_CHARS)}`;
 }
 
 export function reviseAfterReviewPrompt(request: string, previousOutput: string, review: string): string {
   return [
-    `Request:\n${request}`,
-    `Your previous answer:\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
+    `${PROMPT_HEADINGS.request}\n${request}`,
+    `${PROMPT_HEADINGS.previousAnswer}\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
     `A reviewer found these problems:\n${bound(review, MAX_ECHOED_OUTPUT_CHARS)}`,
     "Reply with the corrected JSON object only. Fix every problem listed and keep everything that was already right.",
   ].join("\n\n");

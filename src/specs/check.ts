@@ -24,7 +24,7 @@ import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from
 import { toJsonData } from "../shared/json-data.js";
 import { bound } from "../shared/text.js";
 import type { Spec } from "./spec.js";
-import { capMessages, judgeSchemaAndRules, ruleMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
+import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
 
 export type CheckLimits = JsonLimits & ValidationLimits;
 
@@ -136,7 +136,7 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   // async; awaited here, its rejection is observed and judged), each settled under the deadline.
   for (const rule of structure.pending) {
     const settled = await withDeadline(rule.outcome, deadline, "it");
-    structure.messages.push(...("failed" in settled ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${settled.failed}`] : ruleMessages(settled.value, rule.id)));
+    structure.messages.push(...("failed" in settled ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${settled.failed}`] : ruleOutcomeMessages(settled.value, rule.id)));
   }
   let zod: ZodOutcome | undefined;
   if (spec.zod !== undefined) {

@@ -93,10 +93,7 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
         messages.push(patternBudgetMessage());
       }
     }
-    for (const error of errors) {
-      const message = describeSchemaError(error, maxValueChars);
-      if (message !== null) messages.push(boundMessage(message + conditionNote(error, spec.schema)));
-    }
+    messages.push(...schemaErrorMessages(errors, spec.schema, maxValueChars));
     if (messages.length === 0) messages.push("the value does not match the schema");
     if (!explained) messages.push("the value is large, so only its first schema error is listed; there may be more");
   } else if (verdict !== true && verdict !== "spent") {
@@ -110,7 +107,7 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
     const outcome = runRule(rules[i], value, context);
     if (outcome === null) continue;
     if (outcome instanceof Promise) pending.push({ id: rules[i].rule.id, outcome });
-    else messages.push(...ruleMessages(outcome));
+    else messages.push(...ruleOutcomeMessages(outcome));
   }
   return { messages, schemaPassed: verdict === true, pending };
 }
@@ -128,11 +125,33 @@ export interface Judgement {
 }
 
 /** A rule's outcome as messages: null or [] is none; anything but a string or a list of strings is a problem, never a pass. */
-export function ruleMessages(outcome: unknown, id?: string): string[] {
+export function ruleOutcomeMessages(outcome: unknown, id?: string): string[] {
   if (outcome === null || (Array.isArray(outcome) && outcome.length === 0)) return [];
   if (typeof outcome === "string") return [boundMessage(outcome)];
   if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.map(boundMessage);
   return [`rule ${JSON.stringify(id ?? "?")} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`];
+}
+
+/**
+ * ajv's errors as messages, each naming the field by path, the value found and
+ * what is required. `schema` is the schema the errors' `schemaPath`s start
+ * from (for the note on which `if` made a constraint apply).
+ */
+export function schemaErrorMessages(errors: readonly ErrorObject[], schema: unknown, maxValueChars: number = DEFAULT_VALIDATION_LIMITS.maxValueChars): string[] {
+  const messages: string[] = [];
+  for (const error of errors) {
+    const message = describeSchemaError(error, maxValueChars);
+    if (message !== null) messages.push(boundMessage(message + conditionNote(error, schema)));
+  }
+  return messages;
+}
+
+/** What one of the spec's rules says about a value: its messages, none when it is satisfied or its inputs are absent. */
+export function ruleMessages(spec: Spec, index: number, value: unknown, context?: unknown): string[] {
+  const outcome = runRule(preparedRules(spec)[index], value, context);
+  // An asynchronous rule is judged only by the check step, which can wait for it.
+  if (outcome === null || outcome instanceof Promise) return [];
+  return (typeof outcome === "string" ? [outcome] : outcome).map((message) => boundMessage(String(message)));
 }
 
 function patternBudgetMessage(): string {
@@ -220,7 +239,7 @@ function runRule(prepared: PreparedRule, document: unknown, context: unknown): s
     outcome.catch(() => undefined);
     return outcome;
   }
-  const messages = ruleMessages(outcome, prepared.rule.id);
+  const messages = ruleOutcomeMessages(outcome, prepared.rule.id);
   return messages.length === 0 ? null : messages;
 }
 

@@ -32,15 +32,22 @@ function buildSystemPrompt(spec: Spec): string {
   ].join("\n");
 }
 
+/** The headings of the generation prompts, for code that reads them (the simulated model, benchmarks): match these, never copies. */
+export const PROMPT_HEADINGS = {
+  request: "Request:",
+  previousAnswer: "Your previous answer:",
+  errors: "A validator rejected it with these errors:",
+} as const;
+
 export function firstAttemptPrompt(request: string): string {
-  return `Request:\n${request}`;
+  return `${PROMPT_HEADINGS.request}\n${request}`;
 }
 
 export function retryPrompt(request: string, previousOutput: string, errors: readonly string[]): string {
   return [
-    `Request:\n${request}`,
-    `Your previous answer:\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
-    `A validator rejected it with these errors:\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`,
+    `${PROMPT_HEADINGS.request}\n${request}`,
+    `${PROMPT_HEADINGS.previousAnswer}\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
+    `${PROMPT_HEADINGS.errors}\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`,
     "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
   ].join("\n\n");
 }
