@@ -5,6 +5,9 @@
  *
  *   POST /validate   { "request": string, "spec"?, "maxAttempts"?, "threadId"? }
  *                    → the final validation state
+ *   POST /validate   { "threadId": string }   (no request)
+ *                    → finishes that thread's interrupted run (cut by a shutdown or a
+ *                      client that left), with the settings it started with
  *   POST /reflexion  { "tasks": string[], "maxLoops"?, "owner"? }
  *                    → { results, steps, outcomes, usage }
  *   GET  /healthz    → 200 when the service and its database answer
@@ -25,7 +28,8 @@
  * OPENAI_BASE_URL, LLM_MODEL, …; LLM_MODEL=simulated needs no provider).
  *
  * Status codes: 400 bad JSON, bad fields or bad run configuration; 401
- * missing or unknown key; 404 unknown route; 405 wrong method; 413 body over
+ * missing or unknown key; 404 unknown route; 405 wrong method; 409 nothing to
+ * resume on the thread; 413 body over
  * 1 MiB (answered at once, whatever the body's size; the rest is read and
  * dropped, so the client receives the answer); 502 the model provider failed;
  * 503 the database is unavailable; 500 anything else. Errors are
@@ -169,6 +173,10 @@ function optionalId(body: Record<string, unknown>, field: string): string | unde
   if (typeof value !== "string" || value.trim().length === 0 || value.length > MAX_ID_CHARS) {
     throw new HttpError(400, `${field} must be a non-empty string of at most ${MAX_ID_CHARS} characters.`);
   }
+  // PostgreSQL refuses NUL in text, and other control characters make ids that logs and terminals mangle.
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    throw new HttpError(400, `${field} must not contain control characters (such as NUL, a tab or a line break).`);
+  }
   return value;
 }
 
@@ -183,8 +191,15 @@ const threadKey = (threadId: string, user: string | undefined) => (user === unde
 
 async function postValidate(body: Record<string, unknown>, run: RunControl) {
   onlyFields(body, ["request", "spec", "maxAttempts", "threadId"]);
-  if (body.request === undefined) throw new HttpError(400, 'request is required: say what to generate, e.g. {"request": "A deployment config for payments-api"}.');
-  const threadId = optionalId(body, "threadId") ?? randomUUID();
+  const named = optionalId(body, "threadId");
+  if (body.request === undefined) {
+    if (named !== undefined) return resumeValidate(named, body, run);
+    throw new HttpError(
+      400,
+      'request is required: say what to generate, e.g. {"request": "A deployment config for payments-api"}; to finish an interrupted run, send its {"threadId"} alone.',
+    );
+  }
+  const threadId = named ?? randomUUID();
   const context: Record<string, unknown> = {};
   if (body.spec !== undefined) context.spec = body.spec;
   if (body.maxAttempts !== undefined) context.maxAttempts = body.maxAttempts;
@@ -193,6 +208,32 @@ async function postValidate(body: Record<string, unknown>, run: RunControl) {
     // durability "sync": each step's checkpoint is committed before the next step starts.
     { configurable: { thread_id: threadKey(threadId, run.user) }, context, durability: "sync", signal: run.signal },
   );
+  return validationAnswer(threadId, out);
+}
+
+/**
+ * A thread's interrupted run, finished from its last checkpoint with the request and settings it started
+ * with (as the command line's `--thread ID` does): a step cut short is run again, a finished attempt never.
+ */
+async function resumeValidate(threadId: string, body: Record<string, unknown>, run: RunControl) {
+  if (body.spec !== undefined || body.maxAttempts !== undefined) {
+    throw new HttpError(400, 'A resumed run keeps the spec and maxAttempts it started with; send {"threadId"} alone, or a request to start a new run.');
+  }
+  const config = { configurable: { thread_id: threadKey(threadId, run.user) } };
+  const saved = await graphs.validation.getState(config);
+  if (saved.next.length === 0) {
+    const finished = saved.values && Object.keys(saved.values).length > 0;
+    throw new HttpError(
+      409,
+      `Nothing to resume on thread ${JSON.stringify(threadId)}: ${finished ? "its last run finished" : "it has no run"}` +
+        `${persistence.kind === "memory" ? " (state is kept in memory and ends with the service)" : ""}. Send a request to start one.`,
+    );
+  }
+  const out = await graphs.validation.invoke(null, { ...config, durability: "sync", signal: run.signal });
+  return validationAnswer(threadId, out);
+}
+
+function validationAnswer(threadId: string, out: Awaited<ReturnType<typeof graphs.validation.invoke>>) {
   const { success, result, errors, attempts, stopReason, spec, history, usage } = out;
   return { threadId, success, result, errors, attempts, stopReason, spec, history, usage };
 }
@@ -343,7 +384,12 @@ async function shutdown(signal: string): Promise<void> {
   await closed;
   clearTimeout(grace);
   await persistence.close();
-  process.stderr.write(cut ? "stopped (requests in flight were cut; their threads can be resumed)\n" : "stopped\n");
+  // Only a run whose thread the caller named can be found again; a POST /reflexion thread id is never given out before the run ends.
+  const resumable =
+    persistence.kind === "postgres"
+      ? 'a POST /validate run that named its threadId can be finished by any instance with POST /validate {"threadId": …}; a cut POST /reflexion run is lost'
+      : "their state was kept in memory and ends with the service";
+  process.stderr.write(cut ? `stopped (requests in flight were cut; ${resumable})\n` : "stopped\n");
   process.exit(0);
 }
 

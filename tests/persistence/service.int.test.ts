@@ -3,7 +3,8 @@
  * examples/service.ts):
  *   - as two instances on one fresh database started at the same moment: both
  *     come up, share the work, answer bad requests with 400 and a clear
- *     message, report provider failures as 502, and exit 0 on SIGTERM;
+ *     message, report provider failures as 502, and exit 0 on SIGTERM; a run
+ *     cut short on one instance is finished on the other ({"threadId"} alone);
  *   - with SERVICE_API_KEYS on PostgreSQL: callers need a key, the memory
  *     owner is the key's user whatever the body says, and two users naming the
  *     same threadId get two threads;
@@ -26,6 +27,8 @@ import { describeWithPostgres, waitFor } from "../support/postgres.js";
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
 const PROVIDER_DOWN = "provider-down";
+/** A request with this marker: the model hangs on its first retry, once, so the client can leave mid-run. */
+const HANG_ONCE = "hang-once";
 
 interface Service {
   url: string;
@@ -81,6 +84,7 @@ function stopAll(services: Service[]): Promise<unknown> {
 describeWithPostgres("the example service on PostgreSQL", (db) => {
   let server: ScriptedServer;
   let services: Service[] = [];
+  let hung = false;
 
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({
@@ -88,7 +92,12 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       responder: (req) => {
         const last = req.messages.at(-1)?.content ?? "";
         if (last.includes(PROVIDER_DOWN)) return { fault: "status", status: 400, body: { error: { message: "The model `nope` does not exist" } } };
-        return last.includes("A validator rejected it") ? VALID : BROKEN;
+        const retry = last.includes("A validator rejected it");
+        if (retry && last.includes(HANG_ONCE) && !hung) {
+          hung = true;
+          return { fault: "hang" };
+        }
+        return retry ? VALID : BROKEN;
       },
     });
     // Two instances on one new database, started together: the first start's table creation is shared safely.
@@ -106,6 +115,51 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
     await Promise.all(services.map((s) => s.exited));
     await server?.close();
   });
+
+  it(
+    'a run cut short (its client left during attempt 2) is finished by the other instance from {"threadId"} alone; ids with control characters are refused',
+    async () => {
+      const threadId = `resume-${Date.now()}`;
+      const left = new AbortController();
+      const cut = fetch(`${services[0].url}/validate`, {
+        method: "POST",
+        body: JSON.stringify({ request: `A deployment config ${HANG_ONCE}`, threadId }),
+        signal: left.signal,
+      }).catch(() => undefined);
+      // The retry reaching the model means attempt 1 is checkpointed (durability "sync"): then the client leaves.
+      await waitFor("the hanging retry", async () => hung, 30_000, 50);
+      left.abort();
+      await cut;
+
+      const resumed = await post(`${services[1].url}/validate`, JSON.stringify({ threadId }));
+      expect(resumed.status, JSON.stringify(resumed.json)).toBe(200);
+      expect(resumed.json).toMatchObject({ threadId, success: true, stopReason: "valid", attempts: 2, result: JSON.parse(VALID) });
+      expect(resumed.json.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
+
+      const again = await post(`${services[0].url}/validate`, JSON.stringify({ threadId }));
+      expect(again.status).toBe(409);
+      expect(again.json.error).toMatch(/Nothing to resume on thread "resume-\d+": its last run finished/);
+      const unknown = await post(`${services[0].url}/validate`, JSON.stringify({ threadId: `${threadId}-never` }));
+      expect(unknown.status).toBe(409);
+      expect(unknown.json.error).toMatch(/it has no run/);
+      const withSettings = await post(`${services[0].url}/validate`, JSON.stringify({ threadId, maxAttempts: 5 }));
+      expect(withSettings.status).toBe(400);
+      expect(withSettings.json.error).toMatch(/keeps the spec and maxAttempts it started with/);
+
+      for (const [path, body] of [
+        ["/validate", { request: "A deployment config", threadId: "a\u0000b" }],
+        ["/validate", { threadId: "a\u0000b" }],
+        ["/validate", { request: "A deployment config", threadId: "line\nbreak" }],
+        ["/reflexion", { tasks: ["Explain recursion"], owner: "team\u0000a" }],
+      ] as const) {
+        const refused = await post(`${services[0].url}${path}`, JSON.stringify(body));
+        expect(refused.status, `${path} ${JSON.stringify(body)}`).toBe(400);
+        expect(refused.json.error).toMatch(/must not contain control characters/);
+      }
+      expect(services.map((s) => s.output()).join("\n")).not.toMatch(/internal error/);
+    },
+    120_000,
+  );
 
   it(
     "answers concurrent POST /validate on both instances, refuses bad requests clearly, and stops on SIGTERM with exit 0",
