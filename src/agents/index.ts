@@ -44,4 +44,3 @@ export const guardTools: typeof import("./guard-tools.js").guardTools = middlewa
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";
 export type { ResponseOutcome, ResponseStopReason } from "./outcome.js";
-export type { ReviewRequest } from "../validation/nodes.js";

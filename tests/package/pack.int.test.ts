@@ -4,7 +4,11 @@
  * then the tarball installed into a fresh project outside the repository,
  * where an ESM script runs the validation graph, a strict `tsc --noEmit`
  * compiles a TypeScript consumer against the shipped declarations, and the
- * `langgraph-trustworthy-output` command runs through npx.
+ * `langgraph-trustworthy-output` command runs through npx. The `/agents` entry
+ * point is checked in that project, which has no `langchain` (an optional
+ * peer: the entry point must say to install it), and in a second project with
+ * `langchain` installed beside the tarball (a createAgent with the middleware
+ * and a scripted model ends with a validated outcome).
  *
  * The install uses the npm cache that `npm ci` filled (`--prefer-offline`):
  * nothing beyond the package's own dependencies is fetched.
@@ -16,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { distIsCurrent } from "../../scripts/build.js";
+import { checkValue } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
@@ -73,6 +78,8 @@ const repoPackage = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "
   exports: Record<string, Record<string, string> | string>;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
 };
 const BIN = repoPackage.name;
 
@@ -128,10 +135,11 @@ describe("the packed tarball", () => {
 
     // Every entry point package.json names is in the tarball.
     const dot = repoPackage.exports["."] as Record<string, string>;
-    const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, ...Object.values(repoPackage.bin)];
+    const agents = repoPackage.exports["./agents"] as Record<string, string>;
+    const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, agents.types, agents.import, ...Object.values(repoPackage.bin)];
     for (const target of targets) expect(paths, target).toContain(target.replace(/^\.\//, ""));
     // Each source module ships as JavaScript and declarations.
-    for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "configuration"]) {
+    for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "configuration", "agents/index", "agents/validated-response"]) {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
     }
@@ -150,6 +158,9 @@ describe("the packed tarball", () => {
     const devOnly = Object.keys(repoPackage.devDependencies).filter((name) => !nested.has(name));
     expect(devOnly.length).toBeGreaterThan(5);
     for (const dev of devOnly) expect(installed(dev), dev).toBe(false);
+    // langchain is an optional peer (for `/agents` only): npm leaves it out.
+    expect(repoPackage.peerDependenciesMeta.langchain).toEqual({ optional: true });
+    expect(installed("langchain")).toBe(false);
   });
 });
 
@@ -171,6 +182,19 @@ describe("a consumer project with the tarball installed", () => {
         // Only the entry point is exported, so internals cannot become a dependency.
         deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",
       });
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "without langchain installed: the main entry point imports, and /agents fails saying to install langchain",
+    async () => {
+      const result = await timed("node agents-missing.mjs", () => run(process.execPath, ["agents-missing.mjs"], consumer));
+      expect(result.code, explain("node agents-missing.mjs", result)).toBe(0);
+      const report = JSON.parse(result.stdout.trim());
+      expect(report.main).toBe("function");
+      expect(report.agents.name).toBe("ConfigurationError");
+      expect(report.agents.message).toContain(`npm install langchain@"${repoPackage.peerDependencies.langchain}"`);
     },
     STEP_TIMEOUT,
   );
@@ -221,4 +245,46 @@ describe("a consumer project with the tarball installed", () => {
       STEP_TIMEOUT,
     );
   });
+});
+
+describe("a consumer project with langchain installed beside the tarball", () => {
+  let agentsConsumer: string;
+  beforeAll(async () => {
+    agentsConsumer = join(work, "agents-consumer");
+    await cp(join(REPO_ROOT, "tests/package/agents-consumer"), agentsConsumer, { recursive: true });
+    await writeFile(join(agentsConsumer, "package.json"), JSON.stringify({ name: "agents-consumer", private: true, type: "module" }, null, 2));
+    const extra = [`@langchain/core@${repoPackage.dependencies["@langchain/core"]}`, `zod@${repoPackage.dependencies.zod}`, `langchain@${repoPackage.devDependencies.langchain}`];
+    const install = await timed("npm install (with langchain)", () =>
+      run("npm", ["install", join(work, packed.filename), ...extra, "--prefer-offline", "--no-audit", "--no-fund"], agentsConsumer),
+    );
+    if (install.code !== 0) throw new Error(explain("npm install of the tarball with langchain", install));
+  }, SETUP_TIMEOUT);
+
+  it(
+    "runs a createAgent with validatedResponse and a scripted model: every error goes back, the outcome is valid",
+    async () => {
+      const result = await timed("node agents-consumer/run.mjs", () => run(process.execPath, ["run.mjs"], agentsConsumer));
+      expect(result.code, explain("node run.mjs (agents)", result)).toBe(0);
+      const report = JSON.parse(result.stdout.trim());
+      const valid = { service_name: "payments-api", replicas: 8, resources: { cpu_limit: 1, memory_limit_mb: 512 }, health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 } };
+      expect(report.outcome).toEqual({ success: true, stopReason: "valid", value: valid, by: "model", errors: [], attempts: 2, spec: "deployment-config" });
+      expect(report.structuredResponse).toEqual(valid);
+      const broken = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 } };
+      const errors = (await checkValue(builtinSpecs.get("deployment-config")!, broken)).errors;
+      expect(errors).toHaveLength(3);
+      for (const error of errors) expect(report.feedback).toContain(`- ${error}`);
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "compiles a TypeScript consumer of /agents with a strict tsc --noEmit: the outcome is typed from a zod spec",
+    async () => {
+      const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+      const result = await timed("tsc --noEmit (agents)", () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], agentsConsumer));
+      expect(result.code, explain("tsc (agents)", result)).toBe(0);
+      expect(result.stdout.trim()).toBe("");
+    },
+    STEP_TIMEOUT,
+  );
 });
