@@ -14,7 +14,8 @@
  *     may set only the graph's input field, as the input, on an idle thread;
  *     a run's `command` (and a protocol `input.respond`) may carry only a
  *     resume; a thread's `graph_id` cannot be patched; the protocol
- *     WebSocket (whose commands cannot be checked) is refused.
+ *     WebSocket (whose commands cannot be checked) is refused;
+ *   - a run's error reaches a waiting client as it was thrown (./wait-errors.ts).
  * With auth on (LANGGRAPH_API_KEYS), in addition:
  *   - the routes the auth handlers cannot scope to their owner are refused
  *     with 403: the thread-centric protocol routes (`/threads/{id}/commands`,
@@ -38,6 +39,7 @@ import {
   superstepsRefusal,
   type Refusal,
 } from "./state-writes.js";
+import { repairWaitBody } from "./wait-errors.js";
 
 /** The largest request body the server accepts (10 MiB); larger ones get 413. */
 export const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -170,6 +172,14 @@ export function createHttpApp(options: { auth: boolean }): Hono {
   app.post("/threads/:thread_id/runs/:run_id/cancel", checkRun);
 
   guardStateWrites(app);
+
+  // A run's error as it was thrown, not serialized twice (./wait-errors.ts).
+  const repairWaitError = async (c: Context, next: Next) => {
+    await next();
+    if (c.res.body !== null) c.res = new Response(repairWaitBody(c.res.body), c.res);
+  };
+  for (const path of ["/runs/wait", "/threads/:thread_id/runs/wait"]) app.post(path, repairWaitError);
+  app.get("/threads/:thread_id/runs/:run_id/join", repairWaitError);
 
   if (!options.auth) {
     // Its commands (input.respond with update or goto) arrive as WebSocket messages, which no route here can check.
