@@ -31,6 +31,11 @@ function summaryRow(s: StrategySummary): string[] {
   ];
 }
 
+/**
+ * The summary's columns for a run on the simulated model (the default). Its time column is the harness's
+ * own wall time per request: the simulated model answers at once, so it is no model latency and no speed
+ * result. `summaryHeader` gives a run's own columns.
+ */
 export const SUMMARY_HEADER = [
   "strategy",
   "valid output (validator)",
@@ -39,9 +44,22 @@ export const SUMMARY_HEADER = [
   "invalid among claimed",
   "model calls / request",
   "tokens / request",
-  "latency p50 ms",
+  "harness time p50 ms (simulated model: no model latency)",
   "failures",
 ];
+const TIME_COLUMN = SUMMARY_HEADER.indexOf("harness time p50 ms (simulated model: no model latency)");
+
+/** The summary's columns for a run: with a real model the time column includes the model's calls. */
+export function summaryHeader(run: EvalRun): string[] {
+  return run.meta.simulated ? SUMMARY_HEADER : SUMMARY_HEADER.map((h, i) => (i === TIME_COLUMN ? "time p50 ms (model calls and harness)" : h));
+}
+
+/** What the time column measures, said under the summary. */
+export function timeNote(run: EvalRun): string {
+  return run.meta.simulated
+    ? "Harness time: the wall time the harness took per request. The simulated model answers at once, so it is the harness's own processing (graph, prompts, validator), not a model's latency, and not a speed result."
+    : "Time: the wall time per request, the model's calls included.";
+}
 
 function mdTable(header: string[], rows: string[][]): string {
   const line = (cells: string[]) => `| ${cells.map((c) => c.replace(/\|/g, "\\|")).join(" | ")} |`;
@@ -67,7 +85,9 @@ export function renderMarkdown(run: EvalRun): string {
     `Model: ${modelLine(run)}`,
     `Requests: ${run.meta.requests} across ${bySpec.values.length} specs; at most ${run.meta.maxAttempts} attempts per request for every strategy.`,
     "",
-    mdTable(SUMMARY_HEADER, run.summaries.map(summaryRow)),
+    mdTable(summaryHeader(run), run.summaries.map(summaryRow)),
+    "",
+    timeNote(run),
     "",
     "Valid output by spec:",
     "",
@@ -171,7 +191,8 @@ figure { margin: 1rem 0; } svg .title { font-weight: 600; font-size: 13px; } svg
 <p>${run.meta.requests} requests across ${bySpec.values.length} specs, at most ${run.meta.maxAttempts} attempts per request for every strategy. Run on ${esc(run.meta.date)} in ${(run.meta.durationMs / 1000).toFixed(1)} s.
 Validity is judged by the deterministic validator on each strategy's final output, whatever the strategy claimed.</p>
 <h2>Summary</h2>
-${htmlTable(SUMMARY_HEADER, run.summaries.map(summaryRow), "summary")}
+${htmlTable(summaryHeader(run), run.summaries.map(summaryRow), "summary")}
+<p>${esc(timeNote(run))}</p>
 <h2>Charts</h2>
 ${charts.join("\n")}
 <h2>Valid output by spec</h2>
@@ -184,7 +205,7 @@ ${htmlTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [
 ${simulation}
 <h2>Every request</h2>
 <details><summary>${run.records.length} records</summary>
-${htmlTable(["request", "spec", "difficulty", "strategy", "claimed", "validator", "", "calls", "tokens", "ms", ""], run.records.map((r) => recordRow(r, names)), "records")}
+${htmlTable(["request", "spec", "difficulty", "strategy", "claimed", "validator", "", "calls", "tokens", run.meta.simulated ? "harness ms" : "ms", ""], run.records.map((r) => recordRow(r, names)), "records")}
 </details>
 </body>
 </html>

@@ -88,6 +88,14 @@ describe("eval on the simulated model", () => {
     }
   });
 
+  it("the time column is named for what it is: the harness's own time, not a model latency", () => {
+    const { markdown, html } = result;
+    expect(SUMMARY_HEADER).toContain("harness time p50 ms (simulated model: no model latency)");
+    expect(SUMMARY_HEADER.some((h) => /^latency/.test(h))).toBe(false);
+    for (const text of [markdown, html]) expect(text).toMatch(/the harness's own processing \(graph, prompts, validator\), not a model's latency, and not a speed result/);
+    expect(html).toContain("<th>harness ms</th>");
+  });
+
   it("the HTML report carries the figures, says which model produced them, and fetches nothing", () => {
     const html = readFileSync(result.htmlPath, "utf8");
     expect(html).toBe(result.html);
