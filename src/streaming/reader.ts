@@ -1,0 +1,635 @@
+/**
+ * Reads an answer while it streams: finds where its JSON value starts (bare,
+ * in a fenced block, or after prose: where the check step's "model" reader
+ * looks; or a tool call's arguments), parses it incrementally, and tells a
+ * listener each value as it opens and closes, with its path.
+ *
+ * Lexing is @streamparser/json's tokenizer (UTF-8, escapes and surrogates as
+ * JSON.parse reads them); the grammar, the paths, a field named twice and the
+ * nesting bound are here. The reader judges no value against a spec: it says
+ * what is certain about the text (a value that can no longer parse, one
+ * nested too deep, an answer past the size limit) and, where the answer leaves
+ * what it can follow, that it is unsure.
+ *
+ * One assumption, stated once: after the JSON value it reads, the answer
+ * holds no second one (no other object, no other fenced block). The check
+ * step reads such an answer differently (two values are refused, a later
+ * fenced block is read instead of a broken one), so what the reader says
+ * about a value holds for answers that hold one.
+ */
+import { Tokenizer, TokenType } from "@streamparser/json";
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from "../shared/json.js";
+import { pathOf } from "../shared/paths.js";
+import { quote } from "../shared/text.js";
+
+export type Step = string | number;
+
+/** What is read: a model's answer (prose and fences allowed around the value) or a tool call's arguments (one JSON value). */
+export type ReadAs = "model" | "arguments";
+
+/** Where the value was found. */
+export type ValueSource = "bare" | "fence" | "prose" | "arguments";
+
+/**
+ * looking: no value has started; reading: inside it; after: it closed inside
+ * a fenced block that has not closed yet; done: it closed; broken: the answer
+ * can no longer hold a valid value; unsure: the answer left what the reader
+ * can follow, so nothing more is said about it.
+ */
+export type ReaderPhase = "looking" | "reading" | "after" | "done" | "broken" | "unsure";
+
+export interface ReaderListener {
+  /** An object or array opened at `path` (the root's path is []). */
+  opened(path: readonly Step[], container: object): void;
+  /** A value closed: a scalar, or a container whose members all closed. `parent` is the container it is a member of. */
+  closed(path: readonly Step[], value: unknown, parent: object | undefined): void;
+  /** The object being read in prose turned out not to be JSON: everything said about it is withdrawn. */
+  restarted(): void;
+}
+
+interface Frame {
+  value: Record<string, unknown> | unknown[];
+  array: boolean;
+  /** What the next token must be. */
+  expect: "key-or-close" | "key" | "colon" | "value" | "value-or-close" | "comma-or-close";
+  key?: string;
+  keys?: Set<string>;
+  index: number;
+  /** Rendered paths of the members that closed. */
+  complete: string[];
+}
+
+type Token = { token: TokenType; value: unknown; offset: number; partial?: boolean };
+
+/** Thrown from the token callback to stop the tokenizer: the root closed, or the reader has said all it can. */
+const STOP = Symbol("stop reading");
+const WHITESPACE = /\s/;
+/** Whitespace within a line (the extractor reads fences line by line). */
+const LINE_SPACE = /[^\S\n]/;
+
+export class AnswerReader {
+  phase: ReaderPhase = "looking";
+  source?: ValueSource;
+  /** Why the answer is broken, or why the reader is unsure. */
+  problem?: string;
+  /** Set once the answer is past the size limit (certain: it only grows). */
+  tooLarge?: string;
+  /** The value read so far: containers grow as members close (live; `snapshot` copies it). */
+  root: unknown = undefined;
+  /** The string being written at a value's place, not closed yet. */
+  partial?: { path: Step[]; text: string };
+  /** Values closed so far. */
+  closedValues = 0;
+
+  private text = "";
+  private readonly limits: JsonLimits;
+  private readonly frames: Frame[] = [];
+  private readonly path: Step[] = [];
+  // The tokenizer of the value being read, and where its input stands.
+  private tokenizer?: Tokenizer;
+  private feedPos = 0;
+  /** Character index in `text` of the first byte the tokenizer's current write holds (a held surrogate included). */
+  private writeStart = 0;
+  private bytesBefore = 0;
+  private heldSurrogate = "";
+  private closedAtByte = -1;
+  private failure?: string;
+  // Size, as the check step measures it.
+  private firstSignificant = -1;
+  private compactChars = 0;
+  // Prose: the extractor's bracket scan (objects start segments) and its fence search, line by line.
+  private scanPos = 0;
+  private depth = 0;
+  private inString = false;
+  private squares = 0;
+  private atLineStart = true;
+  // Fenced blocks.
+  private fence?: { marker: string; openerLine: number; valueOnOpenerLine: boolean };
+  private bodyPos = 0;
+  private afterPos = 0;
+
+  constructor(
+    private readonly readAs: ReadAs,
+    private readonly listener: ReaderListener,
+    limits: Partial<JsonLimits> = {},
+  ) {
+    this.limits = { ...DEFAULT_JSON_LIMITS, ...limits };
+    if (readAs === "arguments") this.source = "arguments";
+  }
+
+  /** Characters received. */
+  get received(): number {
+    return this.text.length;
+  }
+
+  /** Whether what is said about the value may still be withdrawn (an object in prose that may yet break). */
+  get tentative(): boolean {
+    return this.source === "prose" && this.phase === "reading";
+  }
+
+  /** The value so far, with the string being written in its place: a copy, safe to hand on. */
+  snapshot(): unknown {
+    const copy = copyJson(this.root);
+    if (this.partial && copy !== undefined) setAt(copy, this.partial.path, this.partial.text);
+    return copy;
+  }
+
+  /** The paths of the largest complete parts: each closed value whose container is still open, or "" once the root closed. */
+  completePaths(): string[] {
+    if (this.root === undefined) return [];
+    if (this.frames.length === 0) return this.phase === "reading" || this.phase === "looking" ? [] : [""];
+    const out: string[] = [];
+    for (const frame of this.frames) for (const path of frame.complete) out.push(path);
+    return out;
+  }
+
+  /** Feed the next piece of the answer. */
+  write(piece: string): void {
+    if (piece.length === 0) return;
+    const start = this.text.length;
+    this.text += piece;
+    this.measure(start);
+    for (let guard = 0; this.active && guard < 1_000_000; guard++) {
+      const before = this.progress();
+      this.step();
+      if (this.progress() === before) break;
+    }
+  }
+
+  private get active(): boolean {
+    return this.phase === "looking" || this.phase === "reading" || this.phase === "after";
+  }
+
+  private progress(): string {
+    return `${this.phase}:${this.source}:${this.feedPos}:${this.scanPos}:${this.bodyPos}:${this.afterPos}`;
+  }
+
+  private step(): void {
+    if (this.phase === "reading") {
+      // The value's tokenizer sees the new text first; in prose the bracket scan then follows it.
+      this.feed();
+      if (this.source === "prose" && (this.phase === "reading" || this.phase === "looking")) this.prose();
+      return;
+    }
+    if (this.phase === "after") return this.afterValue();
+    if (this.source === undefined) return this.decide();
+    if (this.source === "bare" || this.source === "arguments") return this.startBare();
+    if (this.source === "fence") return this.fenceBody();
+    return this.prose();
+  }
+
+  /** The answer's size as the check step measures it: trimmed text for a model's answer, JSON.stringify of the value for arguments. */
+  private measure(start: number): void {
+    if (this.readAs !== "model") return;
+    let last = -1;
+    for (let k = this.text.length - 1; k >= start; k--) {
+      if (!WHITESPACE.test(this.text[k])) {
+        last = k;
+        break;
+      }
+    }
+    if (last < 0) return;
+    if (this.firstSignificant < 0) {
+      for (let k = start; k <= last; k++) {
+        if (!WHITESPACE.test(this.text[k])) {
+          this.firstSignificant = k;
+          break;
+        }
+      }
+    }
+    if (last - this.firstSignificant + 1 > this.limits.maxChars) {
+      this.tooLarge ??= `the answer is more than ${this.limits.maxChars} characters long (the limit)`;
+    }
+  }
+
+  /** The first character decides: "{" or "[" is bare JSON; anything else is prose. */
+  private decide(): void {
+    if (this.firstSignificant < 0) return;
+    const c = this.text[this.firstSignificant];
+    this.source = c === "{" || c === "[" ? "bare" : "prose";
+    this.scanPos = 0;
+  }
+
+  private startBare(): void {
+    let i = this.feedPos;
+    while (i < this.text.length && WHITESPACE.test(this.text[i])) i++;
+    if (i >= this.text.length) return;
+    if (this.text[i] !== "{" && this.text[i] !== "[") return this.unsure("the value is not an object or an array");
+    this.begin(i);
+  }
+
+  /**
+   * Prose, as the extractor reads it: a line that starts with ``` or ~~~
+   * opens a fenced block (fenced blocks come first), and an object starts at
+   * a "{" outside any earlier bracketed segment. A segment that is not JSON is
+   * skipped to its end, as the extractor's bracket scan skips it.
+   */
+  private prose(): void {
+    const text = this.text;
+    let i = this.scanPos;
+    for (; i < text.length; i++) {
+      if (this.atLineStart) {
+        const opener = readOpener(text, i);
+        if (opener === "wait") break;
+        if (opener !== "no") {
+          this.scanPos = i;
+          this.openFence(i, opener);
+          return;
+        }
+        this.atLineStart = false;
+      }
+      const c = text[i];
+      if (c === "\n") this.atLineStart = true;
+      if (this.inString) {
+        if (c === "\\") i++;
+        else if (c === '"') this.inString = false;
+        continue;
+      }
+      if (this.depth === 0) {
+        // The extractor starts no segment at "[" in prose, so an array's objects would each be read as one:
+        // an object inside a "[" is one value among several, which the reader does not follow.
+        if (c === "[") this.squares++;
+        else if (c === "]" && this.squares > 0) this.squares--;
+        if (c === "{") {
+          this.depth = 1;
+          if (this.squares > 0) return this.unsure("an object in prose follows a \"[\" that has not closed");
+          if (this.phase === "looking") {
+            // A new object: its tokenizer reads ahead, and the scan resumes after its "{" on the next step.
+            this.scanPos = i + 1;
+            this.begin(i);
+            return;
+          }
+        }
+        continue;
+      }
+      if (c === '"') this.inString = true;
+      else if (c === "{" || c === "[") {
+        if (++this.depth > this.limits.maxDepth) return this.broken(tooDeep(this.limits.maxDepth));
+      } else if (c === "}" || c === "]") this.depth--;
+    }
+    this.scanPos = Math.min(i, text.length);
+  }
+
+  private openFence(lineStart: number, opener: Exclude<ReturnType<typeof readOpener>, "no" | "wait">): void {
+    if (this.phase === "reading") this.abandon();
+    if (opener.kind === "unsure") return this.unsure("the fenced block does not start with JSON");
+    this.source = "fence";
+    this.fence = { marker: opener.marker, openerLine: lineStart, valueOnOpenerLine: opener.kind === "value" };
+    this.bodyPos = opener.at;
+  }
+
+  /** A fenced block's body before its value: whitespace, then an object or an array. */
+  private fenceBody(): void {
+    let i = this.bodyPos;
+    while (i < this.text.length && WHITESPACE.test(this.text[i])) i++;
+    this.bodyPos = i;
+    if (i >= this.text.length) return;
+    const c = this.text[i];
+    if (c !== "{" && c !== "[") return this.unsure("the fenced block does not start with an object or an array");
+    this.begin(i);
+  }
+
+  /** After the value closed inside a fenced block: only whitespace, then the block's closing line. */
+  private afterValue(): void {
+    const fence = this.fence!;
+    const text = this.text;
+    let i = this.afterPos;
+    for (; i < text.length; i++) {
+      const c = text[i];
+      if (c === "\n") {
+        fence.valueOnOpenerLine = false;
+        continue;
+      }
+      if (WHITESPACE.test(c)) continue;
+      if (c === fence.marker[0]) {
+        // On the opener's line, the marker closes a one-line block; on a later line it must start the line.
+        if (fence.valueOnOpenerLine || lineStartsAt(text, i)) {
+          this.afterPos = i;
+          this.phase = "done";
+          return;
+        }
+      }
+      return this.broken("the fenced block holds more than the JSON value");
+    }
+    this.afterPos = i;
+  }
+
+  /** Start reading a value at `text[i]` ("{" or "["). */
+  private begin(i: number): void {
+    this.phase = "reading";
+    const tokenizer = new Tokenizer({ emitPartialTokens: true });
+    tokenizer.onToken = (token) => this.token(token as Token);
+    tokenizer.onError = (error: Error) => {
+      throw error;
+    };
+    this.tokenizer = tokenizer;
+    this.feedPos = i;
+    this.bytesBefore = 0;
+    this.heldSurrogate = "";
+    this.feed();
+  }
+
+  /** Give the tokenizer everything received that it has not seen. */
+  private feed(): void {
+    if (this.feedPos >= this.text.length) return;
+    const piece = this.text.slice(this.feedPos);
+    const effective = this.heldSurrogate + piece;
+    this.writeStart = this.feedPos - this.heldSurrogate.length;
+    this.feedPos = this.text.length;
+    const last = effective.charCodeAt(effective.length - 1);
+    const holds = last >= 0xd800 && last <= 0xdbff;
+    const encoded = holds ? effective.slice(0, -1) : effective;
+    if (hasLoneSurrogate(encoded)) return this.unsure("the answer holds a lone surrogate, which the reader cannot follow");
+    this.closedAtByte = -1;
+    this.failure = undefined;
+    try {
+      this.tokenizer!.write(piece);
+    } catch (error) {
+      if (error !== STOP) this.failure ??= String((error as Error)?.message ?? error);
+    }
+    if (this.phase !== "reading") return;
+    if (this.closedAtByte >= 0) {
+      const end = this.writeStart + charAtByte(encoded, this.closedAtByte - this.bytesBefore) + 1;
+      this.tokenizer = undefined;
+      return this.rootClosed(end);
+    }
+    if (this.failure !== undefined) return this.notJson(this.failure);
+    this.heldSurrogate = holds ? effective.slice(-1) : "";
+    this.bytesBefore += utf8Length(encoded);
+  }
+
+  /** The root closed just before `text[end]`. */
+  private rootClosed(end: number): void {
+    if (this.source === "fence") {
+      // A one-line block (```json {...}```) only when the value ended on the opener's line.
+      const newline = this.text.indexOf("\n", this.fence!.openerLine);
+      if (newline >= 0 && newline < end) this.fence!.valueOnOpenerLine = false;
+      this.phase = "after";
+      this.afterPos = end;
+      return;
+    }
+    this.phase = "done";
+  }
+
+  /** The value cannot parse: in prose that only rules out this object; anywhere else the answer is broken. */
+  private notJson(why: string): void {
+    this.tokenizer = undefined;
+    if (this.source !== "prose") return this.broken(`the JSON is not valid: ${why}`);
+    this.abandon();
+  }
+
+  /** Drop the object being read in prose (it is not JSON); the bracket scan goes on to the next one. */
+  private abandon(): void {
+    this.tokenizer = undefined;
+    this.frames.length = 0;
+    this.path.length = 0;
+    this.root = undefined;
+    this.partial = undefined;
+    this.closedValues = 0;
+    this.phase = "looking";
+    this.listener.restarted();
+  }
+
+  private unsure(why: string): void {
+    this.phase = "unsure";
+    this.problem = why;
+    this.partial = undefined;
+    this.tokenizer = undefined;
+  }
+
+  private broken(why: string): void {
+    this.phase = "broken";
+    this.problem = why;
+    this.partial = undefined;
+    this.tokenizer = undefined;
+  }
+
+  /** One token of the value: the JSON grammar, with paths, names seen twice and the nesting bound. */
+  private token({ token, value, offset, partial }: Token): void {
+    const top = this.frames[this.frames.length - 1];
+    if (partial) {
+      if (token === TokenType.STRING && top && (top.expect === "value" || top.expect === "value-or-close")) {
+        this.partial = { path: [...this.path, top.array ? top.index : top.key!], text: value as string };
+      }
+      return;
+    }
+    this.partial = undefined;
+    if (this.readAs === "arguments") this.compactChars += compactLength(token, value);
+    if (top === undefined) {
+      if (token !== TokenType.LEFT_BRACE && token !== TokenType.LEFT_BRACKET) throw new Error(`unexpected ${TokenType[token]} after the value`);
+      return this.open(token === TokenType.LEFT_BRACKET, undefined);
+    }
+    switch (top.expect) {
+      case "key-or-close":
+      case "key": {
+        if (token === TokenType.RIGHT_BRACE && top.expect === "key-or-close") return this.close(offset);
+        if (token !== TokenType.STRING) throw new Error(`expected a field name, got ${TokenType[token]}`);
+        const key = value as string;
+        if (top.keys!.has(key)) return this.namedTwice(key);
+        top.keys!.add(key);
+        top.key = key;
+        top.expect = "colon";
+        return;
+      }
+      case "colon":
+        if (token !== TokenType.COLON) throw new Error(`expected ":", got ${TokenType[token]}`);
+        top.expect = "value";
+        return;
+      case "value":
+      case "value-or-close": {
+        if (token === TokenType.RIGHT_BRACKET && top.expect === "value-or-close") return this.close(offset);
+        if (token === TokenType.LEFT_BRACE || token === TokenType.LEFT_BRACKET) return this.open(token === TokenType.LEFT_BRACKET, top);
+        if (token !== TokenType.STRING && token !== TokenType.NUMBER && token !== TokenType.TRUE && token !== TokenType.FALSE && token !== TokenType.NULL) {
+          throw new Error(`expected a value, got ${TokenType[token]}`);
+        }
+        const step = top.array ? top.index : top.key!;
+        assign(top, step, value);
+        top.expect = "comma-or-close";
+        const path = [...this.path, step];
+        top.complete.push(pathOf(path));
+        if (top.array) top.index++;
+        this.closedValues++;
+        this.listener.closed(path, value, top.value);
+        return;
+      }
+      case "comma-or-close":
+        if (token === TokenType.COMMA) {
+          top.expect = top.array ? "value" : "key";
+          return;
+        }
+        if ((token === TokenType.RIGHT_BRACE && !top.array) || (token === TokenType.RIGHT_BRACKET && top.array)) return this.close(offset);
+        throw new Error(`expected "," or the end of the ${top.array ? "array" : "object"}, got ${TokenType[token]}`);
+    }
+  }
+
+  /** A field named twice: the check step refuses such JSON text; a tool call's arguments keep the last one, so nothing more can be said. */
+  private namedTwice(key: string): never {
+    if (this.readAs === "arguments") this.unsure("a field is named twice, and the arguments keep the last one");
+    else {
+      const where = pathOf(this.path);
+      this.broken(`The JSON names the field ${quote(key, 40)} twice in ${where === "" ? "the top-level object" : where}; each field may appear only once.`);
+    }
+    throw STOP;
+  }
+
+  private open(array: boolean, parent: Frame | undefined): void {
+    const value: Record<string, unknown> | unknown[] = array ? [] : {};
+    if (parent === undefined) this.root = value;
+    else {
+      const step = parent.array ? parent.index : parent.key!;
+      assign(parent, step, value);
+      this.path.push(step);
+    }
+    this.frames.push({ value, array, expect: array ? "value-or-close" : "key-or-close", keys: array ? undefined : new Set(), index: 0, complete: [] });
+    if (this.frames.length > this.limits.maxDepth) {
+      this.broken(tooDeep(this.limits.maxDepth));
+      throw STOP;
+    }
+    this.listener.opened([...this.path], value);
+  }
+
+  private close(offset: number): void {
+    const frame = this.frames.pop()!;
+    const path = [...this.path];
+    const parent = this.frames[this.frames.length - 1];
+    this.closedValues++;
+    if (parent === undefined) {
+      this.closedAtByte = offset;
+      this.listener.closed(path, frame.value, undefined);
+      this.checkCompactSize();
+      throw STOP;
+    }
+    this.path.pop();
+    parent.expect = "comma-or-close";
+    parent.complete.push(pathOf(path));
+    if (parent.array) parent.index++;
+    this.listener.closed(path, frame.value, parent.value);
+    this.checkCompactSize();
+  }
+
+  private checkCompactSize(): void {
+    if (this.readAs === "arguments" && this.compactChars > this.limits.maxChars) {
+      this.tooLarge ??= `the arguments are more than ${this.limits.maxChars} characters long as JSON (the limit)`;
+    }
+  }
+}
+
+/**
+ * Whether a line that starts at `i` opens a fenced block, as the extractor's
+ * findFences reads it: optional indentation, ``` or ~~~ (three or more), an
+ * optional language tag, then the value on this line or the end of the line.
+ */
+function readOpener(text: string, i: number): "no" | "wait" | { kind: "value" | "next-line"; marker: string; at: number } | { kind: "unsure"; marker: string; at: number } {
+  let k = i;
+  while (k < text.length && LINE_SPACE.test(text[k])) k++;
+  if (k >= text.length) return "wait";
+  const c = text[k];
+  if (c !== "`" && c !== "~") return "no";
+  let run = k;
+  while (run < text.length && text[run] === c) run++;
+  if (run >= text.length) return "wait";
+  if (run - k < 3) return "no";
+  const marker = text.slice(k, run);
+  k = run;
+  while (k < text.length && LINE_SPACE.test(text[k])) k++;
+  while (k < text.length && /[\w+.-]/.test(text[k])) k++;
+  while (k < text.length && LINE_SPACE.test(text[k])) k++;
+  if (k >= text.length) return "wait";
+  if (text[k] === "\n") return { kind: "next-line", marker, at: k + 1 };
+  if (text[k] === "{" || text[k] === "[") return { kind: "value", marker, at: k };
+  return { kind: "unsure", marker, at: k };
+}
+
+/** Whether `text[i]` is the first character of its line other than indentation. */
+function lineStartsAt(text: string, i: number): boolean {
+  for (let k = i - 1; k >= 0; k--) {
+    if (text[k] === "\n") return true;
+    if (!LINE_SPACE.test(text[k])) return false;
+  }
+  return true;
+}
+
+function tooDeep(maxDepth: number): string {
+  return `The JSON nests deeper than ${maxDepth} levels; the expected object is shallow.`;
+}
+
+/** Store a member as JSON.parse does: "__proto__" as an ordinary own field. */
+function assign(frame: Frame, step: Step, value: unknown): void {
+  if (frame.array) (frame.value as unknown[]).push(value);
+  else if (step === "__proto__") Object.defineProperty(frame.value, step, { value, writable: true, enumerable: true, configurable: true });
+  else (frame.value as Record<string, unknown>)[step as string] = value;
+}
+
+/** Characters a token takes in JSON.stringify's output of the parsed value. */
+function compactLength(token: TokenType, value: unknown): number {
+  switch (token) {
+    case TokenType.STRING:
+      return JSON.stringify(value).length;
+    case TokenType.NUMBER:
+      return (JSON.stringify(value) ?? "null").length;
+    case TokenType.TRUE:
+    case TokenType.NULL:
+      return 4;
+    case TokenType.FALSE:
+      return 5;
+    default:
+      return 1;
+  }
+}
+
+/** Bytes of `text` in UTF-8 as TextEncoder writes it (a lone surrogate becomes U+FFFD, three bytes). */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+/** The index of the character of `text` that holds byte `byte` of its UTF-8 form. */
+function charAtByte(text: string, byte: number): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const pair = c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00;
+    const size = c < 0x80 ? 1 : c < 0x800 ? 2 : pair ? 4 : 3;
+    if (byte < bytes + size) return i;
+    bytes += size;
+    if (pair) i++;
+  }
+  return text.length;
+}
+
+/** Whether `text` holds a surrogate without its pair (TextEncoder would write U+FFFD where JSON.parse keeps it). */
+function hasLoneSurrogate(text: string): boolean {
+  if (!/[\ud800-\udfff]/.test(text)) return false;
+  return /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text);
+}
+
+/** A copy of JSON data ("__proto__" kept as an ordinary own field). */
+export function copyJson(value: unknown): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map(copyJson);
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) {
+    const v = copyJson((value as Record<string, unknown>)[key]);
+    if (key === "__proto__") Object.defineProperty(out, key, { value: v, writable: true, enumerable: true, configurable: true });
+    else out[key] = v;
+  }
+  return out;
+}
+
+function setAt(root: unknown, path: readonly Step[], value: unknown): void {
+  let node = root as Record<string, unknown> | unknown[];
+  for (let k = 0; k < path.length - 1; k++) node = (node as Record<string, unknown>)[path[k] as string] as Record<string, unknown>;
+  const last = path[path.length - 1];
+  if (Array.isArray(node)) node[last as number] = value;
+  else if (last === "__proto__") Object.defineProperty(node, last, { value, writable: true, enumerable: true, configurable: true });
+  else node[last as string] = value;
+}

@@ -1,0 +1,430 @@
+/**
+ * Soundness of the partial checks (src/streaming): answers streamed in seeded
+ * random chunkings, down to one character, compared with the check step's
+ * verdict on the complete answer.
+ *
+ *   - A valid answer never gets an error, never looks hopeless, and no stop
+ *     policy would stop it, at any point of any chunking.
+ *   - Every error reported for an invalid answer is one the full check reports
+ *     (word for word) for the complete answer.
+ *   - The same answer gives the same errors whatever the chunking.
+ *   - Broken JSON, a field named twice, nesting past the bound, a root of the
+ *     wrong type and an answer past the size limit are seen as hopeless, and
+ *     the full check refuses every such answer.
+ *
+ * Answers: every built-in spec's example and seeded mutations of it (those
+ * that stay valid and those that do not), zod specs, inline specs with
+ * combinators, and the official JSON-Schema-Test-Suite's object and array
+ * cases; each wrapped as a model writes it (bare, pretty, fenced, after prose,
+ * after prose with a brace that is not JSON) and as tool-call arguments.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { checkTextSync } from "../../src/specs/check.js";
+import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
+import { defineSpec, type Spec } from "../../src/specs/spec.js";
+import { PartialCheck, stopDecision } from "../../src/streaming/partial-check.js";
+import type { ReadAs } from "../../src/streaming/reader.js";
+import { seededRandom } from "../../testkit/random.js";
+import { buildSpec, loadSuite, needsRemote, suiteSchema } from "./official-suite.support.js";
+
+const ALL = { maxErrors: 100_000 };
+
+type Random = () => number;
+const pick = <T>(random: Random, list: readonly T[]): T => list[Math.floor(random() * list.length)];
+
+/** The text in pieces: every character alone, or random sizes up to `max`. */
+function chunk(text: string, random: Random, max: number): string[] {
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; ) {
+    const size = max === 1 ? 1 : 1 + Math.floor(random() * max);
+    pieces.push(text.slice(i, i + size));
+    i += size;
+  }
+  return pieces;
+}
+
+/** How a model may write one JSON value. */
+const WRAPPERS: Array<{ name: string; wrap: (value: unknown) => string }> = [
+  { name: "compact", wrap: (v) => JSON.stringify(v) },
+  { name: "pretty", wrap: (v) => `\n  ${JSON.stringify(v, null, 2)}\n` },
+  { name: "fenced after prose", wrap: (v) => `Here is the JSON you asked for:\n\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\`\n\nLet me know if anything should change.` },
+  { name: "one-line fence", wrap: (v) => `\`\`\`json ${JSON.stringify(v)}\`\`\`` },
+  { name: "after prose", wrap: (v) => `Sure. ${JSON.stringify(v)} Hope this helps.` },
+  { name: "after a brace that is not JSON", wrap: (v) => `The {placeholder} form is not JSON; here it is:\n${JSON.stringify(v, null, 1)}` },
+];
+
+interface Streamed {
+  /** Errors after the last piece. */
+  errors: string[];
+  /** A problem found at some point: an error the full check does not report, an error on a valid answer, a stop of a valid answer. */
+  problem?: string;
+}
+
+/** Stream `text` in `pieces`, checking the invariants after each piece against the full check of the whole text. */
+function stream(spec: Spec, text: string, pieces: string[], full: ReturnType<typeof checkTextSync>, read: ReadAs = "model", limits = {}): Streamed {
+  const check = new PartialCheck(spec, { read, limits });
+  const allowed = new Set(full.valid ? [] : full.errors);
+  for (const piece of pieces) {
+    check.write(piece);
+    const stray = check.errors.find((e) => !allowed.has(e));
+    if (stray !== undefined) return { errors: [...check.errors], problem: `reported ${JSON.stringify(stray)}, which the full check does not (${full.valid ? "valid" : JSON.stringify(full.errors.slice(0, 5))})` };
+    if (full.valid) {
+      const hopeless = check.hopeless();
+      if (hopeless !== null) return { errors: [...check.errors], problem: `a valid answer looked hopeless: ${hopeless.reason} (${hopeless.detail})` };
+      const stop = stopDecision(check, "first-error");
+      if (stop !== null) return { errors: [...check.errors], problem: `a valid answer would be stopped: ${stop.reason}` };
+    }
+  }
+  return { errors: [...check.errors] };
+}
+
+/** Seeded mutations of a JSON value: changed values, types, fields, items; some stay valid, most do not. */
+function mutate(value: unknown, random: Random, depth = 0): unknown {
+  const roll = random();
+  // The root stays a container (the partial checks read objects and arrays); below it anything goes.
+  if (value !== null && typeof value === "object" && depth < 4 && (roll < 0.55 || depth === 0)) {
+    if (Array.isArray(value)) {
+      const copy = [...value];
+      const r = random();
+      if (copy.length > 0 && r < 0.5) {
+        const i = Math.floor(random() * copy.length);
+        copy[i] = mutate(copy[i], random, depth + 1);
+      } else if (r < 0.65) copy.pop();
+      else if (r < 0.8 && copy.length > 0) copy.push(structuredClone(copy[0]));
+      else copy.push(pick(random, SCALARS));
+      return copy;
+    }
+    const copy: Record<string, unknown> = { ...(value as Record<string, unknown>) };
+    const keys = Object.keys(copy);
+    const r = random();
+    if (keys.length > 0 && r < 0.6) {
+      const key = pick(random, keys);
+      copy[key] = mutate(copy[key], random, depth + 1);
+    } else if (keys.length > 0 && r < 0.75) delete copy[pick(random, keys)];
+    else copy[pick(random, ["extra", "note", "X-Trace", "bad key", "parental_consent", "order_by", "body"])] = pick(random, SCALARS);
+    return copy;
+  }
+  if (typeof value === "number") return pick(random, [0, -1, 1, 3, 5.5, 8, 13, 99, 100, 120, 128, 1_000, 5_000, 60_001, 1e9, value + 1, value - 1, value * 2]);
+  if (typeof value === "string") return pick(random, ["", "x", "GET", "POST", "DELETE", "desc", "in", "=", "UPPER", "a b", "/healthz", "https://api.example.com/v1", "ada@example.com", "not an email", "x".repeat(300), value.toUpperCase(), `${value}!`]);
+  return pick(random, SCALARS);
+}
+
+const SCALARS: unknown[] = [null, true, false, 0, 7, -3, 2.5, "", "text", "application/json", [], {}, ["a", "a"], { a: 1 }];
+
+/** Answers for a spec: its example, `count` seeded mutations of it (most invalid), and up to `count / 2` mutations that stay valid. */
+function answersFor(spec: Spec, example: unknown, count: number, seed: number): unknown[] {
+  const random = seededRandom(seed);
+  const mutated = () => {
+    let value = example;
+    const steps = 1 + Math.floor(random() * 3);
+    for (let k = 0; k < steps; k++) value = mutate(value, random);
+    return value;
+  };
+  const out: unknown[] = [example];
+  for (let i = 0; i < count; i++) out.push(mutated());
+  let valid = 0;
+  for (let tries = 0; tries < count * 20 && valid < count / 2; tries++) {
+    const value = mutated();
+    if (checkTextSync(spec, JSON.stringify(value), "model").valid) {
+      out.push(value);
+      valid++;
+    }
+  }
+  return out;
+}
+
+interface Tally {
+  answers: number;
+  valid: number;
+  streams: number;
+  errorsSeen: number;
+  errorsFull: number;
+}
+
+/** Every answer in every wrapper, in three chunkings (one character; up to 8; up to 40), checked against the full check. */
+function soundness(spec: Spec, values: unknown[], seed: number, options: { wrappers?: typeof WRAPPERS; complete?: boolean } = {}): { problems: string[]; tally: Tally } {
+  const random = seededRandom(seed);
+  const problems: string[] = [];
+  const tally: Tally = { answers: 0, valid: 0, streams: 0, errorsSeen: 0, errorsFull: 0 };
+  for (const value of values) {
+    for (const { name, wrap } of options.wrappers ?? WRAPPERS) {
+      const text = wrap(value);
+      const full = checkTextSync(spec, text, "model", { limits: ALL });
+      tally.answers++;
+      if (full.valid) tally.valid++;
+      const finals: string[][] = [];
+      for (const max of [1, 8, 40]) {
+        tally.streams++;
+        const result = stream(spec, text, chunk(text, random, max), full);
+        if (result.problem) problems.push(`${spec.name} ${name} (pieces up to ${max}): ${result.problem}\n    ${text.slice(0, 300)}`);
+        finals.push([...result.errors].sort());
+      }
+      if (!finals.every((f) => JSON.stringify(f) === JSON.stringify(finals[0]))) problems.push(`${spec.name} ${name}: the errors depend on the chunking: ${JSON.stringify(finals)}`);
+      if (!full.valid) {
+        tally.errorsSeen += finals[0].length;
+        tally.errorsFull += full.errors.length;
+        // Specs without combinators or async rules: once the value closes, every error of the full check is known.
+        if (options.complete && full.parsed !== undefined && JSON.stringify(finals[0]) !== JSON.stringify([...full.errors].sort())) {
+          problems.push(`${spec.name} ${name}: at the end the partial checks found ${JSON.stringify(finals[0])}, the full check ${JSON.stringify(full.errors)}`);
+        }
+      }
+    }
+  }
+  return { problems, tally };
+}
+
+describe("partial checks are sound", () => {
+  it("built-in specs: examples and seeded mutations, six ways of writing them, three chunkings; at the end every error is found", () => {
+    let seed = 1;
+    const totals: Tally = { answers: 0, valid: 0, streams: 0, errorsSeen: 0, errorsFull: 0 };
+    for (const spec of builtinSpecs.values()) {
+      const values = answersFor(spec, spec.example, 40, seed++);
+      const { problems, tally } = soundness(spec, values, seed++, { complete: true });
+      expect(problems).toEqual([]);
+      for (const key of Object.keys(totals) as Array<keyof Tally>) totals[key] += tally[key];
+    }
+    // The mutations must give both kinds of answer, or the test proves little.
+    expect(totals.valid).toBeGreaterThan(100);
+    expect(totals.answers - totals.valid).toBeGreaterThan(400);
+    expect(totals.errorsSeen).toBe(totals.errorsFull);
+  });
+
+  it("tool-call arguments: read exactly, judged as the graph judges them (JSON.stringify of the parsed arguments)", () => {
+    const random = seededRandom(7);
+    const problems: string[] = [];
+    for (const spec of builtinSpecs.values()) {
+      for (const value of answersFor(spec, spec.example, 25, 100 + problems.length)) {
+        for (const raw of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
+          const judged = JSON.stringify(JSON.parse(raw));
+          const full = checkTextSync(spec, judged, "model", { limits: ALL });
+          for (const max of [1, 16]) {
+            const result = stream(spec, raw, chunk(raw, random, max), full, "arguments");
+            if (result.problem) problems.push(`${spec.name}: ${result.problem}`);
+          }
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("zod specs: the structure is checked from their JSON Schema, refinements are left to the end", () => {
+    const Deployment = z
+      .object({
+        service_name: z.string().regex(/^[a-z][a-z0-9-]*$/),
+        replicas: z.number().int().min(1).max(20),
+        tier: z.enum(["web", "worker", "batch"]),
+        resources: z.object({ cpu_limit: z.number().min(0.1).max(8), memory_limit_mb: z.number().int().min(128) }),
+        ports: z.array(z.number().int().min(1).max(65535)).min(1).max(4),
+        labels: z.record(z.string(), z.string().max(20)).optional(),
+        owner: z.union([z.string().email(), z.null()]),
+      })
+      .superRefine((value, ctx) => {
+        if (value.replicas > 5 && value.resources.cpu_limit < 1) ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: "needs at least one CPU" });
+      });
+    const spec = defineSpec({ name: "zod-deployment", description: "A deployment.", schema: Deployment });
+    const example = { service_name: "api", replicas: 3, tier: "web", resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, ports: [8080], labels: { team: "core" }, owner: "ops@example.com" };
+    expect(checkTextSync(spec, JSON.stringify(example), "model").valid).toBe(true);
+    const { problems, tally } = soundness(spec, answersFor(spec, example, 60, 11), 12);
+    expect(problems).toEqual([]);
+    expect(tally.valid).toBeGreaterThan(20);
+    expect(tally.errorsSeen).toBeGreaterThan(0);
+  });
+
+  it("inline specs with combinators, references, $data, name rules and 2020-12 tuples: nothing uncertain is judged", () => {
+    const specs: Array<{ schema: Record<string, unknown>; example: unknown }> = [
+      {
+        schema: {
+          type: "object",
+          required: ["kind", "size"],
+          additionalProperties: false,
+          properties: {
+            kind: { enum: ["disk", "memory"] },
+            size: { type: "integer", minimum: 1 },
+            unit: { type: "string" },
+            limits: { type: "object", properties: { min: { type: "integer" }, max: { type: "integer", minimum: { $data: "1/min" } } } },
+            tags: { type: "array", items: { type: "string", minLength: 1 }, uniqueItems: true, maxItems: 3 },
+            owner: { anyOf: [{ type: "string", format: "email" }, { type: "null" }] },
+            node: { $ref: "#/definitions/node" },
+          },
+          if: { properties: { kind: { const: "disk" } } },
+          then: { required: ["unit"], properties: { unit: { enum: ["GB", "TB"] } } },
+          else: { not: { required: ["unit"] } },
+          definitions: { node: { type: "object", required: ["id"], properties: { id: { type: "string", pattern: "^n-[0-9]+$" }, next: { oneOf: [{ $ref: "#/definitions/node" }, { type: "null" }] } } } },
+        },
+        example: { kind: "disk", size: 10, unit: "GB", limits: { min: 1, max: 4 }, tags: ["a", "b"], owner: null, node: { id: "n-1", next: { id: "n-2", next: null } } },
+      },
+      {
+        schema: {
+          type: "object",
+          propertyNames: { pattern: "^[a-z_]+$" },
+          patternProperties: { "^x_": { type: "string" } },
+          additionalProperties: { type: "number", maximum: 10 },
+          dependencies: { a: ["b"] },
+          minProperties: 2,
+        },
+        example: { a: 1, b: 2, x_name: "n" },
+      },
+      {
+        schema: {
+          $schema: "https://json-schema.org/draft/2020-12/schema",
+          type: "array",
+          prefixItems: [{ type: "string" }, { type: "integer", multipleOf: 5 }],
+          items: { type: "object", required: ["v"], properties: { v: { type: "boolean" } }, unevaluatedProperties: false },
+          minItems: 2,
+          contains: { type: "object" },
+        },
+        example: ["id", 10, { v: true }],
+      },
+    ];
+    let seed = 21;
+    for (const { schema, example } of specs) {
+      const spec = resolveSpec({ name: "inline", schema });
+      expect(checkTextSync(spec, JSON.stringify(example), "model").errors).toEqual([]);
+      const { problems, tally } = soundness(spec, answersFor(spec, example, 50, seed++), seed++);
+      expect(problems).toEqual([]);
+      expect(tally.valid).toBeGreaterThan(10);
+    }
+  });
+
+  it("the official JSON-Schema-Test-Suite (draft-07 and 2020-12): every object and array case, streamed a character at a time and in random pieces", () => {
+    const random = seededRandom(5);
+    const problems: string[] = [];
+    let cases = 0;
+    for (const group of loadSuite()) {
+      if (needsRemote(group.schema)) continue;
+      let spec: Spec;
+      try {
+        spec = buildSpec("code", suiteSchema(group));
+      } catch {
+        continue; // refused by design (see the suite's own test)
+      }
+      for (const test of group.tests) {
+        if (test.data === null || typeof test.data !== "object") continue;
+        const text = JSON.stringify(test.data);
+        const full = checkTextSync(spec, text, "model", { limits: ALL });
+        cases++;
+        for (const max of [1, 6]) {
+          const result = stream(spec, text, chunk(text, random, max), full);
+          if (result.problem) problems.push(`${group.dialect}/${group.file} › ${group.description} › ${test.description}: ${result.problem}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+    expect(cases).toBeGreaterThan(500);
+  });
+});
+
+describe("what cannot be valid is seen, and the full check agrees", () => {
+  const spec = builtinSpecs.get("deployment-config")!;
+  const text = JSON.stringify(spec.example, null, 2);
+
+  function streamed(answer: string, read: ReadAs = "model", limits = {}) {
+    const check = new PartialCheck(spec, { read, limits });
+    let first: { at: number; hopeless: ReturnType<PartialCheck["hopeless"]> } | undefined;
+    for (const piece of chunk(answer, seededRandom(answer.length), 1)) {
+      check.write(piece);
+      const hopeless = check.hopeless();
+      if (hopeless !== null && first === undefined) first = { at: check.received, hopeless };
+    }
+    return { check, first };
+  }
+
+  it("JSON that breaks: hopeless from the character that breaks it, never before, and refused by the full check", () => {
+    const random = seededRandom(3);
+    let broken = 0;
+    let notJson = 0;
+    for (let n = 0; n < 300; n++) {
+      const at = 1 + Math.floor(random() * (text.length - 2));
+      const answer = text.slice(0, at) + pick(random, [",", "}", "]", "x", ":", "'", "01"]) + text.slice(at + (random() < 0.5 ? 1 : 0));
+      let parses = true;
+      try {
+        JSON.parse(answer);
+      } catch {
+        parses = false;
+      }
+      const full = checkTextSync(spec, answer, "model", { limits: ALL });
+      const { first } = streamed(answer);
+      if (parses) continue;
+      notJson++;
+      expect(full.valid).toBe(false);
+      // Not seen: a root closed early with the rest after it, which the reader leaves to the full check.
+      if (first === undefined) continue;
+      broken++;
+      expect(first.hopeless!.reason).toBe("broken-json");
+      // Up to the character inserted, the text is a prefix of valid JSON.
+      expect(first.at).toBeGreaterThan(at);
+    }
+    expect(broken).toBeGreaterThan(0.9 * notJson);
+    expect(notJson).toBeGreaterThan(100);
+  });
+
+  it("a field named twice: hopeless with the full check's own message; tool-call arguments (which keep the last) are left alone", () => {
+    const answer = text.replace('"replicas": 3,', '"replicas": 3,\n  "replicas": 4,');
+    const full = checkTextSync(spec, answer, "model");
+    const { first } = streamed(answer);
+    expect(first?.hopeless).toEqual({ reason: "broken-json", detail: full.errors[0] });
+    expect(streamed(answer, "arguments").first).toBeUndefined();
+  });
+
+  it("nesting past the bound: hopeless with the full check's message", () => {
+    const answer = `{"a": ${"[".repeat(70)}${"]".repeat(70)}}`;
+    const full = checkTextSync(spec, answer, "model");
+    expect(streamed(answer).first?.hopeless).toEqual({ reason: "broken-json", detail: full.errors[0] });
+  });
+
+  it("a root of the wrong type, and an answer past the size limit", () => {
+    const array = `[${text}]`;
+    expect(streamed(array).first?.hopeless?.reason).toBe("wrong-root");
+    expect(checkTextSync(spec, array, "model").valid).toBe(false);
+    const long = JSON.stringify({ ...(spec.example as object), service_name: "a".repeat(500) });
+    const limits = { maxChars: 300 };
+    expect(streamed(long, "model", limits).first?.hopeless?.reason).toBe("too-large");
+    expect(checkTextSync(spec, long, "model", { limits }).valid).toBe(false);
+  });
+
+  it("a truncated answer is never hopeless and reports only what the complete value would", () => {
+    const random = seededRandom(9);
+    const bad = JSON.stringify({ ...(spec.example as object), replicas: 99, service_name: "Bad Name" }, null, 2);
+    const full = checkTextSync(spec, bad, "model", { limits: ALL });
+    for (let n = 0; n < 50; n++) {
+      const prefix = bad.slice(0, Math.floor(random() * bad.length));
+      const { check, first } = streamed(prefix);
+      expect(first).toBeUndefined();
+      for (const error of check.errors) expect(full.errors).toContain(error);
+    }
+  });
+});
+
+describe("what the partial checks expose", () => {
+  const spec = builtinSpecs.get("deployment-config")!;
+
+  it("the value so far (with the string being written), the complete parts, and each error once its value closes", () => {
+    const check = new PartialCheck(spec);
+    check.write('{"service_name": "Pay');
+    expect(check.state()).toEqual({ value: { service_name: "Pay" }, complete: [], errors: [] });
+    check.write('ments", "replicas": 30, "resources": {"cpu_limit": 0.5');
+    expect(check.state()).toEqual({
+      value: { service_name: "Payments", replicas: 30, resources: {} },
+      complete: ["service_name", "replicas"],
+      errors: ['service_name is "Payments"; it must match the pattern ^[a-z][a-z0-9-]*$', "replicas is 30; it must be <= 20"],
+    });
+    // The number is not judged until something ends it; then the cross-field rule has both its inputs.
+    check.write(", ");
+    expect(check.state().complete).toEqual(["service_name", "replicas", "resources.cpu_limit"]);
+    expect(check.errors).toContain("resources.cpu_limit is 0.5; replicas=30 requires resources.cpu_limit >= 1.0");
+    check.write('"memory_limit_mb": 512}}');
+    expect(check.state().complete).toEqual([""]);
+    // Once the object closed, a missing required field is certain.
+    expect(check.errors).toContain("health_check is missing; it is required");
+  });
+
+  it("stop policies: never stops nothing; useless stops when the errors fill a retry's list; first-error at the first", () => {
+    const check = new PartialCheck(spec);
+    check.write('{"replicas": 0, ');
+    expect(stopDecision(check, "never")).toBeNull();
+    expect(stopDecision(check, "useless")).toBeNull();
+    expect(stopDecision(check, "first-error")?.reason).toBe("first-error");
+    expect(stopDecision(check, "useless", 1)?.reason).toBe("too-many-errors");
+  });
+});
