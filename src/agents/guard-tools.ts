@@ -39,6 +39,28 @@ interface Guard {
   memo: BudgetMemo;
 }
 
+/**
+ * Middleware that holds a createAgent's existing tools to specs, by tool name.
+ *
+ * @example
+ * ```ts
+ * import { ChatOpenAI } from "@langchain/openai";
+ * import { createAgent, tool } from "langchain";
+ * import { z } from "zod";
+ * import { guardTools } from "langgraph-trustworthy-output/agents";
+ *
+ * const deployService = tool(async (config) => `deployed ${config.service_name}`, {
+ *   name: "deploy_service",
+ *   description: "Deploy a service.",
+ *   schema: z.object({ service_name: z.string() }).passthrough(),
+ * });
+ * const agent = createAgent({
+ *   model: new ChatOpenAI({ model: "gpt-4o-mini" }),
+ *   tools: [deployService],
+ *   middleware: [guardTools({ tools: { deploy_service: "deployment-config" } })],
+ * });
+ * ```
+ */
 export function guardTools(options: GuardToolsOptions) {
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
   const { limits, ruleContext } = options;

@@ -46,6 +46,20 @@ export const VALIDATED_RESPONSE = "validatedResponse";
 /** Marks the retry prompts this middleware writes as a user turn (a text answer has no tool call to answer). */
 const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
 
+/**
+ * Middleware that holds a createAgent's structured answer to a spec; the outcome is `responseOutcome` in the agent's state.
+ *
+ * @example
+ * ```ts
+ * import { ChatOpenAI } from "@langchain/openai";
+ * import { createAgent } from "langchain";
+ * import { validatedResponse } from "langgraph-trustworthy-output/agents";
+ *
+ * const agent = createAgent({ model: new ChatOpenAI({ model: "gpt-4o-mini" }), tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] });
+ * const { responseOutcome } = await agent.invoke({ messages: [{ role: "user", content: "Deploy payments-api with 8 replicas" }] });
+ * if (responseOutcome?.success) console.log(responseOutcome.value);
+ * ```
+ */
 export function validatedResponse<T = unknown>(options: ValidatedResponseOptions<T>) {
   const spec = resolveSpec(options.spec as SpecRef) as Spec<T>;
   if (spec.schema.type !== "object") {
