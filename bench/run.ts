@@ -69,6 +69,8 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
     "Other work may have been running on the machine at the same time (see the load average); figures from a busy machine are noisy, which is why the comparisons are ratios taken side by side in one run. " +
       "The peers section (6) reports CPU time per attempt (`process.cpuUsage()`) as its primary figure, wall time beside it, every figure as median (min–max) over repetitions, each client in its own process.",
     "",
+    "LangChain `createAgent` side by side (this package's `validatedResponse` middleware against `toolStrategy` and a plain `responseFormat`, on the simulated model): [docs/agents-benchmark.md](docs/agents-benchmark.md), written by `npx tsx bench/agents.ts`.",
+    "",
     "## Summary",
     "",
     table(["benchmark", "figure", "value", "reference", "ratio"], headline),
