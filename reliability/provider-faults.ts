@@ -12,7 +12,7 @@ import { builtinSpecs } from "../src/specs/registry.js";
 import { ProviderError } from "../src/errors.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { mapConcurrent } from "../testkit/concurrent.js";
-import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
+import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
 import type { CaseResult } from "./hostile.js";
 
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
@@ -36,10 +36,23 @@ export const FAULTS: Array<{ name: string; fault: ScriptedReply }> = [
 
 /**
  * The client's deadline per request. It ends the faults that never answer in time (a hang, a stalled body, a
- * dripped answer), and a healthy reply from the in-process server must always beat it: at 1 s a healthy reply
- * missed it with the machine's cores oversubscribed (four spinning processes on two cores), so it is 3 s.
+ * dripped answer). A healthy reply from the in-process server usually beats it, but on a loaded machine it
+ * may not (at 1 s one missed it with four spinning processes on two cores; at 3 s one missed it with the load
+ * average near 10): no check depends on that. The scripted server answers by what a request asks for (see
+ * `replyFor`), so a healthy reply that missed the deadline is retried and answered again the same way.
  */
 export const TIMEOUT_MS = 3_000;
+
+/**
+ * The reply to a validation request, chosen by what it asks, never by the order requests arrive in: attempt 1
+ * (a first prompt) gets BROKEN; attempt 2 (a retry prompt, which quotes BROKEN) gets `retry()`. A real provider
+ * answers a retried request like the first one, and so does this: a healthy reply the client gave up on under
+ * load is answered again, instead of the next reply of a script meeting the wrong request.
+ */
+function replyFor(request: RecordedRequest, retry: () => ScriptedReply): ScriptedReply {
+  const asksAgain = request.messages.some((m) => m.role === "user" && m.content.includes(BROKEN));
+  return asksAgain ? retry() : BROKEN;
+}
 
 /** The client settings the suite runs with: a short timeout, two client retries. */
 function modelFor(server: ScriptedServer, settings: { apiKey?: string; maxRetries?: number } = {}) {
@@ -80,16 +93,49 @@ function eachOnOwnServer<T>(cases: T[], run: (c: T, server: ScriptedServer) => P
 
 const bothModes = <T>(cases: T[]) => [false, true].flatMap((streaming) => cases.map((c) => ({ ...c, streaming })));
 
-/** A transient fault: the run recovers, and the fault never counts as an attempt. */
-export function runTransientFaults(): Promise<CaseResult[]> {
-  return eachOnOwnServer(bothModes(FAULTS), async ({ name, fault, streaming }, server) => {
-    const label = `${name} (${streaming ? "SSE" : "JSON"}), then recovery`;
-    server.setReplies([BROKEN, fault, VALID]);
+export interface TransientOptions {
+  /** Only these faults (by name); default all. */
+  faults?: string[];
+  /**
+   * The first healthy reply after the fault arrives only after the client's deadline, as it can on a loaded
+   * machine: the client gives up on it and asks again. The case must hold all the same.
+   */
+  lateFirstRecovery?: boolean;
+}
+
+/**
+ * A transient fault: the run recovers, and the fault never counts as an attempt. Attempt 2's first request
+ * meets the fault, once; every other request is answered healthily. What is checked does not depend on
+ * timing: the fault was served once and retried (a request of attempt 2 came after it), and the run ended
+ * valid after exactly 2 attempts. The number of calls is 3 unless a healthy reply missed the client's
+ * deadline on a loaded machine and was asked again; the detail says so when it happens.
+ */
+export function runTransientFaults(options: TransientOptions = {}): Promise<CaseResult[]> {
+  const faults = options.faults ? FAULTS.filter((f) => options.faults!.includes(f.name)) : FAULTS;
+  return eachOnOwnServer(bothModes(faults), async ({ name, fault, streaming }, server) => {
+    const label = `${name} (${streaming ? "SSE" : "JSON"}), then recovery${options.lateFirstRecovery ? " that first misses the deadline" : ""}`;
+    const attempt2: ScriptedReply[] = [];
+    server.setResponder((request) =>
+      replyFor(request, () => {
+        const late = options.lateFirstRecovery === true && attempt2.length === 1;
+        const reply: ScriptedReply = attempt2.length === 0 ? fault : late ? { content: VALID, delayMs: TIMEOUT_MS + 1_000 } : VALID;
+        attempt2.push(reply);
+        return reply;
+      }),
+    );
     try {
       const out = await runOnce(server, streaming, label, new MemorySaver());
       const calls = server.requests.length;
-      const held = out.success === true && out.attempts === 2 && out.history.length === 2 && calls === 3;
-      return { name: label, held, detail: held ? "recovered; not counted as an attempt" : `success=${out.success} attempts=${out.attempts} calls=${calls}` };
+      const served = attempt2.filter((r) => r === fault).length;
+      const held = out.success === true && out.attempts === 2 && out.history.length === 2 && served === 1 && attempt2.length >= 2;
+      const extra = calls - 3;
+      return {
+        name: label,
+        held,
+        detail: held
+          ? `recovered; not counted as an attempt${extra > 0 ? ` (${calls} calls: a healthy reply was asked for again ${extra} time(s); on a loaded machine one can miss the ${TIMEOUT_MS / 1000} s deadline)` : ""}`
+          : `success=${out.success} attempts=${out.attempts} history=${out.history.length} fault served ${served} time(s), ${attempt2.length} request(s) of attempt 2, ${calls} calls`,
+      };
     } catch (error) {
       return { name: label, held: false, detail: `threw ${(error as Error).message}` };
     }
@@ -106,8 +152,7 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
     { name: "answers with no content", fault: { fault: "null-content" }, says: /no message content/ },
   ];
   return eachOnOwnServer(cases, async ({ name, fault, says }, server) => {
-    let index = 0;
-    server.setResponder(() => (index++ === 0 ? BROKEN : fault));
+    server.setResponder((request) => replyFor(request, () => fault));
     const checkpointer = new MemorySaver();
     const config = { configurable: { thread_id: name } };
     let problem = "";
@@ -124,7 +169,7 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
     const saved = await graph.getState(config);
     if (!problem && (saved.values.attempts !== 1 || saved.values.history?.length !== 1)) problem = `checkpoint has attempts=${saved.values.attempts}`;
     if (!problem) {
-      server.setReplies([VALID]);
+      server.setResponder((request) => replyFor(request, () => VALID));
       const resumed = await graph.invoke(null, config);
       if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
     }

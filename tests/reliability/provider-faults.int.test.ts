@@ -14,6 +14,14 @@ describe.concurrent("provider faults through ChatOpenAI", () => {
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
   }, 240_000);
 
+  it("a healthy reply that misses the client's deadline (as on a loaded machine) is asked for again; the fault is still retried once and never counted (JSON and SSE)", async () => {
+    const results = await runTransientFaults({ faults: ["answer dripped one byte a second", "503"], lateFirstRecovery: true });
+    expect(results).toHaveLength(4);
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+    // The late reply was given up on and asked for again: one call more than on a quiet machine.
+    for (const r of results) expect(r.detail, r.name).toMatch(/\(4 calls: a healthy reply was asked for again 1 time\(s\)/);
+  }, 240_000);
+
   it("a persistent fault ends the run with an error naming the provider's words; the checkpoint keeps attempt 1 and resumes", async () => {
     const results = await runPersistentFaults();
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
