@@ -139,7 +139,52 @@ class InterruptedError extends Error {
   }
 }
 
+/** What the command line asks for. */
+interface Invocation {
+  /** The request, or undefined when resuming a thread's interrupted run. */
+  request?: string;
+  thread?: string;
+  interactive: boolean;
+  flags: Record<string, string | boolean | undefined>;
+}
+
+/** The whole command: read the arguments, fix the run's settings, run it (and its review), report. */
 async function generate(argv: string[], io: CliIO, context: CliContext, run: RunInfo): Promise<number> {
+  const command = parseCommand(argv);
+  if (command === "help") {
+    // Asked for, the usage text is the output.
+    io.stdout(`${USAGE}\n`);
+    return EXIT.valid;
+  }
+  const { env, file } = withDotEnv(context.env ?? process.env, context.cwd ?? process.cwd());
+  const environment = readEnvironment(env);
+  run.endpoint = endpointOf(environment);
+  if (file) io.stderr(`settings from the environment and ${file}\n`);
+  const settings = runSettings(command, environment);
+
+  let persistence: Persistence | undefined;
+  let stdinLines: LineReader | undefined;
+  const readLine = context.readLine ?? ((prompt: string) => (stdinLines ??= lineReader(process.stdin, process.stderr)).read(prompt, context.signal));
+  try {
+    persistence = await openPersistence({ env: environment });
+    run.persistence = persistence.kind;
+    const session = await startSession(command, settings, environment, persistence, io, run, context.signal);
+    let final = await session.stream(command.request === undefined ? null : { request: command.request });
+    if (await session.pausedForReview()) final = await review(session, command, io, readLine);
+    return report(final, session.threadId, io);
+  } finally {
+    // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
+    stdinLines?.close();
+    try {
+      await persistence?.close();
+    } catch (error) {
+      io.stderr(`closing the database connections failed: ${redactSecrets(String((error as Error)?.message ?? error))}\n`);
+    }
+  }
+}
+
+/** The arguments, checked: the request or a thread to resume, and the flags. */
+function parseCommand(argv: string[]): Invocation | "help" {
   let values: Record<string, string | boolean | undefined>;
   let positionals: string[];
   try {
@@ -160,156 +205,164 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  if (values.help) {
-    // Asked for, the usage text is the output.
-    io.stdout(`${USAGE}\n`);
-    return EXIT.valid;
-  }
-  const threadArg = values.thread === undefined ? undefined : String(values.thread).trim();
-  if (threadArg !== undefined && (threadArg.length === 0 || threadArg.length > 200)) {
+  if (values.help) return "help";
+  const thread = values.thread === undefined ? undefined : String(values.thread).trim();
+  if (thread !== undefined && (thread.length === 0 || thread.length > 200)) {
     throw new UsageError("--thread must be a thread id of 1-200 characters.");
   }
-  const resuming = threadArg !== undefined && positionals.length === 0;
+  const resuming = thread !== undefined && positionals.length === 0;
   if (positionals.length !== 1 && !resuming) {
     throw new UsageError(`Give exactly one request (quote it); got ${positionals.length}.`);
   }
+  return { request: resuming ? undefined : positionals[0], thread, interactive: values.interactive === true, flags: values };
+}
 
-  const { env, file } = withDotEnv(context.env ?? process.env, context.cwd ?? process.cwd());
-  const environment = readEnvironment(env);
-  run.endpoint = endpointOf(environment);
-  if (file) io.stderr(`settings from the environment and ${file}\n`);
-
-  const runContext: Record<string, unknown> = {};
-  const interactive = values.interactive === true;
-  if (interactive && !resuming) runContext.onFailure = "interrupt";
-  if (values["stop-on-no-progress"] !== undefined) runContext.stopOnNoProgress = values["stop-on-no-progress"] === true;
-  if (values.spec !== undefined) {
-    const spec = String(values.spec);
-    runContext.spec = builtinSpecs.has(spec) ? spec : readSpecFile(spec, [...builtinSpecs.keys()]);
+/** The run's context from the flags, refused here (before the database is opened or any model called) when wrong. */
+function runSettings(command: Invocation, environment: Environment): { context: Record<string, unknown>; maxAttempts?: number; model?: string } {
+  const { flags } = command;
+  const resuming = command.request === undefined;
+  const context: Record<string, unknown> = {};
+  if (command.interactive && !resuming) context.onFailure = "interrupt";
+  if (flags["stop-on-no-progress"] !== undefined) context.stopOnNoProgress = flags["stop-on-no-progress"] === true;
+  if (flags.spec !== undefined) {
+    const spec = String(flags.spec);
+    context.spec = builtinSpecs.has(spec) ? spec : readSpecFile(spec, [...builtinSpecs.keys()]);
   }
-  if (values["max-attempts"] !== undefined) {
-    const raw = String(values["max-attempts"]);
-    runContext.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
+  if (flags["max-attempts"] !== undefined) {
+    const raw = String(flags["max-attempts"]);
+    context.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
   }
   // Checked with the other settings below: a mode that does not exist is refused with the run's own message.
-  if (values["output-mode"] !== undefined) runContext.outputMode = String(values["output-mode"]);
+  if (flags["output-mode"] !== undefined) context.outputMode = String(flags["output-mode"]);
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
   // graph's own default reads process.env; a resume keeps the model its run started with.
-  if (values.model !== undefined) runContext.model = values.model;
-  else if (!resuming) runContext.model = environment.model;
-  // Refused here, before the database is opened or any model called; a resume keeps its run's limits.
-  const checked = resuming ? undefined : ensureValidationConfig({ context: runContext }, { env: environment });
-  let maxAttempts = checked?.maxAttempts;
+  if (flags.model !== undefined) context.model = flags.model;
+  else if (!resuming) context.model = environment.model;
+  if (resuming) return { context };
+  const checked = ensureValidationConfig({ context }, { env: environment });
+  return { context, maxAttempts: checked.maxAttempts, model: checked.model };
+}
 
-  let persistence: Persistence | undefined;
-  let stdinLines: LineReader | undefined;
-  const readLine = context.readLine ?? ((prompt: string) => (stdinLines ??= lineReader(process.stdin, process.stderr)).read(prompt, context.signal));
-  try {
-    persistence = await openPersistence({ env: environment });
-    run.persistence = persistence.kind;
-    const graph = buildValidationGraph({
-      model: (request) => createChatModel(request, environment),
-      checkpointer: persistence.checkpointer,
-      store: persistence.store,
-    });
-    const threadId = threadArg ?? randomUUID();
-    run.thread = threadId;
-    const runConfig = { configurable: { thread_id: threadId } };
-    if (resuming) {
-      const saved = await graph.getState(runConfig);
-      if (saved.next.length === 0) {
-        throw new ConfigurationError(
-          persistence.kind === "memory"
-            ? `Nothing to resume on thread ${JSON.stringify(threadId)}: without DATABASE_URL, state is kept in memory and ends with the process.`
-            : `Nothing to resume on thread ${JSON.stringify(threadId)}: it has no interrupted run${saved.values && Object.keys(saved.values).length > 0 ? " (its last run finished)" : ""}. Give a request to start one.`,
-        );
-      }
-      // The run goes on with the settings it was started with.
-      const started = (saved.values as { run?: { maxAttempts?: unknown; model?: unknown } | null }).run;
-      if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
-      io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
-      if (started?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
-    } else {
-      if (persistence.kind === "postgres") io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
-      if (checked?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
+/** A run on its thread: the graph, how to stream a step of it (printing each attempt), and whether it waits for review. */
+interface Session {
+  threadId: string;
+  stream(input: unknown): Promise<Record<string, any>>;
+  pausedForReview(): Promise<boolean>;
+  values(): Promise<Record<string, any>>;
+}
+
+async function startSession(
+  command: Invocation,
+  settings: ReturnType<typeof runSettings>,
+  environment: Environment,
+  persistence: Persistence,
+  io: CliIO,
+  run: RunInfo,
+  signal: AbortSignal | undefined,
+): Promise<Session> {
+  const graph = buildValidationGraph({ model: (request) => createChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
+  const threadId = command.thread ?? randomUUID();
+  run.thread = threadId;
+  const runConfig = { configurable: { thread_id: threadId } };
+  let maxAttempts = settings.maxAttempts;
+  if (command.request === undefined) {
+    const saved = await graph.getState(runConfig);
+    if (saved.next.length === 0) {
+      throw new ConfigurationError(
+        persistence.kind === "memory"
+          ? `Nothing to resume on thread ${JSON.stringify(threadId)}: without DATABASE_URL, state is kept in memory and ends with the process.`
+          : `Nothing to resume on thread ${JSON.stringify(threadId)}: it has no interrupted run${saved.values && Object.keys(saved.values).length > 0 ? " (its last run finished)" : ""}. Give a request to start one.`,
+      );
     }
-    const streamRun = async (input: unknown): Promise<Record<string, any>> => {
+    // The run goes on with the settings it was started with.
+    const started = (saved.values as { run?: { maxAttempts?: unknown; model?: unknown } | null }).run;
+    if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
+    io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
+    if (started?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
+  } else {
+    if (persistence.kind === "postgres") io.stderr(`thread ${threadId} (${persistence.location}); if interrupted, resume with --thread ${threadId}\n`);
+    if (settings.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
+  }
+  return {
+    threadId,
+    async stream(input) {
       let final: Record<string, any> = {};
       const stream = await graph.stream(input as never, {
         ...runConfig,
-        context: runContext,
-        signal: context.signal,
+        context: settings.context,
+        signal,
         streamMode: ["updates", "values"],
         // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
         durability: "sync",
       });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
-        if (mode === "values") {
-          final = chunk;
-          continue;
-        }
-        const update = chunk.validate;
-        if (!update) continue;
-        const record = update.history?.[0];
-        if (!record) continue;
-        const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
-        if (record.valid) io.stderr(`${head}: valid\n`);
-        else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e: string) => `  - ${e}`).join("\n")}\n`);
+        if (mode === "values") final = chunk;
+        else printAttempt(chunk.validate?.history?.[0], maxAttempts, io);
       }
       return final;
-    };
-    let final = await streamRun(resuming ? null : { request: positionals[0] });
-    // A run paused for review: with --interactive the person answers here, held to the same spec.
-    for (;;) {
-      const state = await graph.getState(runConfig);
-      if (!state.next.includes("review")) break;
-      final = state.values as Record<string, any>;
-      if (!interactive) {
-        io.stderr(`the run is waiting for a person's review; answer it with --interactive --thread ${threadId}\n`);
-        break;
-      }
-      const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
-      // Each line of the answer behind a margin, so none of it can pass for the command's own output.
-      const shown = (last?.output ?? "").split("\n").map((line) => `  | ${line}`).join("\n");
-      io.stderr(`\nThe last answer:\n${shown}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
-      const line = await readLine(
-        'Type the corrected JSON (one line), ":request <a new request>", or ":reject [reason]": ',
-      );
-      if (line === null) {
-        io.stderr("no answer (end of input); the run stays paused for review\n");
-        break;
-      }
-      const answer = line.trim();
-      const resume = answer.startsWith(":request ")
-        ? { request: answer.slice(9).trim() }
-        : answer === ":reject" || answer.startsWith(":reject ")
-          ? { reject: true, reason: answer.slice(7).trim() || undefined }
-          : { value: answer };
-      await streamRun(new Command({ resume }));
-      final = (await graph.getState(runConfig)).values as Record<string, any>;
-      const record = (final.history as Array<{ by?: string; valid: boolean; errors: string[] }> | undefined)?.at(-1);
-      if (record?.by === "human" && "value" in resume) {
-        io.stderr(record.valid ? "your value is valid\n" : `your value is not valid:\n${record.errors.map((e) => `  - ${e}`).join("\n")}\n`);
-      }
+    },
+    async pausedForReview() {
+      return (await graph.getState(runConfig)).next.includes("review");
+    },
+    async values() {
+      return (await graph.getState(runConfig)).values as Record<string, any>;
+    },
+  };
+}
+
+/** One attempt's line on stderr: valid, or its errors. */
+function printAttempt(record: { attempt: number; valid: boolean; errors: string[] } | undefined, maxAttempts: number | undefined, io: CliIO): void {
+  if (!record) return;
+  const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
+  if (record.valid) io.stderr(`${head}: valid\n`);
+  else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e) => `  - ${e}`).join("\n")}\n`);
+}
+
+/** A run paused for review: with --interactive the person answers here, held to the same spec, until the run ends or input does. */
+async function review(session: Session, command: Invocation, io: CliIO, readLine: (prompt: string) => Promise<string | null>): Promise<Record<string, any>> {
+  let final = await session.values();
+  while (await session.pausedForReview()) {
+    final = await session.values();
+    if (!command.interactive) {
+      io.stderr(`the run is waiting for a person's review; answer it with --interactive --thread ${session.threadId}\n`);
+      break;
     }
-    if (final.success === true) {
-      io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
-      return EXIT.valid;
+    const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
+    // Each line of the answer behind a margin, so none of it can pass for the command's own output.
+    const shown = (last?.output ?? "").split("\n").map((line) => `  | ${line}`).join("\n");
+    io.stderr(`\nThe last answer:\n${shown}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
+    const line = await readLine('Type the corrected JSON (one line), ":request <a new request>", or ":reject [reason]": ');
+    if (line === null) {
+      io.stderr("no answer (end of input); the run stays paused for review\n");
+      break;
     }
-    io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
-    // Wrapped, so a pipeline that ignores the exit status cannot take the last (invalid) answer for a valid one.
-    const document = { success: false, exitCode: EXIT.invalid, stopReason: final.stopReason, attempts: final.attempts, errors: final.errors ?? [], result: final.result ?? null, thread: threadId };
-    io.stdout(`${JSON.stringify(document, null, 2)}\n`);
-    return EXIT.invalid;
-  } finally {
-    // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
-    stdinLines?.close();
-    try {
-      await persistence?.close();
-    } catch (error) {
-      io.stderr(`closing the database connections failed: ${redactSecrets(String((error as Error)?.message ?? error))}\n`);
+    const answer = line.trim();
+    const resume = answer.startsWith(":request ")
+      ? { request: answer.slice(9).trim() }
+      : answer === ":reject" || answer.startsWith(":reject ")
+        ? { reject: true, reason: answer.slice(7).trim() || undefined }
+        : { value: answer };
+    await session.stream(new Command({ resume }));
+    final = await session.values();
+    // The verdict is the run's: valid ends it; otherwise it is paused again with this answer's errors.
+    if ("value" in resume) {
+      io.stderr(final.success === true ? "your value is valid\n" : `your value is not valid:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
     }
   }
+  return final;
+}
+
+/** The one JSON document on stdout, and the exit status. */
+function report(final: Record<string, any>, threadId: string, io: CliIO): number {
+  if (final.success === true) {
+    io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
+    return EXIT.valid;
+  }
+  io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
+  // Wrapped, so a pipeline that ignores the exit status cannot take the last (invalid) answer for a valid one.
+  const document = { success: false, exitCode: EXIT.invalid, stopReason: final.stopReason, attempts: final.attempts, errors: final.errors ?? [], result: final.result ?? null, thread: threadId };
+  io.stdout(`${JSON.stringify(document, null, 2)}\n`);
+  return EXIT.invalid;
 }
 
 /** The model endpoint a provider failure names: the configured base URL, without any credentials in it. */
