@@ -149,6 +149,13 @@ export const ValidationConfigSchema = z.object({
       'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
       "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
   }),
+  stopEarly: withDefault(z.enum(["never", "useless", "first-error"], { error: 'stopEarly must be one of "never", "useless", "first-error"' }), "useless").meta({
+    title: "Stop early",
+    description:
+      "While an answer streams, its fields are checked as they close. When to stop the model's request (no more tokens are generated; the attempt counts as invalid and its retry carries the errors found): " +
+      '"useless" when the rest cannot help (the JSON is broken, the root is the wrong type, the answer is past the size limit, or its errors already fill a retry\'s list), "first-error" at its first certain error, "never" not at all. ' +
+      "Applies when the run streams model tokens (streamValidated, the LangGraph server, or LangGraph's messages mode).",
+  }),
   ruleContext: z
     .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
     .optional()

@@ -1,9 +1,12 @@
 /**
  * One model call, as every node makes it: messages in; text and usage out; any
  * provider failure turned into a ProviderError that says what the provider said.
+ * A call may also be watched while it streams, and stopped: the request is
+ * aborted (no more tokens are generated) and the answer so far is returned.
  */
+import { callbackHandlerPrefersStreaming, type BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
 import { usageOf, type TokenUsage } from "./usage.js";
@@ -11,6 +14,28 @@ import { usageOf, type TokenUsage } from "./usage.js";
 export interface ModelAnswer {
   text: string;
   usage: TokenUsage;
+  /** The request was stopped before the answer was complete (see StreamWatch). */
+  stopped?: boolean;
+}
+
+/** Watches an answer while it streams. */
+export interface StreamWatch {
+  /** Each piece as it arrives (a model that cannot stream gives its whole answer as one). */
+  onChunk(chunk: AIMessage): void;
+  /** Aborted to stop the request: the answer so far is returned, with `stopped: true`. */
+  stop: AbortSignal;
+}
+
+/**
+ * Whether the run streams model tokens: a callback handler that asks for them
+ * is listening (LangGraph's messages mode, the LangGraph server's event
+ * stream, streamValidated). A run that does not stream keeps whole-answer
+ * requests, as before.
+ */
+export function streamsTokens(config?: RunnableConfig): boolean {
+  const callbacks = config?.callbacks as { handlers?: unknown } | unknown[] | undefined;
+  const handlers = Array.isArray(callbacks) ? callbacks : Array.isArray(callbacks?.handlers) ? (callbacks.handlers as unknown[]) : [];
+  return handlers.some((handler) => handler !== null && typeof handler === "object" && Boolean(callbackHandlerPrefersStreaming(handler as BaseCallbackHandler)));
 }
 
 /** Provider faults worth another try at the node level (the client already retried HTTP errors). */
@@ -30,11 +55,14 @@ export const PROVIDER_RETRY_POLICY = {
 export async function callModel(
   model: BaseChatModel,
   messages: BaseMessage[],
-  options: { node: string; config?: RunnableConfig; allowEmpty?: boolean; onMessage?: (message: AIMessage) => void },
+  options: { node: string; config?: RunnableConfig; allowEmpty?: boolean; onMessage?: (message: AIMessage) => void; watch?: StreamWatch },
 ): Promise<ModelAnswer> {
   let message: AIMessage;
+  let stopped = false;
+  let estimated: TokenUsage | undefined;
   try {
-    message = (await model.invoke(messages, options.config)) as AIMessage;
+    if (options.watch === undefined) message = (await model.invoke(messages, options.config)) as AIMessage;
+    else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch));
   } catch (error) {
     throw ProviderError.from(error, options.node);
   }
@@ -45,7 +73,44 @@ export async function callModel(
   if (text.length === 0 && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  return { text, usage: usageOf(message) };
+  return { text, usage: estimated ?? usageOf(message), ...(stopped ? { stopped } : {}) };
+}
+
+/**
+ * The call, streamed: the pieces merged into one message as they arrive. When
+ * the watch stops it, the provider's stream is aborted and what arrived is
+ * the answer. A provider reports usage at the end of a stream, so a stopped
+ * answer (or a stream without usage) counts its output as the pieces that
+ * carried text (a provider sends about one token a piece) and its input as 0.
+ */
+async function streamCall(model: BaseChatModel, messages: BaseMessage[], config: RunnableConfig | undefined, watch: StreamWatch): Promise<{ message: AIMessage; stopped: boolean; estimated?: TokenUsage }> {
+  const signal = config?.signal ? AbortSignal.any([config.signal, watch.stop]) : watch.stop;
+  let merged: AIMessageChunk | undefined;
+  let whole: AIMessage | undefined;
+  let pieces = 0;
+  let stopped = false;
+  try {
+    for await (const chunk of await model.stream(messages, { ...config, signal })) {
+      if (AIMessageChunk.isInstance(chunk)) {
+        merged = merged === undefined ? chunk : merged.concat(chunk);
+        if (carriesText(chunk)) pieces++;
+      } else whole = chunk as AIMessage;
+      watch.onChunk(chunk as AIMessage);
+    }
+  } catch (error) {
+    // Our own stop ends the stream with an abort; anything else (the run's own cancellation included) is the provider's.
+    if (!watch.stop.aborted || config?.signal?.aborted) throw error;
+    stopped = true;
+  }
+  const message = whole ?? merged ?? new AIMessageChunk({ content: "" });
+  // Usage arrives last: when it did, the whole answer was generated and the provider's count stands.
+  if (whole !== undefined || message.usage_metadata !== undefined) return { message, stopped };
+  return { message, stopped, estimated: { inputTokens: 0, outputTokens: pieces, totalTokens: pieces, calls: 1 } };
+}
+
+function carriesText(chunk: AIMessageChunk): boolean {
+  if (textOf(chunk.content).length > 0) return true;
+  return (chunk.tool_call_chunks ?? []).some((c) => typeof c.args === "string" && c.args.length > 0);
 }
 
 /** The text of a message's content: a string, or the text parts of a content array. */

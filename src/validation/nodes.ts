@@ -10,7 +10,9 @@ import { ZERO_USAGE } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkText, checkValue, type Verdict } from "../specs/check.js";
-import { callModelInMode, type OutputMode } from "./output-mode.js";
+import { streamsTokens } from "../shared/model-call.js";
+import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
 import type { RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
@@ -105,8 +107,20 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       new SystemMessage(generationSystemPrompt(spec)),
       new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
     ];
-    const answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config });
-    const draft = { output: answer.text, usage: answer.usage, mode: answer.mode, ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}) };
+    // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
+    // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
+    const watch = streamsTokens(config)
+      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: ensureValidationConfig(config, ensure).stopEarly, publish: config.writer, context: run.ruleContext })
+      : undefined;
+    let answer: ModeAnswer;
+    try {
+      answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watch && ((mode) => watch.start(mode === "tool" ? "arguments" : "model")) });
+    } catch (error) {
+      watch?.failed(error);
+      throw error;
+    }
+    const stopped = watch?.finish();
+    const draft = { output: answer.text, usage: answer.usage, mode: answer.mode, ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}), ...(stopped ? { stopped } : {}) };
     // A mode the provider refused is not asked again in this run.
     const settled = answer.mode === run.outputMode ? {} : { run: { ...run, outputMode: answer.mode } };
     return { attempts: state.attempts + 1, draft, usage: answer.usage, ...settled };
@@ -118,16 +132,19 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const output = state.draft?.output ?? "";
     const report = await checkText(spec, output, "model", { context: run.ruleContext });
     const previous = state.history.at(-1);
+    // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
+    const stopped = state.draft?.stopped;
+    const errors = stopped && !report.valid ? stoppedAttemptErrors(stopped) : report.errors;
 
     let stopReason: StopReason | null = null;
     if (report.valid) stopReason = "valid";
     else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
-    else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, report.errors)) stopReason = "no_progress";
+    else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, errors)) stopReason = "no_progress";
 
     return {
       success: report.valid,
       result: resultOf(report),
-      errors: report.errors,
+      errors,
       stopReason,
       spec: spec.name,
       draft: null,
@@ -135,11 +152,12 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         {
           attempt: state.history.length + 1,
           output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
-          errors: report.errors,
+          errors,
           valid: report.valid,
           usage: state.draft?.usage ?? { ...ZERO_USAGE },
           ...(state.draft?.mode ? { mode: state.draft.mode as OutputMode } : {}),
           ...(state.draft?.fallbacks ? { fallbacks: state.draft.fallbacks } : {}),
+          ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
         },
       ],
     };

@@ -8,7 +8,7 @@
  * next one that works and the run records that it did.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import type { AIMessage, BaseMessage } from "@langchain/core/messages";
+import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
 import { callModel, textOf, type ModelAnswer } from "../shared/model-call.js";
@@ -52,38 +52,75 @@ function providerSchema(spec: Spec): JsonSchema {
   return rest;
 }
 
-/** The model, bound to ask for JSON the way `mode` says, and how to read its answer. */
-function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnable: BaseChatModel; read: (message: AIMessage) => string } {
+/**
+ * The model, bound to ask for JSON the way `mode` says; how to read its answer;
+ * and, for a streamed answer, how to read each piece (a fresh reader per call).
+ */
+function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } {
   const content = (message: AIMessage) => textOf(message.content);
+  // A model that cannot stream gives its whole answer as one piece.
+  const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
   switch (mode) {
     case "text":
-      return { runnable: model, read: content };
+      return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
-      return { runnable: model.withConfig({ response_format: { type: "json_object" } } as RunnableConfig) as unknown as BaseChatModel, read: content };
+      return { runnable: model.withConfig({ response_format: { type: "json_object" } } as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces };
     case "json_schema": {
       const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema: providerSchema(spec), strict: strictCompatible(providerSchema(spec)) };
       return {
         runnable: model.withConfig({ response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } as RunnableConfig) as unknown as BaseChatModel,
         read: content,
+        pieces: contentPieces,
       };
     }
     case "tool": {
       const name = providerName(spec);
       const tool = { type: "function" as const, function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) } };
       const runnable = model.bindTools!([tool], { tool_choice: { type: "function", function: { name } } } as never) as unknown as BaseChatModel;
-      return {
-        runnable,
-        read: (message) => {
-          const call = message.tool_calls?.find((c) => c.name === name) ?? message.tool_calls?.[0];
-          if (call) return JSON.stringify(call.args);
-          // Arguments that were not JSON: LangChain keeps the raw text; the parser says exactly what is wrong with it.
-          const invalid = (message as { invalid_tool_calls?: Array<{ args?: string }> }).invalid_tool_calls?.[0];
-          if (invalid && typeof invalid.args === "string") return invalid.args;
-          return content(message);
-        },
+      const readWhole = (message: AIMessage): string => {
+        const call = message.tool_calls?.find((c) => c.name === name) ?? message.tool_calls?.[0];
+        if (call) return JSON.stringify(call.args);
+        // Arguments that were not JSON: LangChain keeps the raw text; the parser says exactly what is wrong with it.
+        const invalid = (message as { invalid_tool_calls?: Array<{ args?: string }> }).invalid_tool_calls?.[0];
+        if (invalid && typeof invalid.args === "string") return invalid.args;
+        return content(message);
       };
+      const read = (message: AIMessage): string => {
+        // Streamed: the arguments' text as sent, parsed here exactly as a whole answer's are (LangChain's merged
+        // tool_calls complete a cut-off text leniently, which would judge JSON the model never finished).
+        if (AIMessageChunk.isInstance(message) && (message.tool_call_chunks?.length ?? 0) > 0) {
+          const chunks = message.tool_call_chunks!;
+          const raw = (chunks.find((c) => c.name === name) ?? chunks[0]).args ?? "";
+          try {
+            return JSON.stringify(JSON.parse(raw));
+          } catch {
+            return raw;
+          }
+        }
+        return readWhole(message);
+      };
+      // The arguments of the call to this tool, piece by piece (other calls are not the answer).
+      const pieces = () => {
+        let index: number | undefined;
+        return (chunk: AIMessage): string => {
+          if (!AIMessageChunk.isInstance(chunk)) return read(chunk);
+          let text = "";
+          for (const c of chunk.tool_call_chunks ?? []) {
+            if (index === undefined && c.name === name) index = c.index ?? 0;
+            if (index !== undefined && (c.index ?? 0) === index && typeof c.args === "string") text += c.args;
+          }
+          return text;
+        };
+      };
+      return { runnable, read, pieces };
     }
   }
+}
+
+/** What watches one model call while it streams: where its answer's text goes, and the signal that stops it. */
+export interface AnswerWatch {
+  write(text: string): void;
+  stop: AbortSignal;
 }
 
 /** Whether a failure is the provider refusing the way it was asked (a 400/422 about the format, schema or tools, or a reply the SDK could not parse as JSON), not a fault. */
@@ -107,18 +144,22 @@ export async function callModelInMode(
   messages: BaseMessage[],
   mode: OutputMode,
   spec: Spec,
-  options: { node: string; config?: RunnableConfig },
+  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode) => AnswerWatch },
 ): Promise<ModeAnswer> {
+  const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
   for (let current: OutputMode | undefined = mode; current !== undefined; current = FALLBACK[current]) {
     if (current === "tool" && typeof model.bindTools !== "function") {
       fallbacks.push("tool: this chat model cannot call tools; fell back to text");
       continue;
     }
-    const { runnable, read } = bindMode(model, current, spec);
+    const { runnable, read, pieces } = bindMode(model, current, spec);
+    const answerWatch = watchFor?.(current);
+    const piece = pieces();
+    const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
     try {
       let message: AIMessage | undefined;
-      const answer = await callModel(runnable, messages, { ...options, allowEmpty: current === "tool", onMessage: (m) => (message = m) });
+      const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: current === "tool", onMessage: (m) => (message = m), watch });
       const text = message ? read(message) : answer.text;
       if (text.length === 0) throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       return { ...answer, text, mode: current, fallbacks };

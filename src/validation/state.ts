@@ -18,6 +18,14 @@ export const AttemptRecordSchema = z.object({
   mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
   fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
   by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
+  stopped: z
+    .object({
+      at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
+      reason: z.enum(["broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"]).meta({ title: "Reason", description: "Why the rest of the answer could not help" }),
+      detail: z.string().meta({ title: "Detail", description: "The reason in words" }),
+    })
+    .optional()
+    .meta({ title: "Stopped", description: "Set when the model's request was stopped while the answer streamed (the stopEarly setting); the output is what arrived" }),
 }).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
@@ -67,7 +75,14 @@ export const ValidationState = stateObject({
   run: RunSettingsSchema.nullable().default(null),
   /** The latest answer, waiting for the validate node. */
   draft: z
-    .object({ output: z.string(), usage: TokenUsageSchema, mode: z.string().optional(), fallbacks: z.array(z.string()).optional() })
+    .object({
+      output: z.string(),
+      usage: TokenUsageSchema,
+      mode: z.string().optional(),
+      fallbacks: z.array(z.string()).optional(),
+      /** Set when the request was stopped early: where, why, and the errors already certain. */
+      stopped: z.object({ at: z.number(), reason: AttemptRecordSchema.shape.stopped.unwrap().shape.reason, detail: z.string(), errors: z.array(z.string()) }).optional(),
+    })
     .nullable()
     .default(null)
     .meta({ title: "Draft", description: "The latest model answer, before validation" }),
