@@ -174,7 +174,7 @@ export class AttemptWatch {
  * verdict stays the check step's on the text received.
  */
 export function stoppedAttemptErrors(stopped: StoppedDraft): string[] {
-  const where = `The answer was stopped after ${stopped.at} characters`;
+  const where = `The answer was stopped after ${stopped.at} character${stopped.at === 1 ? "" : "s"}`;
   let note: string;
   switch (stopped.reason) {
     case "too-many-errors":

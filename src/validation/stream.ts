@@ -59,9 +59,12 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  *
  * @example
  * ```ts
- * for await (const event of streamValidated({ spec: mySpec, request: "payments-api with 8 replicas" })) {
- *   if (event.kind === "partial") render(event.value, event.errors);
- *   else if (event.kind === "outcome") return event.outcome;
+ * import { streamValidated } from "langgraph-trustworthy-output";
+ *
+ * for await (const event of streamValidated({ spec: "deployment-config", request: "payments-api with 8 replicas" })) {
+ *   if (event.kind === "partial") console.log(event.attempt, event.value, event.errors);
+ *   else if (event.kind === "final" && event.stopped) console.log("stopped:", event.stopped.reason);
+ *   else if (event.kind === "outcome") console.log(event.outcome.success ? event.outcome.result : event.outcome.errors);
  * }
  * ```
  */
