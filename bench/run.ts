@@ -20,6 +20,7 @@ import * as overhead from "./graph-overhead.js";
 import * as peers from "./peers.js";
 import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
+import * as streaming from "./streaming.js";
 import * as validator from "./validator-speed.js";
 
 export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<BenchResult> }[] = [
@@ -30,6 +31,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "checkpoints", run: checkpoints.run },
   { id: "peers", run: peers.run },
   { id: "calls", run: calls.run },
+  { id: "streaming", run: streaming.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];

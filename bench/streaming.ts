@@ -1,0 +1,429 @@
+/**
+ * Validated streaming, measured on a simulated streaming model (not an LLM):
+ *
+ *  1. What each stop policy saves. A model streams a catalog answer (about 1,000
+ *     tokens) at a realistic pace (a first token after ~300 ms, then ~15 ms a
+ *     token, seeded jitter), with a defect at a controlled place: early,
+ *     middle, late, broken JSON, a root of the wrong type, or an error in every
+ *     item; and one answer without defects. Its retry fixes exactly the
+ *     defects its feedback names (the rule of the package's simulated model),
+ *     so an answer stopped before a defect was reached, or a retry that lists
+ *     only some errors, costs more attempts. Each run goes through the real
+ *     graph: "no streaming checks" is generateValidated (whole-answer calls, as
+ *     long as streaming every token), the policies are streamValidated. Per
+ *     valid output: tokens generated (counted by the model, which stops when
+ *     its request is aborted), wall time, model calls. All runs go at once
+ *     (they mostly wait on the simulated tokens), each timed on its own.
+ *  2. What the partial checks cost: CPU per streamed token, reading a stream
+ *     with the checks (and their events) against reading it plainly, variants
+ *     interleaved in one process in random order (process.cpuUsage()).
+ *
+ *   npx tsx bench/streaming.ts                 # full sizes, writes docs/streaming-benchmark.md
+ *   npx tsx bench/streaming.ts --quick         # tiny sizes, prints only
+ *   npm run bench -- --only streaming          # as a section of BENCHMARKS.md
+ */
+import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
+import { pathToFileURL } from "node:url";
+import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
+import { checkTextSync } from "../src/specs/check.js";
+import { defineSpec } from "../src/specs/spec.js";
+import { AttemptWatch } from "../src/streaming/attempt.js";
+import type { StopPolicy } from "../src/streaming/partial-check.js";
+import { generateValidated, type ValidationOutcome } from "../src/validation/generate.js";
+import { streamValidated } from "../src/validation/stream.js";
+import { TokenStreamingModel } from "../tests/streaming/token-model.js";
+import { seededRandom } from "../testkit/random.js";
+import { compareRepeated, fmt, fmtRatio, machineInfo, median, table, type BenchOptions, type BenchResult } from "./common.js";
+
+// ---------------------------------------------------------------------------
+// The workload: a catalog, its defects, and a model that fixes what it is told
+
+const catalogSpec = defineSpec({
+  name: "catalog",
+  description: "A store's catalog: its items with SKU, name, price, stock and tags.",
+  schema: {
+    type: "object",
+    required: ["store", "currency", "items"],
+    additionalProperties: false,
+    properties: {
+      store: { type: "string", pattern: "^[a-z][a-z0-9-]*$" },
+      currency: { enum: ["EUR", "USD", "GBP"] },
+      items: {
+        type: "array",
+        minItems: 1,
+        maxItems: 60,
+        items: {
+          type: "object",
+          required: ["sku", "name", "price", "stock", "tags"],
+          additionalProperties: false,
+          properties: {
+            sku: { type: "string", pattern: "^[A-Z]{3}-[0-9]{4}$" },
+            name: { type: "string", minLength: 3, maxLength: 60 },
+            price: { type: "number", exclusiveMinimum: 0, maximum: 10_000 },
+            stock: { type: "integer", minimum: 0 },
+            tags: { type: "array", items: { enum: ["new", "sale", "eco", "bulk", "gift"] }, uniqueItems: true },
+          },
+        },
+      },
+    },
+  },
+});
+
+const TAGS = ["new", "sale", "eco", "bulk", "gift"];
+const NAMES = ["Oak desk", "Steel lamp", "Linen shirt", "Wool scarf", "Glass vase", "Cotton towel", "Maple shelf", "Clay mug"];
+
+function catalog(items: number): { store: string; currency: string; items: Array<Record<string, unknown>> } {
+  return {
+    store: "north-market",
+    currency: "EUR",
+    items: Array.from({ length: items }, (_, i) => ({
+      sku: `NMK-${String(1000 + i * 7).padStart(4, "0")}`,
+      name: `${NAMES[i % NAMES.length]} ${i + 1}`,
+      price: Math.round((9.5 + i * 3.25) * 100) / 100,
+      stock: (i * 13) % 90,
+      tags: [TAGS[i % TAGS.length], TAGS[(i + 2) % TAGS.length]],
+    })),
+  };
+}
+
+/** A defect: how it changes the answer, and whether a feedback text names it. */
+interface Defect {
+  apply(value: any): any;
+  /** The text of the answer after JSON.stringify, for defects that are not a value (broken JSON). */
+  text?(json: string): string;
+  named(feedback: string): boolean;
+}
+
+/** A value defect, named when the feedback holds the check step's own message for it. */
+function valueDefect(items: number, apply: (value: any) => void): Defect {
+  const broken = catalog(items);
+  apply(broken);
+  const messages = checkTextSync(catalogSpec, JSON.stringify(broken), "model").errors;
+  return {
+    apply: (value) => {
+      apply(value);
+      return value;
+    },
+    named: (feedback) => messages.some((m) => feedback.includes(m)),
+  };
+}
+
+interface Scenario {
+  name: string;
+  /** Where the defect sits, as a share of the answer. */
+  where: string;
+  defects: (items: number) => Defect[];
+}
+
+const SCENARIOS: Scenario[] = [
+  { name: "valid", where: "—", defects: () => [] },
+  { name: "early error", where: "~5 %", defects: (n) => [valueDefect(n, (v) => (v.items[1].price = -5))] },
+  { name: "middle error", where: "~50 %", defects: (n) => [valueDefect(n, (v) => (v.items[Math.floor(n / 2)].sku = "bad sku"))] },
+  { name: "late error", where: "~95 %", defects: (n) => [valueDefect(n, (v) => (v.items[n - 1].stock = -1))] },
+  {
+    name: "broken JSON",
+    where: "~40 %",
+    defects: (n) => [
+      {
+        apply: (v) => v,
+        text: (json) => {
+          const at = json.indexOf(",\n", Math.floor(json.length * 0.4));
+          return `${json.slice(0, at)}${json.slice(at + 1)}`; // a comma between two fields is gone
+        },
+        named: (feedback) => feedback.includes("not valid JSON"),
+      },
+    ],
+  },
+  {
+    name: "wrong root",
+    where: "0 %",
+    defects: () => [{ apply: (v) => [v], named: (feedback) => feedback.includes("must be an object") }],
+  },
+  {
+    name: "error in every item",
+    where: "from ~3 %",
+    defects: (n) => Array.from({ length: n }, (_, i) => valueDefect(n, (v) => (v.items[i].price = -(i + 1)))),
+  },
+];
+
+/** The text of a catalog with these defects, pretty-printed as models tend to write it. */
+function render(items: number, defects: readonly Defect[]): string {
+  let value: unknown = catalog(items);
+  for (const d of defects) value = d.apply(value);
+  let json = JSON.stringify(value, null, 2);
+  for (const d of defects) if (d.text) json = d.text(json);
+  return json;
+}
+
+/** The first answer has the scenario's defects; each retry fixes exactly those its feedback names. */
+function fixingModel(scenario: Scenario, items: number, pace: Pace, seed: number): TokenStreamingModel {
+  let remaining = scenario.defects(items);
+  return new TokenStreamingModel({
+    answers: [
+      (messages: BaseMessage[], call: number) => {
+        if (call > 0) {
+          const feedback = messages.filter((m) => m instanceof HumanMessage).map((m) => String(m.content)).join("\n");
+          remaining = remaining.filter((d) => !d.named(feedback));
+        }
+        return render(items, remaining);
+      },
+    ],
+    repeat: true,
+    firstTokenMs: pace.firstTokenMs,
+    tokenMs: pace.tokenMs,
+    jitterMs: pace.jitterMs,
+    random: seededRandom(seed),
+  });
+}
+
+interface Pace {
+  firstTokenMs: number;
+  tokenMs: number;
+  jitterMs: number;
+}
+
+// ---------------------------------------------------------------------------
+// 1. Stop policies against no streaming checks
+
+type Variant = "no streaming checks" | StopPolicy;
+const VARIANTS: Variant[] = ["no streaming checks", "never", "useless", "first-error"];
+const MAX_ATTEMPTS = 10;
+
+interface RunFigures {
+  valid: boolean;
+  tokens: number;
+  calls: number;
+  ms: number;
+  stopped: number;
+}
+
+async function runOnce(variant: Variant, scenario: Scenario, items: number, pace: Pace, seed: number): Promise<RunFigures> {
+  const model = fixingModel(scenario, items, pace, seed);
+  const options = { model, spec: catalogSpec, request: "The north-market catalog", maxAttempts: MAX_ATTEMPTS };
+  const started = performance.now();
+  let outcome: ValidationOutcome<unknown>;
+  if (variant === "no streaming checks") outcome = await generateValidated(options);
+  else {
+    let last: ValidationOutcome<unknown> | undefined;
+    for await (const event of streamValidated({ ...options, stopEarly: variant })) if (event.kind === "outcome") last = event.outcome;
+    outcome = last!;
+  }
+  const ms = performance.now() - started;
+  return {
+    valid: outcome.success,
+    tokens: model.calls.reduce((n, c) => n + c.generated, 0),
+    calls: model.calls.length,
+    ms,
+    stopped: outcome.history.filter((h) => h.stopped !== undefined).length,
+  };
+}
+
+interface PolicyRow {
+  scenario: string;
+  where: string;
+  variant: Variant;
+  runs: number;
+  valid: number;
+  /** Sums over every run, the failed ones included (what they spent counts against the valid outputs). */
+  tokens: number;
+  ms: number;
+  calls: number;
+  stopped: number;
+}
+
+/** A sum per valid output (infinite when there was none). */
+const perValid = (sum: number, valid: number) => (valid === 0 ? Number.POSITIVE_INFINITY : sum / valid);
+
+async function measurePolicies(opts: BenchOptions): Promise<{ rows: PolicyRow[]; items: number; tokens: number; pace: Pace; reps: number }> {
+  const items = opts.quick ? 6 : 24;
+  const reps = opts.quick ? 1 : 3;
+  const pace: Pace = opts.quick ? { firstTokenMs: 20, tokenMs: 1, jitterMs: 1 } : { firstTokenMs: 300, tokenMs: 15, jitterMs: 6 };
+  const jobs: Array<{ scenario: Scenario; variant: Variant; seed: number }> = [];
+  let seed = 1;
+  for (const scenario of SCENARIOS) for (const variant of VARIANTS) for (let r = 0; r < reps; r++) jobs.push({ scenario, variant, seed: seed++ });
+  const results = await Promise.all(jobs.map(async (job) => ({ job, figures: await runOnce(job.variant, job.scenario, items, pace, job.seed) })));
+  const rows: PolicyRow[] = [];
+  for (const scenario of SCENARIOS) {
+    for (const variant of VARIANTS) {
+      const mine = results.filter((r) => r.job.scenario === scenario && r.job.variant === variant).map((r) => r.figures);
+      const sum = (f: (x: RunFigures) => number) => mine.reduce((n, x) => n + f(x), 0);
+      rows.push({ scenario: scenario.name, where: scenario.where, variant, runs: mine.length, valid: mine.filter((f) => f.valid).length, tokens: sum((f) => f.tokens), ms: sum((f) => f.ms), calls: sum((f) => f.calls), stopped: sum((f) => f.stopped) });
+    }
+  }
+  const tokens = Math.ceil(render(items, []).length / 4);
+  return { rows, items, tokens, pace, reps };
+}
+
+// ---------------------------------------------------------------------------
+// 2. CPU per streamed token: reading a stream with the checks against reading it plainly
+
+interface CpuFigures {
+  plainUsPerToken: number[];
+  checkedUsPerToken: number[];
+  ratios: number[];
+  tokens: number;
+}
+
+async function measureCpu(opts: BenchOptions): Promise<CpuFigures> {
+  const items = opts.quick ? 6 : 24;
+  const texts = [render(items, []), render(items, SCENARIOS[6].defects(items))];
+  const rounds = opts.quick ? 3 : 15;
+  const answersPerRound = opts.quick ? 2 : 8;
+  const prompt = [new HumanMessage("The north-market catalog")];
+  const consume = async (checked: boolean): Promise<{ us: number; tokens: number }> => {
+    let tokens = 0;
+    const before = process.cpuUsage();
+    for (let a = 0; a < answersPerRound; a++) {
+      const model = new TokenStreamingModel({ answers: [texts[a % texts.length]] });
+      // The node's own events go to LangGraph's writer; a no-op here, as in a run nobody streams "custom" from.
+      const watch = checked ? new AttemptWatch({ spec: catalogSpec, attempt: 1, policy: "never", publish: () => undefined }).start("model") : undefined;
+      let text = "";
+      for await (const chunk of await model.stream(prompt)) {
+        const piece = typeof chunk.content === "string" ? chunk.content : "";
+        text += piece;
+        watch?.write(piece);
+      }
+      tokens += model.calls[0].generated;
+      if (text.length === 0) throw new Error("empty stream");
+    }
+    const used = process.cpuUsage(before);
+    return { us: used.user + used.system, tokens };
+  };
+  // Warm up both paths (the partial checks compile each part of the spec once).
+  await consume(false);
+  await consume(true);
+  const random = seededRandom(99);
+  const figures: CpuFigures = { plainUsPerToken: [], checkedUsPerToken: [], ratios: [], tokens: 0 };
+  for (let r = 0; r < rounds; r++) {
+    const order = random() < 0.5 ? [false, true] : [true, false];
+    const got: Record<string, { us: number; tokens: number }> = {};
+    for (const checked of order) got[String(checked)] = await consume(checked);
+    const plain = got.false.us / got.false.tokens;
+    const checked = got.true.us / got.true.tokens;
+    figures.plainUsPerToken.push(plain);
+    figures.checkedUsPerToken.push(checked);
+    figures.ratios.push(checked / plain);
+    figures.tokens = got.true.tokens;
+  }
+  return figures;
+}
+
+// ---------------------------------------------------------------------------
+// Report
+
+function policyTable(rows: PolicyRow[]): string {
+  const cell = (n: number, digits = 3) => (Number.isFinite(n) ? fmt(n, digits) : "no valid output");
+  return table(
+    ["answer", "defect at", "variant", "valid / runs", "tokens per valid output", "wall s per valid output", "calls per valid output", "attempts stopped"],
+    rows.map((r) => [r.scenario, r.where, r.variant, `${r.valid} / ${r.runs}`, cell(perValid(r.tokens, r.valid)), cell(perValid(r.ms, r.valid) / 1000), cell(perValid(r.calls, r.valid)), r.stopped]),
+  );
+}
+
+function totals(rows: PolicyRow[], variant: Variant) {
+  const mine = rows.filter((r) => r.variant === variant);
+  const sum = (f: (r: PolicyRow) => number) => mine.reduce((n, r) => n + f(r), 0);
+  const valid = sum((r) => r.valid);
+  return { valid, runs: sum((r) => r.runs), tokens: perValid(sum((r) => r.tokens), valid), ms: perValid(sum((r) => r.ms), valid), calls: perValid(sum((r) => r.calls), valid) };
+}
+
+export async function run(opts: BenchOptions): Promise<BenchResult> {
+  const started = Date.now();
+  const load = loadavg();
+  const policies = await measurePolicies(opts);
+  const cpu = await measureCpu(opts);
+  const m = machineInfo();
+
+  const base = totals(policies.rows, "no streaming checks");
+  const summary = VARIANTS.map((v) => {
+    const t = totals(policies.rows, v);
+    return [v, `${t.valid} / ${t.runs}`, fmt(t.tokens), `${fmtRatio(t.tokens / base.tokens)}`, fmt(t.ms / 1000), `${fmtRatio(t.ms / base.ms)}`, fmt(t.calls)];
+  });
+  // The default policy must not cost attempts: per answer, no more calls per valid output than without checks.
+  const callsHeld = SCENARIOS.every((s) => {
+    const of = (v: Variant) => policies.rows.find((r) => r.scenario === s.name && r.variant === v)!;
+    const calls = (r: PolicyRow) => perValid(r.calls, r.valid);
+    return of("useless").valid === of("no streaming checks").valid && calls(of("useless")) <= calls(of("no streaming checks")) + 1e-9;
+  });
+  const validNeverStopped = policies.rows.filter((r) => r.scenario === "valid").every((r) => r.stopped === 0 && r.valid === r.runs);
+
+  const cpuComparison = compareRepeated("CPU per streamed token, with the partial checks", cpu.checkedUsPerToken, cpu.plainUsPerToken, "µs", "plain token streaming");
+  const lo = Math.min(...cpu.ratios);
+  const hi = Math.max(...cpu.ratios);
+
+  const markdown = [
+    "## Validated streaming",
+    "",
+    `Measured by \`npx tsx bench/streaming.ts\`${opts.quick ? " --quick (tiny sizes: not representative)" : ""} on ${m.cpuModel}, ${m.cores} cores, Node.js ${m.node}, ${m.date}; load average ${load.map((x) => x.toFixed(2)).join(" / ")} at the start. ` +
+      `**The model is simulated** (tests/streaming/token-model.ts), not an LLM: it streams ${policies.tokens} tokens per catalog answer (${policies.items} items, 4 characters a token), ` +
+      `the first after ${policies.pace.firstTokenMs} ms, then one every ${policies.pace.tokenMs} ms plus up to ${policies.pace.jitterMs} ms of seeded jitter, and stops generating when its request is aborted. ` +
+      "Its retry fixes exactly the defects its feedback names. Every run goes through the real validation graph (maxAttempts 10): \"no streaming checks\" is `generateValidated` (whole-answer calls that take as long as streaming every token), the policies are `streamValidated` with `stopEarly`. " +
+      `${policies.reps} run(s) per answer and variant, all at once; each run timed on its own. Took ${Math.round((Date.now() - started) / 1000)} s.`,
+    "",
+    "### All answers together",
+    "",
+    table(["variant", "valid / runs", "tokens per valid output", "vs no checks", "wall s per valid output", "vs no checks", "calls per valid output"], summary),
+    "",
+    "### Per answer",
+    "",
+    policyTable(policies.rows),
+    "",
+    `- Valid answers are never stopped, under any policy: ${validNeverStopped ? "held" : "**not held**"}.`,
+    `- The default policy (\`useless\`) makes no more calls per valid output than no streaming checks, for every answer: ${callsHeld ? "held" : "**not held**"}.`,
+    `- \`first-error\` saves the most tokens on a single defect, but its retry hears of one error at a time: an answer with an error in each of its ${policies.items} items needs about one attempt per item (a run allows ${MAX_ATTEMPTS}).`,
+    "",
+    "### CPU cost of the partial checks",
+    "",
+    `Reading the same streamed answers (one valid catalog, one with an error in every item; ${cpu.tokens} tokens per round) with the partial checks and their events (an \`AttemptWatch\` fed each piece) against reading them plainly, the two interleaved in random order, ${cpu.ratios.length} rounds, CPU time from \`process.cpuUsage()\`:`,
+    "",
+    table(
+      ["", "µs CPU per streamed token (median)"],
+      [
+        ["plain token streaming (LangChain's `model.stream`)", fmt(cpuComparison.reference)],
+        ["with the partial checks", fmt(cpuComparison.value)],
+        ["ratio", `${fmtRatio(cpuComparison.ratio)} (${fmtRatio(lo)}–${fmtRatio(hi)} over the rounds)`],
+      ],
+    ),
+    "",
+    `The checks add about ${fmt(cpuComparison.value - cpuComparison.reference)} µs of CPU per token; at ${policies.pace.tokenMs} ms a token from the simulated provider that is ${fmt(((cpuComparison.value - cpuComparison.reference) / 1000 / policies.pace.tokenMs) * 100)} % of the time between tokens. Absolute times on this machine drift with load; the ratio is what was taken side by side.`,
+  ].join("\n");
+
+  const rows = [
+    ...VARIANTS.map((v) => ({ label: `tokens per valid output, ${v}`, value: totals(policies.rows, v).tokens, unit: "tokens" })),
+    ...VARIANTS.map((v) => ({ label: `wall time per valid output, ${v}`, value: totals(policies.rows, v).ms, unit: "ms" })),
+    ...VARIANTS.map((v) => ({ label: `calls per valid output, ${v}`, value: totals(policies.rows, v).calls, unit: "calls" })),
+    { label: "CPU per streamed token, plain", value: cpuComparison.reference, unit: "µs" },
+    { label: "CPU per streamed token, with the partial checks", value: cpuComparison.value, unit: "µs" },
+  ].filter((row) => Number.isFinite(row.value));
+
+  return {
+    id: "streaming",
+    title: "Validated streaming",
+    rows,
+    comparisons: [cpuComparison],
+    targets: [
+      { description: "the default stop policy makes no more calls per valid output than no streaming checks", met: callsHeld, detail: callsHeld ? "held for every answer" : "not held" },
+      { description: "valid answers are never stopped", met: validNeverStopped, detail: validNeverStopped ? "held" : "not held" },
+    ],
+    checks: [{ description: "every variant produced a valid output for the valid answer", ok: policies.rows.filter((r) => r.scenario === "valid").every((r) => r.valid > 0) }],
+    markdown,
+  };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const quick = argv.includes("--quick");
+  const at = argv.indexOf("--out");
+  const out = at >= 0 ? argv[at + 1] : quick ? undefined : "docs/streaming-benchmark.md";
+  const result = await run({ quick });
+  const page = `# Validated streaming: benchmark\n\nWhat stopping early saves and what the partial checks cost (see [streaming.md](streaming.md)). Regenerate with \`npx tsx bench/streaming.ts\`.\n\n${result.markdown}\n`;
+  if (out) writeFileSync(out, page);
+  process.stdout.write(`${result.markdown}\n`);
+  if (result.targets.some((t) => t.met === false)) process.exitCode = 1;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).catch((error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  });
+}
