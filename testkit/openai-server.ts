@@ -10,6 +10,8 @@
  * Faults: HTTP status, connection reset, no answer, stalled body after the
  * headers, an answer dripped one byte a second, a cut stream, invalid JSON,
  * no choices, null content, and an error body echoing the Authorization header.
+ * A content reply may carry a refusal (`message.refusal`, or `delta.refusal`
+ * pieces when streaming), as OpenAI's structured outputs send one.
  *
  * Replies are chosen by the responder (if set) or taken in order from the
  * scripted `replies` list. When the list is exhausted the server answers
@@ -31,6 +33,8 @@ export type ScriptedReply =
       content: string | null;
       /** Tool calls the assistant makes (arguments as the JSON text the provider sends). */
       toolCalls?: ScriptedToolCall[];
+      /** The provider declines (OpenAI's `message.refusal`; streamed as `delta.refusal` pieces); usually with `content: null`. */
+      refusal?: string;
       delayMs?: number;
       usage?: { prompt_tokens: number; completion_tokens: number };
     }
@@ -98,6 +102,7 @@ export interface ScriptedToolCall {
 type ContentReply = {
   content: string | null;
   toolCalls?: ScriptedToolCall[];
+  refusal?: string;
   delayMs?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
 };
@@ -200,6 +205,7 @@ export async function startScriptedOpenAIServer(
     content: string | null,
     usage: { prompt_tokens: number; completion_tokens: number },
     toolCalls?: ScriptedToolCall[],
+    refusal?: string,
   ) {
     const calls = toolCalls?.map((c, i) => ({ id: c.id ?? `call_${rec.index}_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
     return {
@@ -211,7 +217,7 @@ export async function startScriptedOpenAIServer(
       choices: [
         {
           index: 0,
-          message: { role: "assistant", content, refusal: null, ...(calls?.length ? { tool_calls: calls } : {}) },
+          message: { role: "assistant", content, refusal: refusal ?? null, ...(calls?.length ? { tool_calls: calls } : {}) },
           logprobs: null,
           finish_reason: calls?.length ? "tool_calls" : "stop",
         },
@@ -256,16 +262,17 @@ export async function startScriptedOpenAIServer(
   /** The full response for a content reply: status line headers and body text, JSON or SSE. */
   function contentResponse(rec: RecordedRequest, reply: ContentReply): { headers: Record<string, string>; body: string } {
     const content = reply.content;
-    const usage = reply.usage ?? defaultUsage(rec, content);
+    const usage = reply.usage ?? defaultUsage(rec, content ?? reply.refusal ?? null);
     if (!rec.stream) {
-      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls));
+      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls, reply.refusal));
       return { headers: { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(text)) }, body: text };
     }
     const created = Math.floor(Date.now() / 1000);
-    let out = sse(chunk(rec, created, { role: "assistant", content: content === null ? null : "" }, null));
+    let out = sse(chunk(rec, created, { role: "assistant", content: content === null ? null : "", ...(reply.refusal !== undefined ? { refusal: "" } : {}) }, null));
     for (const piece of splitContent(content ?? "")) {
       out += sse(chunk(rec, created, { content: piece }, null));
     }
+    for (const piece of splitContent(reply.refusal ?? "")) out += sse(chunk(rec, created, { refusal: piece }, null));
     (reply.toolCalls ?? []).forEach((c, i) => {
       // As providers stream them: id and name first, then the arguments in pieces.
       const id = c.id ?? `call_${rec.index}_${i}`;
