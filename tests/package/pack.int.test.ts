@@ -7,7 +7,8 @@
  * and the highest, the versions this repository is tested with (its dev pins).
  * In each, npm must leave one copy of `@langchain/core` and of
  * `@langchain/langgraph`, the project's own; an ESM script runs the
- * validation graph, a strict `tsc --noEmit` compiles a TypeScript consumer
+ * validation graph, the project's own chat model class and checkpointer work
+ * with the package, a strict `tsc --noEmit` compiles a TypeScript consumer
  * against the shipped declarations, and the `langgraph-trustworthy-output`
  * command runs through npx. The `/agents` entry point is checked in those
  * projects, which have no `langchain` (an optional peer: the entry point must
@@ -312,6 +313,23 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
         zod: { success: true, result: { start: 5, end: 9, label: "window" }, attempts: 2, firstErrors: ["end is 1; end must be greater than start"] },
         // Only the entry point is exported, so internals cannot become a dependency.
         deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",
+      });
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "works with the project's own LangChain objects: its chat model class, a FakeListChatModel, its MemorySaver and a review's typed answer",
+    async () => {
+      const result = await timed(`node own-langchain.mjs (${setup.label})`, () => run(process.execPath, ["own-langchain.mjs"], consumer()));
+      expect(result.code, explain("node own-langchain.mjs", result)).toBe(0);
+      expect(JSON.parse(result.stdout.trim())).toEqual({
+        versions: { core: setup.core, langgraph: setup.langgraph },
+        // The package imports the project's copies, so the project's classes are the package's classes.
+        sameCopy: { core: true, langgraph: true },
+        ownModel: { success: true, attempts: 2, calls: 2 },
+        fakeList: { success: true, attempts: 2, result: { a: 2 } },
+        review: { responseSchema: "object", success: true, by: "human" },
       });
     },
     STEP_TIMEOUT,
