@@ -8,8 +8,8 @@
  *
  * Events: `{ kind: "partial", attempt, value, complete, errors }` while the
  * answer streams (when a value closes, the certain errors change, or at least
- * PARTIAL_EVERY_CHARS characters arrived), then one `{ kind: "final", … }` per
- * attempt. None of them decides the attempt's verdict: the validate node's
+ * PARTIAL_EVERY_CHARS characters arrived; spaced out on long answers), then
+ * one `{ kind: "final", … }` per attempt. None of them decides the attempt's verdict: the validate node's
  * check step does, on the text received.
  */
 import { readText, type CheckLimits } from "../specs/check.js";
@@ -64,6 +64,12 @@ export interface StoppedDraft extends StoppedAnswer {
 
 /** Characters after which a partial event is published even when no value closed (a long string growing). */
 export const PARTIAL_EVERY_CHARS = 64;
+/**
+ * Past this many characters, a partial is published only once the answer has
+ * grown by a sixteenth since the last one: each event copies the value so far,
+ * so a long answer gets a number of events that grows with its logarithm.
+ */
+export const SMALL_ANSWER_CHARS = 4_096;
 
 export interface AttemptWatchOptions {
   spec: Spec;
@@ -148,8 +154,10 @@ export class AttemptWatch {
     if (!check || !this.options.publish) return;
     const closed = check.closedValues;
     const errors = check.errors.length;
-    const grew = this.text.length - this.published.chars >= PARTIAL_EVERY_CHARS;
-    if (closed === this.published.closed && errors === this.published.errors && !grew) return;
+    const since = this.text.length - this.published.chars;
+    const gap = this.text.length <= SMALL_ANSWER_CHARS ? 0 : this.text.length / 16;
+    const due = errors !== this.published.errors || (closed !== this.published.closed && since >= gap) || since >= Math.max(PARTIAL_EVERY_CHARS, gap);
+    if (!due) return;
     this.published = { closed, errors, chars: this.text.length };
     const state = check.state();
     if (state.value === undefined) return;

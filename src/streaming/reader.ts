@@ -61,6 +61,8 @@ interface Frame {
 
 type Token = { token: TokenType; value: unknown; offset: number; partial?: boolean };
 
+/** Most paths `completePaths` lists (an answer with many closed items would make every event long). */
+export const MAX_COMPLETE_PATHS = 1_000;
 /** Thrown from the token callback to stop the tokenizer: the root closed, or the reader has said all it can. */
 const STOP = Symbol("stop reading");
 const WHITESPACE = /\s/;
@@ -81,7 +83,14 @@ export class AnswerReader {
   /** Values closed so far. */
   closedValues = 0;
 
-  private text = "";
+  /**
+   * The text not yet consumed, from character `base` of the answer on. Only
+   * this window is kept (and read), so a long answer costs one pass: indexing a
+   * string that keeps growing would copy all of it on every piece.
+   */
+  private buf = "";
+  private base = 0;
+  private total = 0;
   private readonly limits: JsonLimits;
   private readonly frames: Frame[] = [];
   private readonly path: Step[] = [];
@@ -104,9 +113,11 @@ export class AnswerReader {
   private squares = 0;
   private atLineStart = true;
   // Fenced blocks.
-  private fence?: { marker: string; openerLine: number; valueOnOpenerLine: boolean };
+  private fence?: { marker: string; valueOnOpenerLine: boolean };
   private bodyPos = 0;
   private afterPos = 0;
+  /** A line ended between the value and the character being read after it. */
+  private afterNewline = false;
 
   constructor(
     private readonly readAs: ReadAs,
@@ -119,7 +130,7 @@ export class AnswerReader {
 
   /** Characters received. */
   get received(): number {
-    return this.text.length;
+    return this.total;
   }
 
   /** Whether what is said about the value may still be withdrawn (an object in prose that may yet break). */
@@ -134,25 +145,57 @@ export class AnswerReader {
     return copy;
   }
 
-  /** The paths of the largest complete parts: each closed value whose container is still open, or "" once the root closed. */
+  /**
+   * The paths of the largest complete parts: each closed value whose container
+   * is still open (at most MAX_COMPLETE_PATHS, outermost first), or "" once the
+   * root closed.
+   */
   completePaths(): string[] {
     if (this.root === undefined) return [];
     if (this.frames.length === 0) return this.phase === "reading" || this.phase === "looking" ? [] : [""];
     const out: string[] = [];
-    for (const frame of this.frames) for (const path of frame.complete) out.push(path);
+    for (const frame of this.frames) {
+      for (const path of frame.complete) {
+        if (out.length >= MAX_COMPLETE_PATHS) return out;
+        out.push(path);
+      }
+    }
     return out;
   }
 
   /** Feed the next piece of the answer. */
   write(piece: string): void {
     if (piece.length === 0) return;
-    const start = this.text.length;
-    this.text += piece;
-    this.measure(start);
+    const start = this.total;
+    this.buf += piece;
+    this.total += piece.length;
+    this.measure(piece, start);
     for (let guard = 0; this.active && guard < 1_000_000; guard++) {
       const before = this.progress();
       this.step();
       if (this.progress() === before) break;
+    }
+    this.trim();
+  }
+
+  /** The character at `i` of the answer (inside the window). */
+  private at(i: number): string {
+    return this.buf[i - this.base];
+  }
+
+  /** Drop what no step will read again. */
+  private trim(): void {
+    let keep: number;
+    if (!this.active) keep = this.total;
+    else if (this.source === undefined) keep = this.base;
+    else if (this.phase === "reading") keep = this.source === "prose" ? Math.min(this.scanPos, this.feedPos) : this.feedPos;
+    else if (this.phase === "after") keep = this.afterPos;
+    else if (this.source === "fence") keep = this.bodyPos;
+    else if (this.source === "prose") keep = this.scanPos;
+    else keep = this.feedPos;
+    if (keep > this.base) {
+      this.buf = this.buf.slice(keep - this.base);
+      this.base = keep;
     }
   }
 
@@ -179,20 +222,20 @@ export class AnswerReader {
   }
 
   /** The answer's size as the check step measures it: trimmed text for a model's answer, JSON.stringify of the value for arguments. */
-  private measure(start: number): void {
+  private measure(piece: string, start: number): void {
     if (this.readAs !== "model") return;
     let last = -1;
-    for (let k = this.text.length - 1; k >= start; k--) {
-      if (!WHITESPACE.test(this.text[k])) {
-        last = k;
+    for (let k = piece.length - 1; k >= 0; k--) {
+      if (!WHITESPACE.test(piece[k])) {
+        last = start + k;
         break;
       }
     }
     if (last < 0) return;
     if (this.firstSignificant < 0) {
-      for (let k = start; k <= last; k++) {
-        if (!WHITESPACE.test(this.text[k])) {
-          this.firstSignificant = k;
+      for (let k = 0; start + k <= last; k++) {
+        if (!WHITESPACE.test(piece[k])) {
+          this.firstSignificant = start + k;
           break;
         }
       }
@@ -205,16 +248,17 @@ export class AnswerReader {
   /** The first character decides: "{" or "[" is bare JSON; anything else is prose. */
   private decide(): void {
     if (this.firstSignificant < 0) return;
-    const c = this.text[this.firstSignificant];
+    const c = this.at(this.firstSignificant);
     this.source = c === "{" || c === "[" ? "bare" : "prose";
-    this.scanPos = 0;
+    this.scanPos = this.base;
   }
 
   private startBare(): void {
-    let i = this.feedPos;
-    while (i < this.text.length && WHITESPACE.test(this.text[i])) i++;
-    if (i >= this.text.length) return;
-    if (this.text[i] !== "{" && this.text[i] !== "[") return this.unsure("the value is not an object or an array");
+    let i = Math.max(this.feedPos, this.base);
+    while (i < this.total && WHITESPACE.test(this.at(i))) i++;
+    this.feedPos = i;
+    if (i >= this.total) return;
+    if (this.at(i) !== "{" && this.at(i) !== "[") return this.unsure("the value is not an object or an array");
     this.begin(i);
   }
 
@@ -225,20 +269,21 @@ export class AnswerReader {
    * skipped to its end, as the extractor's bracket scan skips it.
    */
   private prose(): void {
-    const text = this.text;
+    const text = this.buf;
+    const base = this.base;
     let i = this.scanPos;
-    for (; i < text.length; i++) {
+    for (; i < this.total; i++) {
       if (this.atLineStart) {
-        const opener = readOpener(text, i);
+        const opener = readOpener(text, i - base);
         if (opener === "wait") break;
         if (opener !== "no") {
           this.scanPos = i;
-          this.openFence(i, opener);
+          this.openFence({ ...opener, at: opener.at + base });
           return;
         }
         this.atLineStart = false;
       }
-      const c = text[i];
+      const c = text[i - base];
       if (c === "\n") this.atLineStart = true;
       if (this.inString) {
         if (c === "\\") i++;
@@ -267,24 +312,24 @@ export class AnswerReader {
         if (++this.depth > this.limits.maxDepth) return this.broken(tooDeep(this.limits.maxDepth));
       } else if (c === "}" || c === "]") this.depth--;
     }
-    this.scanPos = Math.min(i, text.length);
+    this.scanPos = Math.min(i, this.total);
   }
 
-  private openFence(lineStart: number, opener: Exclude<ReturnType<typeof readOpener>, "no" | "wait">): void {
+  private openFence(opener: Exclude<ReturnType<typeof readOpener>, "no" | "wait">): void {
     if (this.phase === "reading") this.abandon();
     if (opener.kind === "unsure") return this.unsure("the fenced block does not start with JSON");
     this.source = "fence";
-    this.fence = { marker: opener.marker, openerLine: lineStart, valueOnOpenerLine: opener.kind === "value" };
+    this.fence = { marker: opener.marker, valueOnOpenerLine: opener.kind === "value" };
     this.bodyPos = opener.at;
   }
 
   /** A fenced block's body before its value: whitespace, then an object or an array. */
   private fenceBody(): void {
     let i = this.bodyPos;
-    while (i < this.text.length && WHITESPACE.test(this.text[i])) i++;
+    while (i < this.total && WHITESPACE.test(this.at(i))) i++;
     this.bodyPos = i;
-    if (i >= this.text.length) return;
-    const c = this.text[i];
+    if (i >= this.total) return;
+    const c = this.at(i);
     if (c !== "{" && c !== "[") return this.unsure("the fenced block does not start with an object or an array");
     this.begin(i);
   }
@@ -292,18 +337,19 @@ export class AnswerReader {
   /** After the value closed inside a fenced block: only whitespace, then the block's closing line. */
   private afterValue(): void {
     const fence = this.fence!;
-    const text = this.text;
     let i = this.afterPos;
-    for (; i < text.length; i++) {
-      const c = text[i];
+    for (; i < this.total; i++) {
+      const c = this.at(i);
       if (c === "\n") {
         fence.valueOnOpenerLine = false;
+        this.afterNewline = true;
         continue;
       }
       if (WHITESPACE.test(c)) continue;
       if (c === fence.marker[0]) {
-        // On the opener's line, the marker closes a one-line block; on a later line it must start the line.
-        if (fence.valueOnOpenerLine || lineStartsAt(text, i)) {
+        // On the opener's line, the marker closes a one-line block; on a later line it must start the line
+        // (everything since the value was whitespace, so it does when a line ended on the way).
+        if (fence.valueOnOpenerLine || this.afterNewline) {
           this.afterPos = i;
           this.phase = "done";
           return;
@@ -331,11 +377,12 @@ export class AnswerReader {
 
   /** Give the tokenizer everything received that it has not seen. */
   private feed(): void {
-    if (this.feedPos >= this.text.length) return;
-    const piece = this.text.slice(this.feedPos);
+    if (this.feedPos >= this.total) return;
+    const from = this.feedPos;
+    const piece = this.buf.slice(from - this.base);
     const effective = this.heldSurrogate + piece;
-    this.writeStart = this.feedPos - this.heldSurrogate.length;
-    this.feedPos = this.text.length;
+    this.writeStart = from - this.heldSurrogate.length;
+    this.feedPos = this.total;
     const last = effective.charCodeAt(effective.length - 1);
     const holds = last >= 0xd800 && last <= 0xdbff;
     const encoded = holds ? effective.slice(0, -1) : effective;
@@ -351,20 +398,25 @@ export class AnswerReader {
     if (this.closedAtByte >= 0) {
       const end = this.writeStart + charAtByte(encoded, this.closedAtByte - this.bytesBefore) + 1;
       this.tokenizer = undefined;
+      this.noteLines(piece.slice(0, end - from));
       return this.rootClosed(end);
     }
     if (this.failure !== undefined) return this.notJson(this.failure);
     this.heldSurrogate = holds ? effective.slice(-1) : "";
     this.bytesBefore += utf8Length(encoded);
+    this.noteLines(piece);
+  }
+
+  /** A value that started on a fence's opening line and goes on past it does not make a one-line block. */
+  private noteLines(valueText: string): void {
+    if (this.fence?.valueOnOpenerLine && valueText.includes("\n")) this.fence.valueOnOpenerLine = false;
   }
 
   /** The root closed just before `text[end]`. */
   private rootClosed(end: number): void {
     if (this.source === "fence") {
-      // A one-line block (```json {...}```) only when the value ended on the opener's line.
-      const newline = this.text.indexOf("\n", this.fence!.openerLine);
-      if (newline >= 0 && newline < end) this.fence!.valueOnOpenerLine = false;
       this.phase = "after";
+      this.afterNewline = false;
       this.afterPos = end;
       return;
     }
@@ -538,15 +590,6 @@ function readOpener(text: string, i: number): "no" | "wait" | { kind: "value" | 
   if (text[k] === "\n") return { kind: "next-line", marker, at: k + 1 };
   if (text[k] === "{" || text[k] === "[") return { kind: "value", marker, at: k };
   return { kind: "unsure", marker, at: k };
-}
-
-/** Whether `text[i]` is the first character of its line other than indentation. */
-function lineStartsAt(text: string, i: number): boolean {
-  for (let k = i - 1; k >= 0; k--) {
-    if (text[k] === "\n") return true;
-    if (!LINE_SPACE.test(text[k])) return false;
-  }
-  return true;
 }
 
 function tooDeep(maxDepth: number): string {
