@@ -6,7 +6,8 @@
  * (`LLM_MODEL=simulated`, or a run's model `simulated`).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { ChatOpenAI } from "@langchain/openai";
+import type { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
+import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langchain/openai";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "./configuration.js";
 import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
 import { simulatedModelSource } from "./simulated/model.js";
@@ -61,7 +62,7 @@ function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel 
     );
   }
   registerSecret(env.openaiApiKey);
-  return new ChatOpenAI({
+  const fields: ChatOpenAIFields = {
     model: request.model,
     temperature: request.temperature,
     // Local OpenAI-compatible servers ignore the key, but the client requires one.
@@ -75,7 +76,33 @@ function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel 
     // tiktoken.pages.dev on first use (a minute's stall offline); `false` turns streaming off altogether
     // (`disableStreaming`). Unset, LangGraph's stream modes call the model's stream path, which counts nothing locally.
     streamUsage: true,
-  });
+  };
+  return new ChatOpenAI({ ...fields, completions: new RefusalAwareCompletions(fields) });
+}
+
+/**
+ * Chat Completions with the provider's refusal kept. @langchain/openai 1.5.8 drops OpenAI's
+ * `message.refusal` (and the streamed `delta.refusal` pieces): a refused answer would arrive as empty
+ * content, indistinguishable from a fault. Here it becomes `additional_kwargs.refusal` (streamed pieces
+ * are joined when the chunks merge), where LangChain's Responses API converter puts it too.
+ */
+export class RefusalAwareCompletions extends ChatOpenAICompletions {
+  protected override _convertCompletionsMessageToBaseMessage(message: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[0], rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[1]): BaseMessage {
+    return withRefusal(super._convertCompletionsMessageToBaseMessage(message, rawResponse), (message as { refusal?: unknown }).refusal);
+  }
+
+  protected override _convertCompletionsDeltaToBaseMessageChunk(
+    delta: Record<string, any>,
+    rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[1],
+    defaultRole?: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[2],
+  ): BaseMessageChunk {
+    return withRefusal(super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse, defaultRole), delta.refusal);
+  }
+}
+
+function withRefusal<M extends BaseMessage>(message: M, refusal: unknown): M {
+  if (typeof refusal === "string" && refusal.length > 0) message.additional_kwargs = { ...message.additional_kwargs, refusal };
+  return message;
 }
 
 /**

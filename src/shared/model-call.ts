@@ -8,7 +8,8 @@ import { callbackHandlerPrefersStreaming, type BaseCallbackHandler } from "@lang
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { ProviderError } from "../errors.js";
+import { ProviderError, redactSecrets } from "../errors.js";
+import { bound } from "./text.js";
 import { usageOf, type TokenUsage } from "./usage.js";
 
 export interface ModelAnswer {
@@ -16,6 +17,32 @@ export interface ModelAnswer {
   usage: TokenUsage;
   /** The request was stopped before the answer was complete (see StreamWatch). */
   stopped?: boolean;
+  /** The provider declined to answer and said why (redacted, bounded): see refusalOf. */
+  refusal?: string;
+}
+
+/** Longest refusal text kept. */
+export const MAX_REFUSAL_CHARS = 2_000;
+
+/**
+ * The provider's refusal on an answer, as the provider marked it: `additional_kwargs.refusal` (OpenAI's
+ * `refusal` field, kept there by the model factory's client and by LangChain's Responses API converter)
+ * or a content part of type "refusal". Only the provider's mark counts: an answer that merely reads like
+ * a refusal ("I can't help with that") is an answer, and the validator says what is wrong with it.
+ */
+export function refusalOf(message: AIMessage | null | undefined): string | undefined {
+  if (message === null || typeof message !== "object") return undefined;
+  const marked = (message.additional_kwargs as { refusal?: unknown } | undefined)?.refusal;
+  let text = typeof marked === "string" ? marked : "";
+  if (text.length === 0 && Array.isArray(message.content)) {
+    for (const part of message.content as unknown[]) {
+      const p = part as { type?: unknown; refusal?: unknown } | null;
+      if (p !== null && typeof p === "object" && p.type === "refusal" && typeof p.refusal === "string") text += p.refusal;
+    }
+  }
+  if (text.trim().length === 0) return undefined;
+  // Redacted before it is cut, so a cut cannot leave the start of a key behind.
+  return bound(redactSecrets(text), MAX_REFUSAL_CHARS);
 }
 
 /** Watches an answer while it streams. */
@@ -68,12 +95,14 @@ export async function callModel(
   }
   if (message !== null && typeof message === "object") options.onMessage?.(message);
   const text = message !== null && typeof message === "object" ? textOf(message.content) : "";
+  const refusal = refusalOf(message);
   // No content at all (OpenAI-compatible servers send `content: null` this way) is a provider
-  // fault worth another try, not an answer; whitespace is an answer, and the parser says what is wrong with it.
-  if (text.length === 0 && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
+  // fault worth another try, not an answer, unless the provider said it refuses; whitespace is an
+  // answer, and the parser says what is wrong with it.
+  if (text.length === 0 && refusal === undefined && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  return { text, usage: estimated ?? usageOf(message), ...(stopped ? { stopped } : {}) };
+  return { text, usage: estimated ?? usageOf(message), ...(stopped ? { stopped } : {}), ...(refusal !== undefined ? { refusal } : {}) };
 }
 
 /**

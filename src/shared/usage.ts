@@ -27,3 +27,21 @@ export function usageOf(message: Pick<AIMessage, "usage_metadata">): TokenUsage 
   const output = u?.output_tokens ?? 0;
   return { inputTokens: input, outputTokens: output, totalTokens: u?.total_tokens ?? input + output, calls: 1 };
 }
+
+/** Token usage per model name. */
+export type UsageByModel = Record<string, TokenUsage>;
+
+/** Per-model totals plus an update's entries (own keys only: a model may be named anything, "__proto__" included). */
+export function addUsageByModel(total: UsageByModel, next: UsageByModel): UsageByModel {
+  const out = new Map<string, TokenUsage>(Object.entries(total));
+  for (const [model, usage] of Object.entries(next)) out.set(model, addUsage(out.get(model) ?? ZERO_USAGE, usage));
+  return Object.fromEntries(out);
+}
+
+/**
+ * Tokens estimated from characters (4 a token), as the scripted and simulated models count them. A run's
+ * token budget uses it for the input of a call not yet made.
+ */
+export function estimateTokens(chars: number): number {
+  return Math.max(1, Math.ceil(chars / 4));
+}

@@ -6,9 +6,15 @@
 import { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
+import { estimateTokens } from "../shared/usage.js";
 
-/** One scripted answer: a text, an error to throw, or a function of the prompt giving either. */
-export type ScriptedAnswer = string | Error | ((messages: BaseMessage[]) => string | Error);
+/** The provider declines to answer, as OpenAI marks it (`refusal`; the content stays empty). */
+export interface ScriptedRefusal {
+  refusal: string;
+}
+
+/** One scripted answer: a text, a refusal, an error to throw, or a function of the prompt giving one of them. */
+export type ScriptedAnswer = string | Error | ScriptedRefusal | ((messages: BaseMessage[]) => string | Error | ScriptedRefusal);
 
 export interface ScriptedChatModelOptions {
   /** The answers in call order. */
@@ -30,8 +36,8 @@ function promptChars(prompt: readonly BaseMessage[]): number {
 
 /** A reply with token usage roughly proportional to the text (4 characters a token), as a provider would report it. */
 export function aiReply(text: string, prompt: readonly BaseMessage[] = []): AIMessage {
-  const input = Math.max(1, Math.ceil(promptChars(prompt) / 4));
-  const output = Math.max(1, Math.ceil(text.length / 4));
+  const input = estimateTokens(promptChars(prompt));
+  const output = estimateTokens(text.length);
   return new AIMessage({ content: text, usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output } });
 }
 
@@ -62,7 +68,7 @@ export class ScriptedChatModel extends BaseChatModel {
   }
 
   /** The answer to call number `call` (0-based); a model that computes its answers overrides this. */
-  protected answer(messages: BaseMessage[], call: number): string | Error {
+  protected answer(messages: BaseMessage[], call: number): string | Error | ScriptedRefusal {
     const scripted = this.repeat && this.answers.length > 0 ? this.answers[call % this.answers.length] : this.answers[call];
     if (scripted === undefined) return new Error(`ScriptedChatModel: no answer scripted for call ${call + 1} (${this.answers.length} scripted)`);
     return typeof scripted === "function" ? scripted(messages) : scripted;
@@ -74,6 +80,11 @@ export class ScriptedChatModel extends BaseChatModel {
     const value = this.answer(messages, call);
     if (this.latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, this.latencyMs));
     if (value instanceof Error) throw value;
+    if (typeof value !== "string") {
+      // Where the model factory's client puts a provider's refusal; usage counts the refusal's text.
+      const reply = aiReply(value.refusal, messages);
+      return { generations: [{ text: "", message: new AIMessage({ content: "", additional_kwargs: { refusal: value.refusal }, usage_metadata: reply.usage_metadata }) }] };
+    }
     return { generations: [{ text: value, message: aiReply(value, messages) }] };
   }
 }

@@ -78,8 +78,19 @@ function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnabl
       const tool = { type: "function" as const, function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) } };
       const runnable = model.bindTools!([tool], { tool_choice: { type: "function", function: { name } } } as never) as unknown as BaseChatModel;
       const readWhole = (message: AIMessage): string => {
+        // The arguments' text as the provider sent it, when the client keeps it (ChatOpenAI does): judged by the
+        // same bounded reader as any answer. Writing LangChain's parsed copy back out would overflow the stack on
+        // arguments nested deeply enough, before the reader could say what is wrong.
+        const sent = rawArguments(message, name);
+        if (sent !== undefined) return sent;
         const call = message.tool_calls?.find((c) => c.name === name) ?? message.tool_calls?.[0];
-        if (call) return JSON.stringify(call.args);
+        if (call) {
+          try {
+            return JSON.stringify(call.args);
+          } catch {
+            return "(the tool call's arguments could not be written out as JSON: they nest too deeply)";
+          }
+        }
         // Arguments that were not JSON: LangChain keeps the raw text; the parser says exactly what is wrong with it.
         const invalid = (message as { invalid_tool_calls?: Array<{ args?: string }> }).invalid_tool_calls?.[0];
         if (invalid && typeof invalid.args === "string") return invalid.args;
@@ -123,6 +134,14 @@ export interface AnswerWatch {
   stop: AbortSignal;
 }
 
+/** The raw arguments text of the call to `name` (or the first call) in a message, as the provider sent it. */
+function rawArguments(message: AIMessage, name: string): string | undefined {
+  const calls = (message.additional_kwargs as { tool_calls?: Array<{ function?: { name?: unknown; arguments?: unknown } }> } | undefined)?.tool_calls;
+  if (!Array.isArray(calls) || calls.length === 0) return undefined;
+  const call = calls.find((c) => c?.function?.name === name) ?? calls[0];
+  return typeof call?.function?.arguments === "string" ? call.function.arguments : undefined;
+}
+
 /** Whether a failure is the provider refusing the way it was asked (a 400/422 about the format, schema or tools, or a reply the SDK could not parse as JSON), not a fault. */
 function isModeRefusal(error: unknown, mode: OutputMode): boolean {
   if (mode === "text" || !(error instanceof ProviderError)) return false;
@@ -161,7 +180,8 @@ export async function callModelInMode(
       let message: AIMessage | undefined;
       const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: current === "tool", onMessage: (m) => (message = m), watch });
       const text = message ? read(message) : answer.text;
-      if (text.length === 0) throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
+      // A refusal is the provider's answer; an empty one without it is a fault worth another try.
+      if (text.length === 0 && answer.refusal === undefined) throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       return { ...answer, text, mode: current, fallbacks };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
