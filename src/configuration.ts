@@ -123,6 +123,24 @@ const specRef = () =>
     { error: "spec must be a built-in spec name or an inline JSON spec ({name, description, schema})" },
   );
 
+/** Most models in one run's escalation list. */
+export const MAX_ESCALATION_MODELS = 5;
+/** Largest token budget a run may set. */
+export const MAX_TOKEN_BUDGET = 100_000_000;
+
+/** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
+const escalationStep = z
+  .strictObject(
+    {
+      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model name, asked of the model factory." }),
+      attempts: boundedInt("each models entry's attempts", 1, 10)
+        .optional()
+        .meta({ title: "Attempts", description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left." }),
+    },
+    { error: 'each models entry must be {"model": "<name>", "attempts"?: <1-10>}' },
+  )
+  .meta({ title: "Model step" });
+
 export const ValidationConfigSchema = z.object({
   spec: withDefault(specRef(), DEFAULT_SPEC_NAME).meta({
     title: "Spec",
@@ -163,6 +181,26 @@ export const ValidationConfigSchema = z.object({
       title: "Rule context",
       description:
         "Facts the spec's code rules may read (their third argument), e.g. the services that exist. It is the caller's word: a rule that needs a trusted fact must look it up itself. Specs supplied as JSON have no code rules and ignore it.",
+    }),
+  models: z
+    .array(escalationStep, { error: "models must be a list of {model, attempts?} entries" })
+    .min(1, { error: "models must name at least one model" })
+    .max(MAX_ESCALATION_MODELS, { error: `models may name at most ${MAX_ESCALATION_MODELS} models` })
+    .optional()
+    .meta({
+      title: "Models (escalation)",
+      description:
+        'Models to try in order, e.g. a cheap one first and a stronger one after it failed: [{"model": "small", "attempts": 2}, {"model": "large"}]. ' +
+        "Each makes its attempts (default 1), then the next takes over with the same exact errors; the last makes every attempt left of maxAttempts. " +
+        "Replaces model; each attempt's record names its model, and usageByModel keeps the tokens per model.",
+    }),
+  maxTokens: boundedInt("maxTokens", 1, MAX_TOKEN_BUDGET)
+    .optional()
+    .meta({
+      title: "Token budget",
+      description:
+        "Most tokens (input + output, over every attempt) the run may spend. Before each model call, when the tokens spent plus the call's input (estimated as the prompt's characters ÷ 4) " +
+        'would pass it, the call is not made and the run ends with stopReason "budget", keeping the last answer, its errors and the usage. Unset: no budget.',
     }),
   onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
     title: "On failure",
@@ -210,7 +248,17 @@ export const ReflexionConfigSchema = z.object({
     }),
 });
 
-export type ValidationConfig = z.output<typeof ValidationConfigSchema> & { model: string };
+/** One step of a run's escalation, with its attempts filled in. */
+export interface ModelStep {
+  model: string;
+  attempts: number;
+}
+
+export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models"> & {
+  model: string;
+  /** The escalation list with every step's attempts filled in; absent when the run names one model. */
+  models?: ModelStep[];
+};
 export type ReflexionConfig = z.output<typeof ReflexionConfigSchema> & {
   actorModel: string;
   evaluatorModel: string;
@@ -275,7 +323,25 @@ export type ReflexionConfigInput = z.input<typeof ReflexionConfigSchema>;
 
 export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
   const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
-  return { ...parsed, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+  const { models: steps, ...rest } = parsed;
+  if (steps === undefined) return { ...rest, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+  // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
+  if (givenByRun(config, "model") && givenByRun(config, "models")) {
+    throw new ConfigurationError('Give either model or models (the escalation list, whose first entry is the first model), not both.');
+  }
+  const models = steps.map((step) => ({ model: step.model, attempts: step.attempts ?? 1 }));
+  const before = models.slice(0, -1).reduce((sum, step) => sum + step.attempts, 0);
+  if (models.length > 1 && before >= parsed.maxAttempts) {
+    throw new ConfigurationError(
+      `models: the models before ${JSON.stringify(models.at(-1)!.model)} use ${before} attempt(s) and maxAttempts is ${parsed.maxAttempts}, so it would never be asked; raise maxAttempts or lower their attempts.`,
+    );
+  }
+  return { ...rest, model: models[0].model, models };
+}
+
+/** Whether the run itself (its context, or configurable) set `key`, as opposed to a builder's defaults. */
+function givenByRun(config: RunConfigLike | undefined, key: string): boolean {
+  return [config?.context, config?.configurable].some((source) => source !== null && typeof source === "object" && (source as Record<string, unknown>)[key] !== undefined);
 }
 
 export function ensureReflexionConfig(config?: RunConfigLike, options: EnsureOptions<ReflexionConfigInput> = {}): ReflexionConfig {

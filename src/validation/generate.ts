@@ -6,11 +6,11 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ValidationConfigInput } from "../configuration.js";
 import type { ModelSource } from "../models.js";
-import type { TokenUsage } from "../shared/usage.js";
+import type { TokenUsage, UsageByModel } from "../shared/usage.js";
 import type { SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { buildValidationGraph } from "./graph.js";
-import type { AttemptRecord, StopReason } from "./state.js";
+import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js";
 
 /** Run settings of the validation graph (the `context` of a run); unknown keys are compile errors and refused at run time. */
 export type ValidationSettings = Partial<ValidationConfigInput>;
@@ -20,13 +20,39 @@ interface OutcomeBase {
   /** Name of the spec the output was validated against. */
   spec: string;
   history: AttemptRecord[];
+  /** Tokens and calls of the whole run. */
   usage: TokenUsage;
+  /** The same, per model name (a run with `models` escalates through several). */
+  usageByModel: UsageByModel;
 }
 
 /** What a validation run ended with: on success the result has the spec's type; on failure it is whatever the model last produced. */
 export type ValidationOutcome<T = unknown> =
   | (OutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
-  | (OutcomeBase & { success: false; stopReason: Exclude<StopReason, "valid">; result: unknown; errors: string[] });
+  | (OutcomeBase & {
+      success: false;
+      stopReason: Exclude<StopReason, "valid">;
+      result: unknown;
+      errors: string[];
+      /** The provider's refusal (secrets redacted), when the run ended "refused". */
+      refusal?: string;
+    });
+
+/** The outcome a run's final state says. */
+export function outcomeOf<T = unknown>(state: Pick<ValidationStateType, "success" | "stopReason" | "result" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">): ValidationOutcome<T> {
+  return {
+    success: state.success,
+    stopReason: state.stopReason,
+    result: state.result,
+    errors: state.errors,
+    attempts: state.attempts,
+    spec: state.spec,
+    history: state.history,
+    usage: state.usage,
+    usageByModel: state.usageByModel ?? {},
+    ...(state.refusal !== null && state.refusal !== undefined ? { refusal: state.refusal } : {}),
+  } as ValidationOutcome<T>;
+}
 
 export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extends Omit<ValidationSettings, "spec" | "model" | "ruleContext"> {
   /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. */
@@ -101,14 +127,5 @@ export async function generateValidated<T = unknown, C = Record<string, unknown>
       ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? "sync" } : {}),
     },
   );
-  return {
-    success: out.success,
-    stopReason: out.stopReason,
-    result: out.result,
-    errors: out.errors,
-    attempts: out.attempts,
-    spec: out.spec,
-    history: out.history,
-    usage: out.usage,
-  } as ValidationOutcome<T>;
+  return outcomeOf<T>(out);
 }

@@ -6,7 +6,7 @@ import { checkRequestText, ensureValidationConfig, type EnsureOptions, type Vali
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";
-import { ZERO_USAGE } from "../shared/usage.js";
+import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkText, checkValue, type Verdict } from "../specs/check.js";
@@ -14,7 +14,7 @@ import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
-import type { RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
+import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
 /** Longest raw answer kept in each history record. */
 export const MAX_RECORDED_OUTPUT_CHARS = 20_000;
@@ -67,6 +67,12 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
    */
   function begin(state: ValidationStateType, config: LangGraphRunnableConfig): ValidationUpdate {
     const cfg = ensureValidationConfig(config, ensure);
+    if (cfg.models && new Set(cfg.models.map((step) => step.model)).size > 1 && options.model !== undefined && typeof options.model !== "function") {
+      // One chat model cannot be asked for another by name: the escalation would silently not happen.
+      throw new ConfigurationError(
+        "models (escalation) needs a model factory, ({ model }) => BaseChatModel, to ask for each model by name; this graph was built with one chat model.",
+      );
+    }
     const request = checkRequestText(state.request, "request");
     const spec = resolveSpec(cfg.spec);
     remember(spec);
@@ -81,6 +87,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       outputMode: cfg.outputMode,
       attemptLimit: cfg.maxAttempts,
       ...(cfg.ruleContext !== undefined ? { ruleContext: cfg.ruleContext } : {}),
+      ...(cfg.models !== undefined ? { models: cfg.models } : {}),
+      ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens, tokenLimit: cfg.maxTokens } : {}),
     };
     return {
       run,
@@ -89,6 +97,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       draft: null,
       history: new Overwrite([]),
       usage: new Overwrite({ ...ZERO_USAGE }),
+      usageByModel: new Overwrite({}),
+      refusal: null,
       stopReason: null,
       success: false,
       errors: [],
@@ -99,14 +109,15 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
   async function generate(state: ValidationStateType, config: LangGraphRunnableConfig): Promise<ValidationUpdate> {
     const run = settingsOf(state);
     const spec = runSpec(run);
-    const model = resolveModel(options.model, { model: run.model, temperature: run.temperature, role: "generate" });
-    // After a person's new request the model starts afresh: no earlier answer is quoted.
-    const last = state.history.at(-1);
-    const previous = last?.by === "human" ? undefined : last;
+    const modelName = modelForAttempt(run, state.attempts);
+    const previous = lastAnswer(state.history);
     const messages = [
       new SystemMessage(generationSystemPrompt(spec)),
       new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
     ];
+    const budget = overBudget(run, state.usage, messages);
+    if (budget) return { draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
+    const model = resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
     const watch = streamsTokens(config)
@@ -120,15 +131,29 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       throw error;
     }
     const stopped = watch?.finish();
-    const draft = { output: answer.text, usage: answer.usage, mode: answer.mode, ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}), ...(stopped ? { stopped } : {}) };
+    const draft = {
+      output: answer.text,
+      usage: answer.usage,
+      mode: answer.mode,
+      model: modelName,
+      ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}),
+      ...(stopped ? { stopped } : {}),
+      ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
+    };
     // A mode the provider refused is not asked again in this run.
     const settled = answer.mode === run.outputMode ? {} : { run: { ...run, outputMode: answer.mode } };
-    return { attempts: state.attempts + 1, draft, usage: answer.usage, ...settled };
+    // fromEntries: a model may be named anything, "__proto__" included.
+    const byModel = Object.fromEntries([[modelName, answer.usage]]) as Record<string, TokenUsage>;
+    return { attempts: state.attempts + 1, draft, usage: answer.usage, usageByModel: byModel, ...settled };
   }
 
   async function validate(state: ValidationStateType): Promise<ValidationUpdate> {
     const run = settingsOf(state);
     const spec = runSpec(run);
+    // The call was not made: the run ends with what it has (the last answer, its errors, the usage).
+    if (state.draft?.budget) return { stopReason: "budget", draft: null };
+    const refusal = state.draft?.refusal;
+    if (refusal !== undefined) return refused(state, run, refusal);
     const output = state.draft?.output ?? "";
     const report = await checkText(spec, output, "model", { context: run.ruleContext });
     const previous = state.history.at(-1);
@@ -148,18 +173,45 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       stopReason,
       spec: spec.name,
       draft: null,
+      refusal: null,
       history: [
         {
-          attempt: state.history.length + 1,
-          output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
+          ...modelRecord(state, output),
           errors,
           valid: report.valid,
-          usage: state.draft?.usage ?? { ...ZERO_USAGE },
-          ...(state.draft?.mode ? { mode: state.draft.mode as OutputMode } : {}),
-          ...(state.draft?.fallbacks ? { fallbacks: state.draft.fallbacks } : {}),
           ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
         },
       ],
+    };
+  }
+
+  /**
+   * The provider declined to answer: recorded as a refusal, not validated as a broken answer. The same
+   * request is asked once more (a refusal can be a fluke); a second refusal, or one at the last attempt,
+   * ends the run. The last answer and its errors stay as they were.
+   */
+  function refused(state: ValidationStateType, run: RunSettings, refusal: string): ValidationUpdate {
+    let earlier = 0;
+    for (let i = state.history.length - 1; i >= 0 && state.history[i].by !== "human"; i--) if (state.history[i].refusal !== undefined) earlier++;
+    const stopReason: StopReason | null = earlier > 0 || state.attempts >= run.attemptLimit ? "refused" : null;
+    return {
+      stopReason,
+      refusal,
+      draft: null,
+      history: [{ ...modelRecord(state, ""), errors: [], valid: false, refusal }],
+    };
+  }
+
+  /** A model attempt's record, from the draft: what it answered, how, by which model, at what cost. */
+  function modelRecord(state: ValidationStateType, output: string): Omit<AttemptRecord, "errors" | "valid"> {
+    const draft = state.draft;
+    return {
+      attempt: state.history.length + 1,
+      output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
+      usage: draft?.usage ?? { ...ZERO_USAGE },
+      ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
+      ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
+      ...(draft?.model !== undefined ? { model: draft.model } : {}),
     };
   }
 
@@ -179,7 +231,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
   async function review(state: ValidationStateType): Promise<Command> {
     const run = settingsOf(state);
     const spec = runSpec(run);
-    const last = state.history.at(-1);
+    const last = state.history.findLast((record) => record.refusal === undefined);
     const answer = interrupt<ReviewRequest, unknown>(
       {
         kind: "review",
@@ -188,6 +240,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         output: last?.output ?? "",
         errors: state.errors,
         attempts: state.attempts,
+        ...(state.refusal !== null ? { refusal: state.refusal } : {}),
         answers: REVIEW_ANSWERS,
       },
       // A JSON Schema (not zod): Studio renders the form from it, and the answer is still judged by the check step alone.
@@ -218,7 +271,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       }
       return new Command({
         update: {
-          run: { ...run, request, attemptLimit: state.attempts + run.maxAttempts },
+          // A fresh budget of attempts, and of tokens when the run has one.
+          run: { ...run, request, attemptLimit: state.attempts + run.maxAttempts, ...(run.maxTokens !== undefined ? { tokenLimit: state.usage.totalTokens + run.maxTokens } : {}) },
           stopReason: null,
           history: [record(`new request: ${request}`, [], false)],
         },
@@ -302,6 +356,8 @@ export interface ReviewRequest {
   output: string;
   errors: string[];
   attempts: number;
+  /** The provider's refusal, when the model's last attempt was refused. */
+  refusal?: string;
   answers: typeof REVIEW_ANSWERS;
 }
 
@@ -327,6 +383,42 @@ export function readReviewAnswer(answer: unknown): ReviewDecision {
     kind: "invalid",
     problem: 'the review answer must be one of {"value": <the corrected JSON>}, {"request": "<a new request>"} or {"reject": true, "reason"?: "…"}',
   };
+}
+
+/**
+ * The model that makes the next attempt: with an escalation list, each model makes its attempts in turn
+ * (counted from the start of the run, or of a person's new request) and the last makes the rest.
+ */
+export function modelForAttempt(run: RunSettings, attemptsMade: number): string {
+  if (run.models === undefined || run.models.length === 0) return run.model;
+  let index = attemptsMade - (run.attemptLimit - run.maxAttempts);
+  for (const step of run.models.slice(0, -1)) {
+    if (index < step.attempts) return step.model;
+    index -= step.attempts;
+  }
+  return run.models.at(-1)!.model;
+}
+
+/** The answer a retry quotes: the model's last one, past any refusals; none after a person's new request. */
+function lastAnswer(history: readonly AttemptRecord[]): AttemptRecord | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i].by === "human") return undefined;
+    if (history[i].refusal === undefined) return history[i];
+  }
+  return undefined;
+}
+
+/**
+ * Whether the next call would pass the run's token budget: the tokens spent plus the call's input,
+ * estimated from the prompt's characters as the usage estimate counts them. The call's output is not
+ * known in advance, so a call that fits may end past the budget; none is made after that.
+ */
+function overBudget(run: RunSettings, spent: TokenUsage, messages: readonly { content: unknown }[]): { spent: number; nextInput: number; limit: number } | undefined {
+  if (run.tokenLimit === undefined) return undefined;
+  let chars = 0;
+  for (const message of messages) chars += typeof message.content === "string" ? message.content.length : JSON.stringify(message.content).length;
+  const nextInput = estimateTokens(chars);
+  return spent.totalTokens + nextInput > run.tokenLimit ? { spent: spent.totalTokens, nextInput, limit: run.tokenLimit } : undefined;
 }
 
 function sameErrors(a: readonly string[], b: readonly string[]): boolean {

@@ -1,12 +1,18 @@
 /** State of the validation graph: input, per-attempt records and the explicit outcome. */
-import type { UpdateType } from "@langchain/langgraph/zod";
+import { registry, type UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
 
 export const StopReasonSchema = z
-  .enum(["valid", "max_attempts", "no_progress", "rejected"])
-  .meta({ title: "Stop reason", description: "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, or a person rejected it" });
+  .enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"])
+  .meta({
+    title: "Stop reason",
+    description:
+      "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, a person rejected it, " +
+      "the provider refused to answer (twice, or at the last attempt), or the next model call would have passed the token budget (maxTokens)",
+  });
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 export const AttemptRecordSchema = z.object({
@@ -18,6 +24,11 @@ export const AttemptRecordSchema = z.object({
   mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
   fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
   by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
+  model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
+  refusal: z
+    .string()
+    .optional()
+    .meta({ title: "Refusal", description: "The provider's refusal (bounded, secrets redacted), when it declined to answer: the attempt was not validated" }),
   stopped: z
     .object({
       at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
@@ -28,6 +39,17 @@ export const AttemptRecordSchema = z.object({
     .meta({ title: "Stopped", description: "Set when the model's request was stopped while the answer streamed (the stopEarly setting); the output is what arrived" }),
 }).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
+
+/** Token usage per model name: each update's entries are added to the running totals. */
+function usageByModelChannel() {
+  return z
+    .record(z.string(), TokenUsageSchema)
+    .meta({ title: "Usage by model", description: "Token usage per model name (escalation runs use several)", default: {} })
+    .register(registry, {
+      reducer: { fn: (total: UsageByModel, next: UsageByModel) => addUsageByModel(total, next) },
+      default: () => ({}),
+    });
+}
 
 const request = z
   .string()
@@ -42,10 +64,16 @@ const outcome = {
   attempts: z.number().default(0).meta({ title: "Attempts", description: "Attempts made (model answers received)" }),
   stopReason: StopReasonSchema.nullable()
     .default(null)
-    .meta({ title: "Stop reason", description: "Why the run ended (valid, max_attempts, no_progress, rejected); null until it ends" }),
+    .meta({ title: "Stop reason", description: "Why the run ended (valid, max_attempts, no_progress, rejected, refused, budget); null until it ends" }),
   spec: z.string().default("").meta({ title: "Spec", description: "Name of the spec the output was validated against" }),
   history: appendChannel(AttemptRecordSchema, "One record per attempt: raw output, errors, token usage", "History"),
   usage: usageChannel(),
+  usageByModel: usageByModelChannel(),
+  refusal: z
+    .string()
+    .nullable()
+    .default(null)
+    .meta({ title: "Refusal", description: "The provider's refusal text when the last attempt was refused (secrets redacted); null otherwise" }),
 };
 
 export const ValidationOutputSchema = stateObject(outcome);
@@ -65,6 +93,12 @@ export const RunSettingsSchema = z
     attemptLimit: z.number(),
     /** Facts the spec's code rules read, given with the run. */
     ruleContext: z.record(z.string(), z.unknown()).optional(),
+    /** The escalation list (each step's attempts filled in); absent when the run names one model. */
+    models: z.array(z.object({ model: z.string(), attempts: z.number() })).optional(),
+    /** The token budget the run was given. */
+    maxTokens: z.number().optional(),
+    /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
+    tokenLimit: z.number().optional(),
   })
   .describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;
@@ -80,6 +114,12 @@ export const ValidationState = stateObject({
       usage: TokenUsageSchema,
       mode: z.string().optional(),
       fallbacks: z.array(z.string()).optional(),
+      /** The model name that answered. */
+      model: z.string().optional(),
+      /** The provider declined to answer (redacted, bounded); the attempt is recorded, not validated. */
+      refusal: z.string().optional(),
+      /** Set instead of an answer when the call was not made: it would have passed the token budget. */
+      budget: z.object({ spent: z.number(), nextInput: z.number(), limit: z.number() }).optional(),
       /** Set when the request was stopped early: where, why, and the errors already certain. */
       stopped: z.object({ at: z.number(), reason: AttemptRecordSchema.shape.stopped.unwrap().shape.reason, detail: z.string(), errors: z.array(z.string()) }).optional(),
     })
