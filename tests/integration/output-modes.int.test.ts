@@ -36,6 +36,18 @@ function graph() {
 }
 
 describe("output modes through ChatOpenAI", () => {
+  it("tool: arguments nested 100,000 deep get the reader's bounded message as feedback, not a crash", async () => {
+    const deep = `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`;
+    server.setReplies([
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: deep }] },
+      { content: null, toolCalls: [{ name: "deployment-config_output", arguments: VALID }] },
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "tool" } });
+    expect(out).toMatchObject({ success: true, attempts: 2 });
+    expect(out.history[0].errors).toEqual(["The JSON nests deeper than 64 levels; the expected object is shallow."]);
+    expect(out.history[0].output.length).toBeLessThan(25_000);
+  });
+
   it("text: no response_format and no tools; the prompt asks for JSON", async () => {
     server.setReplies([VALID]);
     const out = await graph().invoke(REQUEST, { context: { outputMode: "text" } });
