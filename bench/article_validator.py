@@ -1,8 +1,14 @@
-"""The source article's validator, `validate_config`, as written there, with a timing harness.
+"""The source article's validator, `validate_config`, as written there, with a timing server.
 
-Reads {"valid": [...], "invalid": [...], "round_seconds": S} as JSON on stdin, checks
-every input once (verdicts and messages), then times `validate_config` on each group inside Python
-(5 rounds of about S seconds; the median round), and prints one JSON object on stdout.
+The benchmark (bench/validator-speed.ts) times it together with the TypeScript
+validator, in interleaved rounds. Protocol, one JSON object per line:
+
+  stdin, first line:  {"valid": [...], "invalid": [...]}
+  stdout:             READY {"python": ..., "jsonschema": ..., "verdicts": [...]}   (every input checked once)
+  stdin, then:        {"fn": "article_valid" | "article_invalid" | "compiled_valid" | "compiled_invalid", "passes": N}
+  stdout:             {"cpu_ns": ..., "wall_ns": ...}   per call: N passes over the group's inputs,
+                      CPU time from time.process_time_ns() (the process's user + system time, as
+                      Node's process.cpuUsage() on the other side), wall time beside it
 
 For context it also times jsonschema with a validator compiled once
 (`Draft202012Validator(schema)` + `best_match`), which is not the article's code:
@@ -80,49 +86,40 @@ def validate_config_compiled(config):
     return len(errors) == 0, errors
 
 
-def per_call_us(fn, inputs, round_seconds):
-    """Median of 5 rounds of about `round_seconds` each, in microseconds per call."""
-    if not inputs:
-        return None
-    start = time.perf_counter_ns()
-    for config in inputs:  # warm-up, and a measure of one pass
-        fn(config)
-    one_pass = max(1, time.perf_counter_ns() - start)
-    iterations = max(1, int(round_seconds * 1e9 / one_pass))
-    samples = []
-    for _ in range(5):
-        start = time.perf_counter_ns()
-        for _ in range(iterations):
-            for config in inputs:
-                fn(config)
-        samples.append((time.perf_counter_ns() - start) / (iterations * len(inputs)) / 1000)
-    samples.sort()
-    return samples[len(samples) // 2]
+def timed(fn, inputs, passes):
+    """Per-call CPU and wall time of `passes` passes over `inputs`, in nanoseconds."""
+    wall0 = time.perf_counter_ns()
+    cpu0 = time.process_time_ns()
+    for _ in range(passes):
+        for config in inputs:
+            fn(config)
+    cpu = time.process_time_ns() - cpu0
+    wall = time.perf_counter_ns() - wall0
+    calls = max(1, passes * len(inputs))
+    return {"cpu_ns": cpu / calls, "wall_ns": wall / calls}
 
 
 def main():
-    payload = json.load(sys.stdin)
-    valid_inputs = payload.get("valid", [])
-    invalid_inputs = payload.get("invalid", [])
-    round_seconds = max(0.0, float(payload.get("round_seconds", 0.2)))
+    payload = json.loads(sys.stdin.readline())
+    groups = {"valid": payload.get("valid", []), "invalid": payload.get("invalid", [])}
     verdicts = []
-    for config in valid_inputs + invalid_inputs:
+    for config in groups["valid"] + groups["invalid"]:
         try:
             ok, errors = validate_config(config)
         except Exception as e:  # the article's code indexes into the config after the schema passes
             ok, errors = False, [f"{type(e).__name__}: {e}"]
         verdicts.append({"valid": ok, "errors": errors})
-    result = {
-        "python": platform.python_version(),
-        "jsonschema": version("jsonschema"),
-        "round_seconds": round_seconds,
-        "verdicts": verdicts,
-        "valid_us": per_call_us(validate_config, valid_inputs, round_seconds),
-        "invalid_us": per_call_us(validate_config, invalid_inputs, round_seconds),
-        "compiled_valid_us": per_call_us(validate_config_compiled, valid_inputs, round_seconds),
-        "compiled_invalid_us": per_call_us(validate_config_compiled, invalid_inputs, round_seconds),
-    }
-    json.dump(result, sys.stdout)
+    ready = {"python": platform.python_version(), "jsonschema": version("jsonschema"), "verdicts": verdicts}
+    sys.stdout.write("READY " + json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    functions = {"article": validate_config, "compiled": validate_config_compiled}
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        command = json.loads(line)
+        kind, group = command["fn"].split("_", 1)
+        sys.stdout.write(json.dumps(timed(functions[kind], groups[group], int(command["passes"]))) + "\n")
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -145,7 +145,7 @@ function report(rows: CallsTokensRow[], items: EvalRequest[]): BenchResult {
     { description: "every client made at least one model call per request", ok: rows.every((r) => r.calls >= r.requests), detail: rows.map((r) => `${r.id} ${r.calls}`).join(", ") },
   ];
   const markdown = [
-    "## 7. Model calls and tokens per valid output (simulated model)",
+    "## 8. Model calls and tokens per valid output (simulated model)",
     "",
     `**These figures come from the simulated model (eval/simulated-model.ts, seed ${SEED}), not from a language model.** It follows fixed rules: its first answer to a request is the spec's example with seeded defects, ` +
       "and on a retry it fixes exactly the defects that its feedback names (a field path as the subject of a sentence, e.g. `resources.cpu_limit is 0.5; …`) and keeps the others. " +
@@ -154,7 +154,7 @@ function report(rows: CallsTokensRow[], items: EvalRequest[]): BenchResult {
     `Requests: the ${items.length} requests of the evaluation suite (eval/suite.ts) whose first answer carries 2 or more defects, across the four built-in specs. ` +
       `Each client runs each request once with a budget of ${MAX_ATTEMPTS} attempts, through its real HTTP client against the scripted OpenAI-compatible server, whose replies come from the simulated model ` +
       "(a conversation, answer then feedback as a new turn, is laid out for it as the package lays out a retry). Tokens are counted as the simulation counts them (characters ÷ 4) over everything the client sent: " +
-      "messages, and the JSON Schema the AI SDK and `withStructuredOutput` send as `response_format`. instructor-js is not measured: it does not install beside zod 4 and openai 6 (section 6).",
+      "messages, and the JSON Schema the AI SDK and `withStructuredOutput` send as `response_format`. instructor-js is not measured: it does not install beside zod 4 and openai 6 (section 7).",
     "",
     table(
       ["client", "what it feeds back", "valid outputs", "model calls", "calls per valid output", "prompt tokens per valid output", "completion tokens per valid output", "tokens per valid output"],

@@ -2,11 +2,15 @@
  * Shared pieces of the benchmarks: the result shape every benchmark returns,
  * timing and statistics helpers, machine information and markdown helpers.
  *
- * Every figure is measured next to its reference in the same run, and every
- * ratio is computed from those two numbers (see `compare`), so a reader (and
- * the smoke test) can recompute it.
+ * One ratio definition everywhere (see RATIO_DEFINITION): a ratio reads
+ * value ÷ reference, is taken within each repetition (the value and its
+ * reference measured side by side), and the median of those per-repetition
+ * ratios is reported with their min–max. Medians of per-repetition ratios
+ * resist a repetition that a busy machine slowed down for one variant only;
+ * a ratio of two medians does not, which is why the two can differ.
  */
-import { cpus, totalmem, platform, release } from "node:os";
+import { cpus, loadavg, totalmem, platform, release } from "node:os";
+import { seededRandom } from "../testkit/random.js";
 
 export interface BenchOptions {
   /** Tiny sizes, for the smoke test and a quick look. */
@@ -20,10 +24,15 @@ export interface Measurement {
   unit: string;
 }
 
+/** How every ratio in the reports is defined; said in the report's header and next to every comparison table. */
+export const RATIO_DEFINITION =
+  "ratio = value ÷ reference, taken within each repetition (value and reference measured side by side), reported as the median of the per-repetition ratios (min–max); " +
+  "value and reference are the medians of their own figures, so the ratio need not equal their quotient";
+
 /**
- * A figure next to its reference, measured in the same run. `ratio` is
- * `value / reference` when `ratioOf` is "value/reference", else
- * `reference / value` (used for "N× faster than the reference").
+ * A figure next to its reference, measured in the same run. `ratios` are
+ * value ÷ reference within each repetition, `ratio` is their median, and
+ * `value`/`reference` are the medians of the figures themselves.
  */
 export interface Comparison {
   label: string;
@@ -31,7 +40,9 @@ export interface Comparison {
   reference: number;
   unit: string;
   referenceLabel: string;
-  ratioOf: "value/reference" | "reference/value";
+  /** value ÷ reference within each repetition. */
+  ratios: number[];
+  /** The median of `ratios`. */
   ratio: number;
 }
 
@@ -56,16 +67,22 @@ export interface BenchResult {
   notRun?: string[];
 }
 
-export function compare(
-  label: string,
-  value: number,
-  reference: number,
-  unit: string,
-  referenceLabel: string,
-  ratioOf: Comparison["ratioOf"] = "value/reference",
-): Comparison {
-  const ratio = ratioOf === "value/reference" ? value / reference : reference / value;
-  return { label, value, reference, unit, referenceLabel, ratioOf, ratio };
+/** A figure measured once next to its reference: one repetition, ratio = value ÷ reference. */
+export function compare(label: string, value: number, reference: number, unit: string, referenceLabel: string, _reads?: "value/reference"): Comparison {
+  return { label, value, reference, unit, referenceLabel, ratios: [value / reference], ratio: value / reference };
+}
+
+/** A figure and its reference measured in the same repetitions (pairs by index): medians of each, and the median of per-repetition ratios. */
+export function compareRepeated(label: string, values: readonly number[], references: readonly number[], unit: string, referenceLabel: string): Comparison {
+  if (values.length !== references.length || values.length === 0) throw new Error(`${label}: ${values.length} values for ${references.length} references`);
+  const ratios = values.map((v, i) => v / references[i]);
+  return { label, value: median(values), reference: median(references), unit, referenceLabel, ratios, ratio: median(ratios) };
+}
+
+/** value ÷ reference per repetition, and their median: for targets and prose that quote a ratio. */
+export function ratioStats(values: readonly number[], references: readonly number[]): { ratios: number[]; median: number; min: number; max: number } {
+  const ratios = values.map((v, i) => v / references[i]);
+  return { ratios, median: median(ratios), min: Math.min(...ratios), max: Math.max(...ratios) };
 }
 
 /** Nanoseconds since an arbitrary origin, as a number. */
@@ -79,8 +96,33 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[rank];
 }
 
+/** The median (the mean of the two middle values for an even count). */
 export function median(values: readonly number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  if (values.length === 0) return NaN;
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+}
+
+/** CPU time of this process (user + system, every thread), µs. */
+export function cpuUs(since?: NodeJS.CpuUsage): number {
+  const c = process.cpuUsage(since);
+  return c.user + c.system;
+}
+
+/** Shuffle a copy (Fisher–Yates) with the given random source. */
+export function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/** The 1, 5 and 15 minute load averages, as the reports print them. */
+export function fmtLoad(l: readonly number[] = loadavg()): string {
+  return l.map((x) => x.toFixed(2)).join(" / ");
 }
 
 export function summarize(values: readonly number[]): { p50: number; p95: number; mean: number; min: number; max: number; n: number } {
@@ -91,6 +133,90 @@ export function summarize(values: readonly number[]): { p50: number; p95: number
 
 /** A value the optimiser cannot prove unused. */
 export const sink = { value: 0 as unknown };
+
+/**
+ * A timing loop of its own for one measured function. A loop shared by every
+ * measured function makes its call site megamorphic, so V8 stops inlining the
+ * function under test and every call pays a generic call; each loop made here
+ * is a separate function with its own type feedback.
+ */
+export function ownLoop<T>(): (fn: (input: T) => unknown, inputs: readonly T[], iterations: number) => unknown {
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval
+  return new Function("fn", "inputs", "iterations", "let last; for (let i = 0; i < iterations; i++) for (let k = 0; k < inputs.length; k++) last = fn(inputs[k]); return last;") as never;
+}
+
+/** One timed round of a variant: CPU and wall time per call, in nanoseconds. */
+export interface RoundSample {
+  cpuNs: number;
+  wallNs: number;
+}
+
+/** A variant of an interleaved micro-benchmark: `round(passes)` runs `passes` passes over its inputs and says how long one call took. */
+export interface MicroVariant {
+  name: string;
+  round: (passes: number) => RoundSample | Promise<RoundSample>;
+  /** Passes per round (calibrated by `interleavedRounds` when absent). */
+  passes?: number;
+}
+
+/** A JavaScript variant: `fn` over `inputs`, in a timing loop of its own, CPU time from process.cpuUsage(). */
+export function jsVariant<T>(name: string, inputs: readonly T[], fn: (input: T) => unknown): MicroVariant {
+  const loop = ownLoop<T>();
+  return {
+    name,
+    round: (passes) => {
+      const wall0 = nowNs();
+      const cpu0 = process.cpuUsage();
+      sink.value = loop(fn, inputs, passes);
+      const cpu = cpuUs(cpu0) * 1000;
+      const wall = nowNs() - wall0;
+      const calls = passes * inputs.length;
+      return { cpuNs: cpu / calls, wallNs: wall / calls };
+    },
+  };
+}
+
+/**
+ * Interleaved rounds: every round runs every variant once, in a random order,
+ * so drift in the machine's load reaches all variants alike. Each variant's
+ * passes per round are calibrated first so a round takes about `roundMs`;
+ * `warmupRounds` rounds are run and dropped. Returns each variant's samples,
+ * one per round, in round order (so index i of two variants is one repetition).
+ */
+export async function interleavedRounds(
+  variants: readonly MicroVariant[],
+  opts: { rounds: number; roundMs: number; warmupRounds?: number; seed?: number },
+): Promise<Map<string, RoundSample[]>> {
+  const random = seededRandom(opts.seed ?? 7);
+  const passes = new Map<string, number>();
+  for (const v of variants) {
+    if (v.passes !== undefined) {
+      passes.set(v.name, v.passes);
+      continue;
+    }
+    // Calibrate: grow the passes until a round takes long enough to time (a tenth of roundMs), then scale.
+    let p = 1;
+    for (;;) {
+      const t0 = nowNs();
+      await v.round(p);
+      const ms = (nowNs() - t0) / 1e6;
+      if (ms >= opts.roundMs / 10 || p >= 1e7) {
+        passes.set(v.name, Math.max(1, Math.round((p * opts.roundMs) / Math.max(ms, 1e-3))));
+        break;
+      }
+      p *= 4;
+    }
+  }
+  const samples = new Map<string, RoundSample[]>(variants.map((v) => [v.name, []]));
+  const total = (opts.warmupRounds ?? 1) + opts.rounds;
+  for (let r = 0; r < total; r++) {
+    for (const v of shuffled(variants, random)) {
+      const s = await v.round(passes.get(v.name)!);
+      if (r >= total - opts.rounds) samples.get(v.name)!.push(s);
+    }
+  }
+  return samples;
+}
 
 /**
  * Time `fn` over `inputs`: `rounds` samples of `iterations` passes over all
@@ -156,16 +282,26 @@ export function table(header: string[], rows: (string | number)[][]): string {
   return [line(header), `| ${header.map(() => "---").join(" | ")} |`, ...rows.map(line)].join("\n");
 }
 
+/** A comparison's ratio as the reports print it: the median, and the min–max over repetitions when there are several. */
+export function fmtComparisonRatio(c: Comparison): string {
+  return c.ratios.length > 1 ? `${fmtRatio(c.ratio)} (${fmtRatio(Math.min(...c.ratios))}–${fmtRatio(Math.max(...c.ratios))}, ${c.ratios.length} reps)` : fmtRatio(c.ratio);
+}
+
+/** median (min–max) of a list of numbers. */
+export function spread(values: readonly number[], format: (x: number) => string = fmt): string {
+  if (values.length === 1) return format(values[0]);
+  return `${format(median(values))} (${format(Math.min(...values))}–${format(Math.max(...values))})`;
+}
+
 export function comparisonTable(comparisons: readonly Comparison[]): string {
-  return table(
-    ["figure", "value", "reference", "ratio"],
-    comparisons.map((c) => [
-      c.label,
-      `${fmt(c.value)} ${c.unit}`,
-      `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`,
-      `${fmtRatio(c.ratio)} (${c.ratioOf === "value/reference" ? "value ÷ reference" : "reference ÷ value"})`,
-    ]),
-  );
+  return [
+    `Ratios: ${RATIO_DEFINITION}.`,
+    "",
+    table(
+      ["figure", "value", "reference", "ratio (value ÷ reference)"],
+      comparisons.map((c) => [c.label, `${fmt(c.value)} ${c.unit}`, `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`, fmtComparisonRatio(c)]),
+    ),
+  ].join("\n");
 }
 
 export function targetLines(targets: readonly Target[]): string {

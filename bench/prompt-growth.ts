@@ -64,8 +64,8 @@ export async function run(_opts: BenchOptions): Promise<BenchResult> {
     const retries = chars.slice(1);
     const last = chars.length - 1;
     const comparisons = [
-      compare(`prompt characters at attempt ${last + 1}`, chars[last], transcriptChars[last], "chars", "growing chat transcript, same attempts", "value/reference"),
-      compare("max/min prompt characters over all attempts", ratio(chars), ratio(transcriptChars), "×", "growing transcript max/min", "value/reference"),
+      compare(`prompt characters at attempt ${last + 1}`, chars[last], transcriptChars[last], "chars", "growing chat transcript, same attempts"),
+      compare("max/min prompt characters over all attempts", ratio(chars), ratio(transcriptChars), "×", "growing transcript max/min"),
     ];
     const targets: Target[] = [
       {
