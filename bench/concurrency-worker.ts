@@ -1,11 +1,13 @@
 /**
- * The client side of the concurrency benchmark, in its own process so that
- * its peak RSS is its own: N validation runs at once through the real
- * ChatOpenAI client (built by the package's `createChatModel`) against the
- * scripted server, or (--client loop) the same N runs as plain loops making
- * the same calls; the two are run in separate processes.
+ * The graph's side of the concurrency benchmark, in its own process: N
+ * validation runs at once through the real ChatOpenAI client (built by the
+ * package's `createChatModel`) against the scripted server, under the CPU
+ * profiler, with every request counted (in flight, on the wire, sockets,
+ * connections). The timed figures of the concurrency benchmark come from the
+ * interleaved measurement (bench/interleaved.ts); this pass shows where the
+ * graph's CPU goes and that the HTTP client does not serialise the calls.
  *
- *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 --client graph|loop [--warmup 50] [--profile]
+ *   node --expose-gc --import tsx bench/concurrency-worker.ts --base-url URL --runs 1000 [--warmup 50]
  *
  * With --faults, only the graph runs, against a server that fails some calls
  * (bench/model-server.ts --fail-every N), with the client's own retries on
@@ -40,16 +42,6 @@ export interface PhaseResult {
   connectionsOpened: number;
   requestP50Ms: number;
   requestP99Ms: number;
-}
-
-export interface WorkerResult {
-  graph: PhaseResult;
-  loop: PhaseResult;
-  /** process.resourceUsage().maxRSS at the end of the graph phase (lifetime peak), MB. */
-  maxRssAfterGraphMb: number;
-  undici: string;
-  /** A separate, untimed pass of the graph runs under the CPU profiler (with --profile). */
-  profile?: ProfileSummary;
 }
 
 /** How the graph runs ended when some model calls fail (see runFaultWorker). */
@@ -198,14 +190,13 @@ async function phase(runs: number, one: (i: number) => Promise<{ success: boolea
   };
 }
 
-/** The graph run and the plain-loop run, through ChatOpenAI built by `createChatModel` against `baseUrl`. */
+/** The graph run, through ChatOpenAI built by `createChatModel` against `baseUrl`. */
 async function validationRuns(baseUrl: string, maxRetries: number) {
-  // The package and the plain loop as compiled JavaScript (see bench/compiled.ts).
+  // The package as compiled JavaScript (see bench/compiled.ts).
   const { readEnvironment } = await compiled<typeof import("../src/configuration.js")>("src/configuration");
   const { createChatModel } = await compiled<typeof import("../src/models.js")>("src/models");
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
   const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
-  const { plainValidationLoop } = await compiled<typeof import("./plain-loop.js")>("bench/plain-loop");
   const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries, timeoutMs: 120_000 };
   const model = (request: ModelRequest) => createChatModel(request, env);
   const spec = builtinSpecs.get("deployment-config");
@@ -214,36 +205,28 @@ async function validationRuns(baseUrl: string, maxRetries: number) {
   const context = { spec: "deployment-config", maxAttempts: 3 };
   const request = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
   const graphRun = (i: number) => graph.invoke({ request: request(i) }, { context });
-  const loopRun = (i: number) => plainValidationLoop(model, spec, request(i), 3, env.model);
-  return { graphRun, loopRun };
+  return { graphRun };
 }
 
-/** One client's phase (the graph or the plain loop) in this process; each client gets its own process, so each RSS figure is its own. */
+/** The graph's profiled pass: its counts (the timing figures are the profiler's, not reported), and where the CPU went. */
 export interface ClientPhaseResult {
   phase: PhaseResult;
   /** process.resourceUsage().maxRSS at the end of the phase (lifetime peak of this process), MB. */
   maxRssMb: number;
   undici: string;
-  profile?: ProfileSummary;
+  profile: ProfileSummary;
 }
 
-export function runWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile = false): Promise<ClientPhaseResult> {
-  return instrumented(() => clientWorker(baseUrl, runs, warmup, client, withProfile));
+export function runWorker(baseUrl: string, runs: number, warmup: number): Promise<ClientPhaseResult> {
+  return instrumented(() => clientWorker(baseUrl, runs, warmup));
 }
 
-async function clientWorker(baseUrl: string, runs: number, warmup: number, client: "graph" | "loop", withProfile: boolean): Promise<ClientPhaseResult> {
-  const { graphRun, loopRun } = await validationRuns(baseUrl, 0);
-  const one = client === "graph" ? graphRun : loopRun;
+async function clientWorker(baseUrl: string, runs: number, warmup: number): Promise<ClientPhaseResult> {
+  const { graphRun } = await validationRuns(baseUrl, 0);
   // Warm-up: load and compile everything once; open some connections.
-  await Promise.all(Array.from({ length: warmup }, (_, i) => one(i)));
-  const result = await phase(runs, one);
-  const maxRssMb = process.resourceUsage().maxRSS / 1024;
-  let summary: ProfileSummary | undefined;
-  if (withProfile) {
-    const profiled = await profile(() => Promise.all(Array.from({ length: runs }, (_, i) => one(i))), 200);
-    summary = summarizeProfile(profiled.profile, 12);
-  }
-  return { phase: result, maxRssMb, undici: process.versions.undici ?? "unknown", profile: summary };
+  await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
+  const profiled = await profile(() => phase(runs, graphRun), 200);
+  return { phase: profiled.result, maxRssMb: process.resourceUsage().maxRSS / 1024, undici: process.versions.undici ?? "unknown", profile: summarizeProfile(profiled.profile, 12) };
 }
 
 type Ending =
@@ -348,7 +331,7 @@ async function main(argv: string[]): Promise<void> {
   const warmup = Number(arg("--warmup") ?? 50);
   const result = argv.includes("--faults")
     ? await runFaultWorker(baseUrl, runs, warmup, Number(arg("--deadline-ms") ?? 120_000))
-    : await runWorker(baseUrl, runs, warmup, arg("--client") === "loop" ? "loop" : "graph", argv.includes("--profile"));
+    : await runWorker(baseUrl, runs, warmup);
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 

@@ -7,10 +7,18 @@
  * calls-and-tokens benchmark (bench/calls-tokens.ts) uses the same clients
  * with other specs, requests and attempt budgets.
  *
+ * `raw-http` is not a client a user would pick but the floor under all of
+ * them: one `node:http` request per attempt, `JSON.parse` and the validator.
+ * It does not go through `fetch`, so the separate-process workers
+ * (bench/peer-worker.ts, which hold requests at `fetch`) do not run it; the
+ * interleaved measurements (bench/interleaved.ts) do.
+ *
  * Compiled to plain JavaScript with the package (bench/compiled.ts), so the
  * timed code is not run through tsx's loader.
  */
+import { Agent, request as httpRequest } from "node:http";
 import { createOpenAI } from "@ai-sdk/openai";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
@@ -26,8 +34,11 @@ import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
 export type PeerName = (typeof PEERS)[number];
+/** Every client makePeer builds: the peers and the raw floor. */
+export type ClientName = PeerName | "raw-http";
 
-export const PEER_LABELS: Record<PeerName, string> = {
+export const PEER_LABELS: Record<ClientName, string> = {
+  "raw-http": "raw `node:http` request + `JSON.parse` + validator (floor)",
   "openai-ajv": "`openai` SDK + validator loop (baseline)",
   "chatopenai-loop": "`ChatOpenAI` loop",
   "langgraph-floor": "minimal two-node LangGraph graph (framework floor)",
@@ -72,8 +83,36 @@ export interface PeerOptions {
   request?: (i: number) => string;
 }
 
+/**
+ * The least a LangGraph user writes for the validation loop: two nodes, a conditional edge, the package's
+ * prompts and validator. The framework floor for any LangGraph graph making these calls.
+ */
+export function minimalValidationGraph(model: BaseChatModel, spec: Spec, system: string, maxAttempts: number) {
+  const State = Annotation.Root({
+    request: Annotation<string>(),
+    output: Annotation<string>(),
+    errors: Annotation<string[]>(),
+    valid: Annotation<boolean>(),
+    attempts: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
+  });
+  return new StateGraph(State)
+    .addNode("generate", async (s: typeof State.State) => {
+      const prompt = s.attempts === 0 ? firstAttemptPrompt(s.request) : retryPrompt(s.request, s.output, s.errors);
+      const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
+      return { output: String(answer.content), attempts: 1 };
+    })
+    .addNode("validate", (s: typeof State.State) => {
+      const report = checkTextSync(spec, s.output, "model");
+      return { valid: report.valid, errors: report.errors };
+    })
+    .addEdge(START, "generate")
+    .addEdge("generate", "validate")
+    .addConditionalEdges("validate", (s: typeof State.State) => (s.valid || s.attempts >= maxAttempts ? END : "generate"), ["generate", END])
+    .compile();
+}
+
 /** Build one client against `baseUrl`. */
-export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions = {}): PeerRun {
+export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions = {}): PeerRun {
   const spec = options.spec ?? benchSpec();
   const MAX_ATTEMPTS = options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   const requestText = options.request ?? defaultRequest;
@@ -90,29 +129,7 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
       };
     }
     case "langgraph-floor": {
-      // The least a LangGraph user writes for the same loop: two nodes, a conditional edge, the package's prompts and validator.
-      const model = chatOpenAI(baseUrl);
-      const State = Annotation.Root({
-        request: Annotation<string>(),
-        output: Annotation<string>(),
-        errors: Annotation<string[]>(),
-        valid: Annotation<boolean>(),
-        attempts: Annotation<number>({ reducer: (a, b) => a + b, default: () => 0 }),
-      });
-      const graph = new StateGraph(State)
-        .addNode("generate", async (s: typeof State.State) => {
-          const prompt = s.attempts === 0 ? firstAttemptPrompt(s.request) : retryPrompt(s.request, s.output, s.errors);
-          const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
-          return { output: String(answer.content), attempts: 1 };
-        })
-        .addNode("validate", (s: typeof State.State) => {
-          const report = checkTextSync(spec, s.output, "model");
-          return { valid: report.valid, errors: report.errors };
-        })
-        .addEdge(START, "generate")
-        .addEdge("generate", "validate")
-        .addConditionalEdges("validate", (s: typeof State.State) => (s.valid || s.attempts >= MAX_ATTEMPTS ? END : "generate"), ["generate", END])
-        .compile();
+      const graph = minimalValidationGraph(chatOpenAI(baseUrl), spec, system, MAX_ATTEMPTS);
       return async (i) => {
         const out = await graph.invoke({ request: requestText(i) });
         return { success: out.valid, attempts: out.attempts };
@@ -129,6 +146,64 @@ export function makePeer(name: PeerName, baseUrl: string, options: PeerOptions =
           const answer = await model.invoke([new SystemMessage(system), new HumanMessage(prompt)]);
           output = String(answer.content);
           const report = checkTextSync(spec, output, "model");
+          errors = report.errors;
+          if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
+        }
+      };
+    }
+    case "raw-http": {
+      // The least any client does per attempt: one POST on a kept-alive socket, the body read whole, two JSON.parse calls, the validator.
+      const url = new URL(`${baseUrl.replace(/\/+$/, "")}/chat/completions`);
+      const agent = new Agent({ keepAlive: true });
+      const post = (body: string) =>
+        new Promise<string>((resolve, reject) => {
+          const req = httpRequest(
+            url,
+            { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench-key" } },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on("data", (chunk: Buffer) => chunks.push(chunk));
+              res.on("error", reject);
+              res.on("end", () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks).toString("utf8")) : reject(new Error(`HTTP ${res.statusCode}`))));
+            },
+          );
+          req.on("error", reject);
+          req.end(body);
+        });
+      const call = async (body: string): Promise<string> => {
+        for (let retry = 0; ; retry++) {
+          try {
+            return await post(body);
+          } catch (error) {
+            if (retry >= CLIENT_RETRIES) throw error;
+          }
+        }
+      };
+      return async (i) => {
+        const request = requestText(i);
+        let output = "";
+        let errors: string[] = [];
+        for (let attempt = 1; ; attempt++) {
+          const prompt = attempt === 1 ? firstAttemptPrompt(request) : retryPrompt(request, output, errors);
+          const body = JSON.stringify({
+            model: MODEL,
+            temperature: 0,
+            messages: [
+              { role: "system", content: system },
+              { role: "user", content: prompt },
+            ],
+          });
+          const completion = JSON.parse(await call(body)) as { choices?: { message?: { content?: string | null } }[] };
+          output = completion.choices?.[0]?.message?.content ?? "";
+          let value: unknown;
+          try {
+            value = JSON.parse(output);
+          } catch (e) {
+            errors = [`not JSON: ${(e as Error).message}`];
+            if (attempt >= MAX_ATTEMPTS) return { success: false, attempts: attempt };
+            continue;
+          }
+          const report = validateAgainstSpec(spec, value);
           errors = report.errors;
           if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
         }
