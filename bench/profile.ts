@@ -7,7 +7,7 @@
 import { Session } from "node:inspector/promises";
 import { fileURLToPath } from "node:url";
 
-interface CallFrame {
+export interface CallFrame {
   functionName: string;
   url: string;
   lineNumber: number;
@@ -100,12 +100,18 @@ function shortLocation(frame: CallFrame): string {
   return `${short}:${frame.lineNumber + 1}`;
 }
 
+function isIdle(node: ProfileNode | undefined): boolean {
+  return node?.callFrame.functionName === "(idle)" && node.callFrame.url === "";
+}
+
 export function summarizeProfile(p: CpuProfile, top = 15): ProfileSummary {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const selfUs = new Map<number, number>();
   const samples = p.samples ?? [];
   const deltas = p.timeDeltas ?? [];
   for (let i = 0; i < samples.length; i++) {
+    // Idle is time the process waited (for the server, a timer): not CPU time.
+    if (isIdle(byId.get(samples[i]))) continue;
     // timeDeltas[i] is the time since the previous sample; attribute the interval to the sample that ends it.
     const d = deltas[i + 1] ?? 0;
     selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + Math.max(0, d));
@@ -139,6 +145,8 @@ export interface Hotspot {
   /** Matches a profile frame: function name, and a substring of its script URL. */
   functionName: string;
   urlIncludes: string;
+  /** Count only a matching frame that has this frame somewhere above it (its caller, or theirs). */
+  under?: { functionName: string; urlIncludes: string };
 }
 
 /**
@@ -149,15 +157,22 @@ export function inclusiveTimes(p: CpuProfile, hotspots: readonly Hotspot[]): { l
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const frameIs = (id: number | undefined, m: { functionName: string; urlIncludes: string }) => {
+    const f = id === undefined ? undefined : byId.get(id)?.callFrame;
+    return f !== undefined && f.functionName === m.functionName && f.url.includes(m.urlIncludes);
+  };
   const matches = (id: number, h: Hotspot) => {
-    const f = byId.get(id)?.callFrame;
-    return f !== undefined && f.functionName === h.functionName && f.url.includes(h.urlIncludes);
+    if (!frameIs(id, h)) return false;
+    if (!h.under) return true;
+    for (let up = parent.get(id); up !== undefined; up = parent.get(up)) if (frameIs(up, h.under)) return true;
+    return false;
   };
   const samples = p.samples ?? [];
   const deltas = p.timeDeltas ?? [];
   const totals = hotspots.map(() => 0);
   let all = 0;
   for (let i = 0; i < samples.length; i++) {
+    if (isIdle(byId.get(samples[i]))) continue;
     const d = Math.max(0, deltas[i + 1] ?? 0);
     all += d;
     hotspots.forEach((h, k) => {
@@ -170,4 +185,74 @@ export function inclusiveTimes(p: CpuProfile, hotspots: readonly Hotspot[]): { l
     });
   }
   return hotspots.map((h, k) => ({ label: h.label, ms: totals[k] / 1000, share: all > 0 ? totals[k] / all : 0 }));
+}
+
+/** One bucket of a profile's breakdown: samples attributed to it, and their share of all samples. */
+export interface Bucket {
+  label: string;
+  ms: number;
+  share: number;
+}
+
+/**
+ * A rule of the breakdown: a sample whose stack holds a matching frame (anywhere, or as its leaf) goes to
+ * the bucket. Rules are tried in order; the first that matches wins, so buckets are disjoint.
+ */
+export interface BucketRule {
+  label: string;
+  /** Where the matching frame may be: anywhere on the stack (inclusive), or the leaf's own frame. */
+  where: "stack" | "leaf";
+  match: (frame: CallFrame) => boolean;
+}
+
+/**
+ * Every sample in exactly one bucket: the first rule that matches its stack, else the package of its
+ * leaf frame, where a frame without a script (a V8 builtin, "(program)") counts as its nearest caller's.
+ * The shares add up to 100%.
+ */
+export function stackBreakdown(p: CpuProfile, rules: readonly BucketRule[], categoryLabel: (category: string) => string = (c) => c): Bucket[] {
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const samples = p.samples ?? [];
+  const deltas = p.timeDeltas ?? [];
+  const totals = new Map<string, number>();
+  const cache = new Map<number, string>();
+  let all = 0;
+  /** The frame a sample is charged to: its leaf, or for a V8 builtin or native frame, the nearest JavaScript that called it. */
+  const effectiveLeaf = (leaf: number): number => {
+    let cur = leaf;
+    for (;;) {
+      const frame = byId.get(cur)!.callFrame;
+      if (frame.url !== "" || frame.functionName.startsWith("(")) return cur;
+      const up = parent.get(cur);
+      if (up === undefined || byId.get(up)!.callFrame.functionName === "(root)") return cur;
+      cur = up;
+    }
+  };
+  const bucketOf = (leaf: number): string => {
+    const known = cache.get(leaf);
+    if (known !== undefined) return known;
+    const charged = effectiveLeaf(leaf);
+    let label: string | undefined;
+    for (const rule of rules) {
+      if (rule.where === "leaf") {
+        if (rule.match(byId.get(leaf)!.callFrame) || rule.match(byId.get(charged)!.callFrame)) label = rule.label;
+      } else {
+        for (let cur: number | undefined = leaf; cur !== undefined && label === undefined; cur = parent.get(cur)) if (rule.match(byId.get(cur)!.callFrame)) label = rule.label;
+      }
+      if (label !== undefined) break;
+    }
+    label ??= categoryLabel(categoryOf(byId.get(charged)!.callFrame));
+    cache.set(leaf, label);
+    return label;
+  };
+  for (let i = 0; i < samples.length; i++) {
+    if (isIdle(byId.get(samples[i]))) continue;
+    const d = Math.max(0, deltas[i + 1] ?? 0);
+    all += d;
+    const label = bucketOf(samples[i]);
+    totals.set(label, (totals.get(label) ?? 0) + d);
+  }
+  return [...totals.entries()].map(([label, us]) => ({ label, ms: us / 1000, share: all > 0 ? us / all : 0 })).sort((a, b) => b.ms - a.ms);
 }
