@@ -381,7 +381,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       [
         ["plain token streaming (LangChain's `model.stream`)", fmt(cpuComparison.reference)],
         ["with the partial checks", fmt(cpuComparison.value)],
-        ["ratio", `${fmtRatio(cpuComparison.ratio)} (${fmtRatio(lo)}–${fmtRatio(hi)} over the rounds)`],
+        ["ratio (the median of the per-round ratios)", `${fmtRatio(cpuComparison.ratio)} (${fmtRatio(lo)}–${fmtRatio(hi)} over the rounds)`],
       ],
     ),
     "",
