@@ -2,7 +2,8 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--thread ID] "request"
+ *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--max-tokens N]
+ *                          [--escalate-to NAME [--escalate-after N]] [--thread ID] "request"
  *   npm run -s generate -- --thread ID            (resume an interrupted run)
  *
  * stdout carries exactly one JSON document, whatever happens: the valid object (exit 0), or an object
@@ -52,6 +53,12 @@ Options:
   --output-mode MODE     how the model is asked for JSON: text (the prompt asks for it), json_object (the
                          provider's JSON mode), json_schema (its structured output with the spec's schema) or
                          tool (a forced tool call) (default text); the validator judges the answer in every mode
+  --max-tokens N         token budget of the run (input + output over every attempt): a model call whose
+                         input (the prompt's characters ÷ 4) would take the tokens spent past N is not
+                         made, and the run ends not valid with stopReason "budget" (default: no budget)
+  --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME makes the
+                         remaining attempts, with the same exact errors (the run setting models)
+  --escalate-after N     attempts of the first model before escalating, 1-10 (default 1)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
   --interactive          when the model runs out of attempts, ask on the terminal: type the corrected JSON
@@ -196,6 +203,9 @@ function parseCommand(argv: string[]): Invocation | "help" {
         "max-attempts": { type: "string" },
         model: { type: "string" },
         "output-mode": { type: "string" },
+        "max-tokens": { type: "string" },
+        "escalate-to": { type: "string" },
+        "escalate-after": { type: "string" },
         "stop-on-no-progress": { type: "boolean" },
         thread: { type: "string" },
         interactive: { type: "boolean" },
@@ -206,6 +216,7 @@ function parseCommand(argv: string[]): Invocation | "help" {
     throw new UsageError((error as Error).message);
   }
   if (values.help) return "help";
+  if (values["escalate-after"] !== undefined && values["escalate-to"] === undefined) throw new UsageError("--escalate-after needs --escalate-to: the model to escalate to.");
   const thread = values.thread === undefined ? undefined : String(values.thread).trim();
   if (thread !== undefined && (thread.length === 0 || thread.length > 200)) {
     throw new UsageError("--thread must be a thread id of 1-200 characters.");
@@ -218,7 +229,7 @@ function parseCommand(argv: string[]): Invocation | "help" {
 }
 
 /** The run's context from the flags, refused here (before the database is opened or any model called) when wrong. */
-function runSettings(command: Invocation, environment: Environment): { context: Record<string, unknown>; maxAttempts?: number; model?: string } {
+function runSettings(command: Invocation, environment: Environment): { context: Record<string, unknown>; maxAttempts?: number; model?: string; escalating?: boolean } {
   const { flags } = command;
   const resuming = command.request === undefined;
   const context: Record<string, unknown> = {};
@@ -228,19 +239,29 @@ function runSettings(command: Invocation, environment: Environment): { context: 
     const spec = String(flags.spec);
     context.spec = builtinSpecs.has(spec) ? spec : readSpecFile(spec, [...builtinSpecs.keys()]);
   }
-  if (flags["max-attempts"] !== undefined) {
-    const raw = String(flags["max-attempts"]);
-    context.maxAttempts = /^\d+$/.test(raw) ? Number(raw) : raw;
-  }
+  if (flags["max-attempts"] !== undefined) context.maxAttempts = integerFlag(flags["max-attempts"]);
+  if (flags["max-tokens"] !== undefined) context.maxTokens = integerFlag(flags["max-tokens"]);
   // Checked with the other settings below: a mode that does not exist is refused with the run's own message.
   if (flags["output-mode"] !== undefined) context.outputMode = String(flags["output-mode"]);
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
   // graph's own default reads process.env; a resume keeps the model its run started with.
   if (flags.model !== undefined) context.model = flags.model;
   else if (!resuming) context.model = environment.model;
+  if (flags["escalate-to"] !== undefined && !resuming) {
+    // The run setting models: the first model for its attempts, then the one escalated to.
+    const after = flags["escalate-after"] === undefined ? 1 : integerFlag(flags["escalate-after"]);
+    context.models = [{ model: context.model, attempts: after }, { model: flags["escalate-to"] }];
+    delete context.model;
+  }
   if (resuming) return { context };
   const checked = ensureValidationConfig({ context }, { env: environment });
-  return { context, maxAttempts: checked.maxAttempts, model: checked.model };
+  return { context, maxAttempts: checked.maxAttempts, model: checked.model, escalating: checked.models !== undefined };
+}
+
+/** A whole number as a number; anything else as given, for the run's checks to refuse with their own message. */
+function integerFlag(value: string | boolean): number | string {
+  const raw = String(value);
+  return /^\d+$/.test(raw) ? Number(raw) : raw;
 }
 
 /** A run on its thread: the graph, how to stream a step of it (printing each attempt), and whether it waits for review. */
@@ -265,6 +286,7 @@ async function startSession(
   run.thread = threadId;
   const runConfig = { configurable: { thread_id: threadId } };
   let maxAttempts = settings.maxAttempts;
+  let escalating = settings.escalating === true;
   if (command.request === undefined) {
     const saved = await graph.getState(runConfig);
     if (saved.next.length === 0) {
@@ -275,8 +297,9 @@ async function startSession(
       );
     }
     // The run goes on with the settings it was started with.
-    const started = (saved.values as { run?: { maxAttempts?: unknown; model?: unknown } | null }).run;
+    const started = (saved.values as { run?: { maxAttempts?: unknown; model?: unknown; models?: unknown } | null }).run;
     if (typeof started?.maxAttempts === "number") maxAttempts = started.maxAttempts;
+    escalating = Array.isArray(started?.models);
     io.stderr(`resuming thread ${threadId} (${persistence.location})\n`);
     if (started?.model === SIMULATED_MODEL) io.stderr(SIMULATED_NOTICE);
   } else {
@@ -297,7 +320,7 @@ async function startSession(
       });
       for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
         if (mode === "values") final = chunk;
-        else printAttempt(chunk.validate?.history?.[0], maxAttempts, io);
+        else printAttempt(chunk.validate?.history?.[0], maxAttempts, escalating, io);
       }
       return final;
     },
@@ -310,11 +333,17 @@ async function startSession(
   };
 }
 
-/** One attempt's line on stderr: valid, or its errors. */
-function printAttempt(record: { attempt: number; valid: boolean; errors: string[] } | undefined, maxAttempts: number | undefined, io: CliIO): void {
+/** One attempt's line on stderr: valid, refused, or its errors; with escalation, which model made it. */
+function printAttempt(
+  record: { attempt: number; valid: boolean; errors: string[]; model?: string; refusal?: string } | undefined,
+  maxAttempts: number | undefined,
+  escalating: boolean,
+  io: CliIO,
+): void {
   if (!record) return;
-  const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}`;
+  const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}${escalating && record.model ? ` (${record.model})` : ""}`;
   if (record.valid) io.stderr(`${head}: valid\n`);
+  else if (record.refusal !== undefined) io.stderr(`${head}: the provider refused: ${record.refusal}\n`);
   else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e) => `  - ${e}`).join("\n")}\n`);
 }
 
@@ -359,8 +388,19 @@ function report(final: Record<string, any>, threadId: string, io: CliIO): number
     return EXIT.valid;
   }
   io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
+  if (final.stopReason === "budget") io.stderr(`the next model call would have passed the token budget; ${final.usage?.totalTokens ?? 0} token(s) spent\n`);
   // Wrapped, so a pipeline that ignores the exit status cannot take the last (invalid) answer for a valid one.
-  const document = { success: false, exitCode: EXIT.invalid, stopReason: final.stopReason, attempts: final.attempts, errors: final.errors ?? [], result: final.result ?? null, thread: threadId };
+  const document = {
+    success: false,
+    exitCode: EXIT.invalid,
+    stopReason: final.stopReason,
+    attempts: final.attempts,
+    errors: final.errors ?? [],
+    result: final.result ?? null,
+    ...(typeof final.refusal === "string" ? { refusal: final.refusal } : {}),
+    usage: final.usage,
+    thread: threadId,
+  };
   io.stdout(`${JSON.stringify(document, null, 2)}\n`);
   return EXIT.invalid;
 }
