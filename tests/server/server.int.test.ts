@@ -15,6 +15,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { BAD_INPUTS } from "../../reliability/bad-input.js";
 import { mapConcurrent } from "../../testkit/concurrent.js";
 import { describeStudioSchemas } from "./studio-schemas.js";
+import { describeProductionLoops } from "./production-loops.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
@@ -154,6 +155,8 @@ describe("LangGraph server, auth off", () => {
   });
 
   describe("what Studio builds its forms from", () => describeStudioSchemas(() => client));
+
+  describe("escalation, token budgets and refusals", () => describeProductionLoops(() => client, () => model, respond));
 
   test("a validation run ends valid after one corrected attempt; the thread's history shows each attempt", async () => {
     const thread = await client.threads.create();
