@@ -15,7 +15,9 @@ import { startTokenServer, type TokenServer } from "../streaming/token-server.js
 const START_TIMEOUT = 180_000;
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
-const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API" }, null, 2);
+// A long answer whose first field is wrong: stopped there, the rest (about 500 tokens) is never generated,
+// with a wide margin for a busy machine, where the client may read the stream late.
+const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API", health_check: { ...(example.health_check as object), path: `/${"a".repeat(2_000)}` } }, null, 2);
 const NAME_ERROR = 'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$';
 
 describe("validated streaming on the LangGraph server", () => {
@@ -64,7 +66,7 @@ describe("validated streaming on the LangGraph server", () => {
 
     // The model server saw the request go away long before the end of the answer.
     const [cut, retry] = model.served;
-    await expect.poll(() => cut.cut).toBe(true);
+    await expect.poll(() => cut.cut, { timeout: 15_000 }).toBe(true);
     expect(cut.body.stream).toBe(true);
     expect(cut.sent).toBeLessThan(cut.tokens / 2);
     expect(JSON.stringify(retry.body.messages)).toContain("it must match the pattern");

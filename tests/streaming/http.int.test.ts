@@ -19,7 +19,9 @@ import { startTokenServer, type TokenReply, type TokenServer } from "./token-ser
 const spec = builtinSpecs.get("deployment-config")!;
 const example = spec.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
-const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API" }, null, 2);
+// A long answer whose first field is wrong: stopped there, the rest (about 500 tokens) is never generated,
+// with a wide margin for a busy machine, where the client may read the stream late.
+const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API", health_check: { ...(example.health_check as object), path: `/${"a".repeat(2_000)}` } }, null, 2);
 const NAME_ERROR = 'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$';
 const TOOL = "deployment-config_output";
 
@@ -59,7 +61,7 @@ describe("stopping early through ChatOpenAI over HTTP", () => {
       const [first, second] = server.served.slice(before);
       expect(first.body.stream).toBe(true);
       // The client went away: the server stopped well before the end of the answer.
-      await expect.poll(() => first.cut).toBe(true);
+      await expect.poll(() => first.cut, { timeout: 15_000 }).toBe(true);
       expect(first.sent).toBeLessThan(first.tokens / 2);
       expect(outcome).toMatchObject({ success: true, attempts: 2 });
       const record = outcome.history[0];
