@@ -16,7 +16,9 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { isRunTree } from "langsmith/run_trees";
 import { getCurrentRunTree } from "langsmith/singletons/traceable";
+import { createRequire } from "node:module";
 import { loadavg } from "node:os";
+import { pathToFileURL } from "node:url";
 import {
   compareRepeated,
   cpuUs,
@@ -166,8 +168,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "",
     `### Where the graph's time goes (over HTTP, one run at a time)`,
     "",
-    `The package's graph (built as in section 7: \`buildValidationGraph\` with \`createChatModel\`) against the scripted server without latency (its own process), after a warm-up of ${overHttp.warmup} runs: ` +
-      `${overHttp.timedRuns} runs timed (${fmt(overHttp.cpuPerAttemptUs)} µs CPU per attempt in this process), then ${overHttp.profiledRuns} runs (${overHttp.profiledRuns * 2} attempts) under V8's sampling profiler (node:inspector, 100 µs interval; ` +
+    `The package's graph (built as in section 7: \`buildValidationGraph\` with \`createChatModel\`) in a fresh process of its own, against the scripted server without latency (another process), after a warm-up of ${overHttp.warmup} runs: ` +
+      `${overHttp.timedRuns} runs timed (${fmt(overHttp.cpuPerAttemptUs)} µs CPU per attempt in that process), then ${overHttp.profiledRuns} runs (${overHttp.profiledRuns * 2} attempts) under V8's sampling profiler (node:inspector, 100 µs interval; ` +
       `the profile \`node --cpu-prof\` writes, limited to those runs), ${fmt(overHttp.summary.totalMs)} ms of samples. Load average: ${fmtLoad(overHttp.loadBefore)} before, ${fmtLoad(overHttp.loadAfter)} after.`,
     "",
     "Every sample in exactly one bucket: the first rule that matches its stack (garbage collection; a `RunTree` constructor anywhere on the stack; the validator; LangGraph's checkpoint functions; async-context hooks as the leaf), " +
@@ -342,43 +344,54 @@ async function inProcessRounds(opts: BenchOptions) {
   return { samples, rounds, runsPerRound: opts.quick ? 2 : 20, wrongRuns, loadBefore, loadAfter: loadavg() };
 }
 
-async function profileOverHttp(opts: BenchOptions) {
-  const { makePeer } = await compiled<typeof import("./peer-clients.js")>("bench/peer-clients");
+/** The profile over HTTP, in a fresh process of its own (a process that has run the other variants carries their heap and type feedback). */
+async function profileOverHttp(opts: BenchOptions): Promise<HttpProfile> {
   const server = spawnTs("./model-server.ts", ["--port", "0", "--latency-ms", "0", "--mode", "invalid-then-valid"]);
   try {
     const baseUrl = await lineStartingWith(server, "READY ", 30_000);
-    const graphRun = makePeer("package-graph", baseUrl);
-    let wrongRuns = 0;
-    const runs = async (n: number) => {
-      for (let i = 0; i < n; i++) {
-        const out = await graphRun(i);
-        if (!out.success || out.attempts !== 2) wrongRuns++;
-      }
-    };
-    const warmup = opts.quick ? 3 : 200;
-    const timedRuns = opts.quick ? 5 : 200;
-    const profiledRuns = opts.quick ? 5 : 300;
-    await runs(warmup);
-    const loadBefore = loadavg();
-    const cpu0 = process.cpuUsage();
-    await runs(timedRuns);
-    const cpuPerAttemptUs = cpuUs(cpu0) / (timedRuns * 2);
-    const { profile: cpu } = await profile(() => runs(profiledRuns));
-    const loadAfter = loadavg();
-    const summary = summarizeProfile(cpu, 15);
-    const hotspots = inclusiveTimes(cpu, HOTSPOTS);
-    const buckets = stackBreakdown(cpu, BUCKETS, (category) => BUCKET_OF_CATEGORY[category] ?? `other: ${category}`);
-    const { createRequire } = await import("node:module");
-    const require = createRequire(import.meta.url);
-    const versions = {
-      core: (require("@langchain/core/package.json") as { version: string }).version,
-      langsmith: (require("langsmith/package.json") as { version: string }).version,
-    };
-    return { summary, hotspots, buckets, cpuPerAttemptUs, warmup, timedRuns, profiledRuns, wrongRuns, loadBefore, loadAfter, versions };
+    const worker = spawnTs("./graph-overhead.ts", ["--profile-worker", "--url", baseUrl, ...(opts.quick ? ["--quick"] : [])]);
+    try {
+      return JSON.parse(await lineStartingWith(worker, "RESULT ", 600_000)) as HttpProfile;
+    } finally {
+      if (worker.exitCode === null) worker.kill();
+    }
   } finally {
     server.stdin?.end();
     if (server.exitCode === null) server.kill();
   }
+}
+
+type HttpProfile = Awaited<ReturnType<typeof profileWorker>>;
+
+async function profileWorker(baseUrl: string, quick: boolean) {
+  const { makePeer } = await compiled<typeof import("./peer-clients.js")>("bench/peer-clients");
+  const graphRun = makePeer("package-graph", baseUrl);
+  let wrongRuns = 0;
+  const runs = async (n: number) => {
+    for (let i = 0; i < n; i++) {
+      const out = await graphRun(i);
+      if (!out.success || out.attempts !== 2) wrongRuns++;
+    }
+  };
+  const warmup = quick ? 3 : 200;
+  const timedRuns = quick ? 5 : 200;
+  const profiledRuns = quick ? 5 : 300;
+  await runs(warmup);
+  const loadBefore = loadavg();
+  const cpu0 = process.cpuUsage();
+  await runs(timedRuns);
+  const cpuPerAttemptUs = cpuUs(cpu0) / (timedRuns * 2);
+  const { profile: cpu } = await profile(() => runs(profiledRuns));
+  const loadAfter = loadavg();
+  const summary = summarizeProfile(cpu, 15);
+  const hotspots = inclusiveTimes(cpu, HOTSPOTS);
+  const buckets = stackBreakdown(cpu, BUCKETS, (category) => BUCKET_OF_CATEGORY[category] ?? `other: ${category}`);
+  const require = createRequire(import.meta.url);
+  const versions = {
+    core: (require("@langchain/core/package.json") as { version: string }).version,
+    langsmith: (require("langsmith/package.json") as { version: string }).version,
+  };
+  return { summary, hotspots, buckets, cpuPerAttemptUs, warmup, timedRuns, profiledRuns, wrongRuns, loadBefore, loadAfter, versions };
 }
 
 /**
@@ -412,4 +425,20 @@ async function observeRunTrees(runs: number) {
     tracingValues: tracing.size > 0 ? [...tracing].join("/") : "—",
     tracingOn: tracing.has("true"),
   };
+}
+
+async function main(argv: string[]): Promise<void> {
+  const at = argv.indexOf("--url");
+  if (!argv.includes("--profile-worker") || at < 0) throw new Error("usage: graph-overhead.ts --profile-worker --url URL [--quick]");
+  process.stdout.write(`RESULT ${JSON.stringify(await profileWorker(argv[at + 1], argv.includes("--quick")))}\n`);
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main(process.argv.slice(2)).then(
+    () => process.exit(0),
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }

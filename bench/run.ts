@@ -9,6 +9,7 @@
  * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
+import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { pathToFileURL } from "node:url";
@@ -40,6 +41,18 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
 const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls"];
+
+/** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */
+function sourceState(): string {
+  try {
+    const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    const commit = git("rev-parse", "--short", "HEAD");
+    const changed = git("status", "--porcelain", "--", "src", "bench", "testkit", "package-lock.json").split("\n").filter(Boolean).length;
+    return changed === 0 ? `commit ${commit}` : `commit ${commit}, with uncommitted changes in ${changed} file${changed === 1 ? "" : "s"} of src/, bench/, testkit/ or package-lock.json`;
+  } catch {
+    return "unknown (not a git checkout)";
+  }
+}
 
 /** Each benchmark's load average before and after it ran, keyed by id (printed under its section's heading). */
 export type SectionLoads = Record<string, { before: number[]; after: number[] }>;
@@ -83,6 +96,7 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
         ["machine", `${m.cpuModel}, ${m.cores} cores, ${m.memoryGb} GB RAM`],
         ["system", m.platform],
         ["Node.js", m.node],
+        ["source", sourceState()],
         ["date", m.date],
         ["mode", opts.quick ? "quick (tiny sizes: not representative)" : "full"],
         ["duration", `${Math.round((Date.now() - started) / 1000)} s`],
