@@ -6,6 +6,7 @@
 import type { ModelSource } from "../src/models.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { checkTextSync } from "../src/specs/check.js";
+import type { LoopRun } from "./loops.js";
 import { STRATEGIES, type Strategy } from "./strategies.js";
 import type { EvalRequest } from "./suite.js";
 
@@ -44,6 +45,9 @@ export interface StrategySummary {
   falseAmongClaimed: number;
   meanCalls: number;
   meanTokens: number;
+  /** Every call (token) the strategy spent over the outputs the validator accepts; null when none is valid. */
+  callsPerValidOutput: number | null;
+  tokensPerValidOutput: number | null;
   meanLatencyMs: number;
   p50LatencyMs: number;
   failures: number;
@@ -67,6 +71,8 @@ export interface EvalRun {
   strategies: { id: Strategy["id"]; name: string; description: string }[];
   records: EvalRecord[];
   summaries: StrategySummary[];
+  /** Escalation and token budgets on the validation graph (eval/loops.ts), when measured. */
+  loops?: LoopRun;
 }
 
 export interface RunEvalOptions {
@@ -163,6 +169,7 @@ export function summarize(records: readonly EvalRecord[], strategies: readonly P
     const share = (pred: (r: EvalRecord) => boolean) => (n === 0 ? 0 : mine.filter(pred).length / n);
     const mean = (f: (r: EvalRecord) => number) => (n === 0 ? 0 : mine.reduce((t, r) => t + f(r), 0) / n);
     const claimed = mine.filter((r) => r.claimedSuccess).length;
+    const valid = mine.filter((r) => r.valid).length;
     const latencies = mine.map((r) => r.latencyMs).sort((a, b) => a - b);
     const specs = [...new Set(mine.map((r) => r.spec))];
     return {
@@ -175,6 +182,8 @@ export function summarize(records: readonly EvalRecord[], strategies: readonly P
       falseAmongClaimed: claimed === 0 ? 0 : mine.filter((r) => r.falseApproval).length / claimed,
       meanCalls: mean((r) => r.calls),
       meanTokens: mean((r) => r.totalTokens),
+      callsPerValidOutput: valid === 0 ? null : mine.reduce((t, r) => t + r.calls, 0) / valid,
+      tokensPerValidOutput: valid === 0 ? null : mine.reduce((t, r) => t + r.totalTokens, 0) / valid,
       meanLatencyMs: mean((r) => r.latencyMs),
       p50LatencyMs: latencies.length === 0 ? 0 : latencies[Math.ceil(latencies.length / 2) - 1],
       failures: mine.filter((r) => r.failure !== undefined).length,

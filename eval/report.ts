@@ -4,12 +4,15 @@
  * fetch, so it opens without a network).
  */
 import type { EvalRecord, EvalRun, StrategySummary } from "./harness.js";
+import type { LoopRun, LoopSummary } from "./loops.js";
 import { SIMULATION_RULES } from "./simulated-model.js";
 
 export const formatPercent = (x: number): string => `${(x * 100).toFixed(1)}%`;
 export const formatCalls = (x: number): string => x.toFixed(2);
 export const formatTokens = (x: number): string => String(Math.round(x));
 export const formatMs = (x: number): string => x.toFixed(1);
+/** A per-valid-output figure: "—" when nothing was valid. */
+export const formatPerValid = (x: number | null, format: (x: number) => string): string => (x === null ? "—" : format(x));
 
 export function modelLine(run: EvalRun): string {
   return run.meta.simulated
@@ -27,6 +30,8 @@ function summaryRow(s: StrategySummary): string[] {
     formatCalls(s.meanCalls),
     formatTokens(s.meanTokens),
     formatMs(s.p50LatencyMs),
+    formatPerValid(s.callsPerValidOutput, formatCalls),
+    formatPerValid(s.tokensPerValidOutput, formatTokens),
     String(s.failures),
   ];
 }
@@ -45,6 +50,8 @@ export const SUMMARY_HEADER = [
   "model calls / request",
   "tokens / request",
   "harness time p50 ms (simulated model: no model latency)",
+  "model calls / valid output",
+  "tokens / valid output",
   "failures",
 ];
 const TIME_COLUMN = SUMMARY_HEADER.indexOf("harness time p50 ms (simulated model: no model latency)");
@@ -78,6 +85,84 @@ function breakdown(run: EvalRun, key: "spec" | "difficulty"): { values: string[]
   return { values, rows };
 }
 
+// ---------------------------------------------------------------------------
+// Escalation and token budgets
+
+export const LOOPS_HEADER = [
+  "configuration",
+  "valid output (validator)",
+  "model calls / request",
+  "tokens / request",
+  "cheap-model tokens / request",
+  "strong-model tokens / request",
+  "model calls / valid output",
+  "tokens / valid output",
+  "budget stops",
+];
+
+function loopRow(s: LoopSummary): string[] {
+  return [
+    s.name,
+    formatPercent(s.validRate),
+    formatCalls(s.meanCalls),
+    formatTokens(s.meanTokens),
+    formatTokens(s.meanTokensSmall),
+    formatTokens(s.meanTokensLarge),
+    formatPerValid(s.callsPerValidOutput, formatCalls),
+    formatPerValid(s.tokensPerValidOutput, formatTokens),
+    String(s.budgetStops),
+  ];
+}
+
+/** What the escalation section says in words: the setting, the trade-off, and the budget rule as checked. */
+export function loopNotes(loops: LoopRun, simulated: boolean): string[] {
+  const by = Object.fromEntries(loops.summaries.map((s) => [s.config, s]));
+  const { small, large, escalation } = by;
+  const notes = [
+    `Each configuration runs the validation graph on the same requests with at most ${loops.maxAttempts} attempts; the escalation uses the run setting models, ` +
+      `and the budgeted one maxTokens ${loops.maxTokens}. Tokens are input + output over every attempt.`,
+  ];
+  if (simulated) notes.push(`The cheap model "${loops.tiers.small}" never fixes a broken cross-field rule; the strong model "${loops.tiers.large}" fixes every defect its feedback names (simulated models, seeded rules).`);
+  // Where escalation costs less than the strong model alone: the cheap tokens it adds against the strong tokens it saves.
+  const saved = large.meanTokensLarge - escalation.meanTokensLarge;
+  if (saved > 0 && escalation.meanTokensSmall > 0) {
+    notes.push(
+      `Escalation spends ${formatTokens(escalation.meanTokensSmall)} cheap-model and ${formatTokens(escalation.meanTokensLarge)} strong-model tokens per request against ${formatTokens(large.meanTokensLarge)} for the strong model alone: ` +
+        `it costs less whenever a strong-model token costs more than ${(escalation.meanTokensSmall / saved).toFixed(2)}× a cheap-model token` +
+        (escalation.validRate >= large.validRate ? ", at the same valid-output rate." : `, at a valid-output rate of ${formatPercent(escalation.validRate)} against ${formatPercent(large.validRate)}.`) +
+        ` The cheap model alone reaches ${formatPercent(small.validRate)}.`,
+    );
+  }
+  const p = loops.proof;
+  notes.push(
+    `Budget rule, checked on the records of the ${p.runs} budgeted runs: each of the ${p.callsChecked} calls made started within the budget (tokens spent + its input estimate, characters ÷ 4, ` +
+      `at most ${formatPercent(p.worstStart)} of the budget); each of the ${p.stopsChecked} budget stops was owed (the next call would have reached ` +
+      `${p.closestStop === null ? "—" : `at least ${formatPercent(p.closestStop)}`} of it); calls made after the total passed the budget: ${p.callsPastBudget}; violations: ${p.violations}.`,
+  );
+  return notes;
+}
+
+function loopsMarkdown(run: EvalRun): string[] {
+  if (!run.loops) return [];
+  return [
+    "",
+    "Escalation and token budgets (validation graph):",
+    "",
+    mdTable(LOOPS_HEADER, run.loops.summaries.map(loopRow)),
+    "",
+    ...loopNotes(run.loops, run.meta.simulated).flatMap((note) => [note, ""]),
+  ].slice(0, -1);
+}
+
+function loopsHtml(run: EvalRun): string {
+  if (!run.loops) return "";
+  return `<h2>Escalation and token budgets</h2>
+${htmlTable(LOOPS_HEADER, run.loops.summaries.map(loopRow), "summary")}
+${loopNotes(run.loops, run.meta.simulated)
+  .map((note) => `<p>${esc(note)}</p>`)
+  .join("\n")}`;
+}
+
 export function renderMarkdown(run: EvalRun): string {
   const bySpec = breakdown(run, "spec");
   const byDifficulty = breakdown(run, "difficulty");
@@ -97,7 +182,9 @@ export function renderMarkdown(run: EvalRun): string {
     "",
     mdTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)])),
     "",
-    "Valid output: the deterministic validator accepts the strategy's final output. False approvals: the strategy claimed success and the validator rejects the output (share of all requests).",
+    "Valid output: the deterministic validator accepts the strategy's final output. False approvals: the strategy claimed success and the validator rejects the output (share of all requests). " +
+      "Per valid output: every call (token) spent on the requests, divided by the outputs the validator accepts.",
+    ...loopsMarkdown(run),
   ].join("\n");
 }
 
@@ -199,6 +286,7 @@ ${charts.join("\n")}
 ${htmlTable(["strategy", ...bySpec.values], bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
 <h2>Valid output by difficulty</h2>
 ${htmlTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
+${loopsHtml(run)}
 <h2>Strategies</h2>
 <ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
 <p>False approvals: the strategy claimed success (valid, approved, or passed its gate) and the validator rejects the output; shown as a share of all requests and of the claimed successes.</p>

@@ -12,6 +12,11 @@
  * --strategies validation,first-error,self-review,reflexion, --concurrency N,
  * --latency-ms N (simulated latency per call).
  *
+ * Escalation and token budgets (eval/loops.ts) are measured too: on the simulated model with its "small"
+ * and "large" generators; against an endpoint with --escalate-to NAME (the strong model; --model is the
+ * cheap one). --max-tokens N sets the budgeted configuration's token budget (default 2000); --no-loops
+ * leaves the section out.
+ *
  * Prints the markdown table on stdout; progress on stderr.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -20,8 +25,9 @@ import { pathToFileURL } from "node:url";
 import { readEnvironment } from "../src/configuration.js";
 import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
 import { runEval, type EvalRun } from "./harness.js";
+import { runLoops } from "./loops.js";
 import { renderHtml, renderMarkdown } from "./report.js";
-import { DEFAULT_MISS_RATE, simulatedModelSource } from "./simulated-model.js";
+import { DEFAULT_MISS_RATE, SIMULATED_TIERS, simulatedModelSource, tieredModelSource } from "./simulated-model.js";
 import { STRATEGIES } from "./strategies.js";
 import { SUITE, type EvalRequest } from "./suite.js";
 
@@ -47,6 +53,9 @@ export function perSpec(suite: readonly EvalRequest[], n: number): EvalRequest[]
   });
 }
 
+/** The escalation section's default token budget: it binds on some requests of the suite, not most. */
+export const DEFAULT_LOOP_BUDGET = 2_000;
+
 export async function main(argv: string[], log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<EvalCliResult> {
   const baseUrl = option(argv, "--base-url");
   const modelName = option(argv, "--model");
@@ -63,6 +72,9 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
   if (strategies.length === 0) throw new Error(`--strategies: none of ${wanted?.join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
   const suite = perSpecCount ? perSpec(SUITE, Number(perSpecCount)) : [...SUITE];
 
+  const escalateTo = option(argv, "--escalate-to");
+  const loopBudget = Number(option(argv, "--max-tokens") ?? DEFAULT_LOOP_BUDGET);
+  if (!Number.isInteger(loopBudget) || loopBudget < 1) throw new Error(`--max-tokens: a whole number of tokens, at least 1; got ${option(argv, "--max-tokens")}`);
   let model: ModelSource;
   let description: string;
   let name: string;
@@ -94,6 +106,15 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
       if (real || done % 40 === 0 || done === total) log(`eval: ${done}/${total} ${r.strategy} ${r.requestId}: ${r.valid ? "valid" : "invalid"}${r.failure ? ` (failed: ${r.failure.slice(0, 120)})` : ""}`);
     },
   });
+
+  if (!argv.includes("--no-loops") && (!real || escalateTo !== undefined)) {
+    const tiers = real ? { small: name, large: escalateTo as string } : { ...SIMULATED_TIERS };
+    const loopModel: ModelSource = real
+      ? (request: ModelRequest) => createChatModel(request, { ...readEnvironment(), ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) })
+      : tieredModelSource({ seed, latencyMs: Number(option(argv, "--latency-ms") ?? 0) });
+    log(`eval: escalation and token budgets: ${tiers.small} → ${tiers.large}, budget ${loopBudget} tokens`);
+    run.loops = await runLoops({ model: loopModel, tiers, suite, maxAttempts, maxTokens: loopBudget });
+  } else if (real) log("eval: escalation and token budgets left out (give --escalate-to NAME to measure them against this endpoint)");
 
   const markdown = renderMarkdown(run);
   const html = renderHtml(run);

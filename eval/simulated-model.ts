@@ -2,7 +2,13 @@
  * The evaluation's simulated model: the package's built-in one (src/simulated/model.ts, where its rules are),
  * knowing the evaluation suite's requests (their spec and difficulty) unless told otherwise.
  */
-import { SimulatedChatModel as BuiltinSimulatedChatModel, simulatedModelSource as builtinModelSource, type SimulatedModelOptions, type SimulatedRole } from "../src/simulated/model.js";
+import {
+  SimulatedChatModel as BuiltinSimulatedChatModel,
+  simulatedModelSource as builtinModelSource,
+  tieredModelSource as builtinTieredSource,
+  type SimulatedModelOptions,
+  type SimulatedRole,
+} from "../src/simulated/model.js";
 import { SUITE } from "./suite.js";
 
 export * from "../src/simulated/model.js";
@@ -15,4 +21,9 @@ export class SimulatedChatModel extends BuiltinSimulatedChatModel {
 
 export function simulatedModelSource(options: SimulatedModelOptions): ReturnType<typeof builtinModelSource> {
   return builtinModelSource({ suite: SUITE, ...options });
+}
+
+/** The "small" and "large" simulated models by name (SIMULATED_TIERS), knowing the suite. */
+export function tieredModelSource(options: SimulatedModelOptions): ReturnType<typeof builtinTieredSource> {
+  return builtinTieredSource({ suite: SUITE, ...options });
 }

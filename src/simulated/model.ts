@@ -157,7 +157,11 @@ export const SIMULATION_RULES = [
     "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a spec that is not built in, or a request none of these identify, " +
     "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
+  'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
 ];
+
+/** What the simulated "small" model never fixes (SIMULATED_TIERS). */
+export const SMALL_MODEL_NEVER_FIXES: readonly Defect["kind"][] = ["cross-field rule"];
 
 // ---------------------------------------------------------------------------
 // Seeded randomness
@@ -310,6 +314,8 @@ export interface SimulatedModelOptions {
   latencyMs?: number;
   /** A line put before every free-text answer (evaluations, reflections, reviews), so that records say where they came from. */
   label?: string;
+  /** Defect kinds the generator never fixes, even when its feedback names them (the "small" model of SIMULATED_TIERS). */
+  neverFixes?: readonly Defect["kind"][];
 }
 
 /** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are ScriptedChatModel's. */
@@ -318,6 +324,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
   private readonly missRate: number;
   private readonly requests: Map<string, SimulatedRequest>;
   private readonly label: string;
+  private readonly neverFixes: ReadonlySet<Defect["kind"]>;
 
   constructor(
     options: SimulatedModelOptions,
@@ -329,6 +336,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
     this.missRate = options.missRate ?? DEFAULT_MISS_RATE;
     this.requests = new Map((options.suite ?? []).map((r) => [r.request, r]));
     this.label = options.label ? `${options.label}\n` : "";
+    this.neverFixes = new Set(options.neverFixes ?? []);
   }
 
   override _llmType(): string {
@@ -407,7 +415,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
       const feedback = prompt.slice(previous.end);
       for (const d of ctx.planned) {
         if (answer !== undefined && !exhibits(d, answer)) remaining.delete(d.id);
-        else if (d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
+        else if (!this.neverFixes.has(d.kind) && d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
       }
     }
     return JSON.stringify(buildAnswer(specName, ctx.planned, remaining));
@@ -430,6 +438,19 @@ export function detectRole(system: string): SimulatedRole {
 }
 
 const ROLE_OF: Record<string, SimulatedRole> = { generate: "generator", actor: "generator", evaluator: "evaluator", reflector: "reflector", reviewer: "reviewer" };
+
+/**
+ * The simulated models an escalation asks for by name: "small" never fixes a broken cross-field rule,
+ * "large" fixes every defect its feedback names.
+ */
+export const SIMULATED_TIERS = { small: "small", large: "large" } as const;
+
+/** A ModelSource factory for escalation: the generator named "small" or "large" (any other name is the large one). */
+export function tieredModelSource(options: SimulatedModelOptions): (request: { role: string; model?: string; temperature?: number }) => SimulatedChatModel {
+  const small = simulatedModelSource({ ...options, neverFixes: SMALL_MODEL_NEVER_FIXES });
+  const large = simulatedModelSource(options);
+  return (request) => (request.model === SIMULATED_TIERS.small ? small(request) : large(request));
+}
 
 /** A ModelSource factory (src/models.ts): one simulated model per role. */
 export function simulatedModelSource(options: SimulatedModelOptions): (request: { role: string; model?: string; temperature?: number }) => SimulatedChatModel {
