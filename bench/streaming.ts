@@ -277,7 +277,7 @@ async function measureCpu(opts: BenchOptions): Promise<CpuFigures> {
     for (let a = 0; a < answersPerRound; a++) {
       const model = new TokenStreamingModel({ answers: [texts[a % texts.length]] });
       // The node's own events go to LangGraph's writer; a no-op here, as in a run nobody streams "custom" from.
-      const watch = checked ? new AttemptWatch({ spec: catalogSpec, attempt: 1, policy: "never", publish: () => undefined }).start("model") : undefined;
+      const watch = checked ? new AttemptWatch({ spec: catalogSpec, attempt: 1, policy: "never", publish: () => undefined }).start() : undefined;
       let text = "";
       for await (const chunk of await model.stream(prompt)) {
         const piece = typeof chunk.content === "string" ? chunk.content : "";

@@ -17,7 +17,6 @@ import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS } from "../specs/validate.js";
 import { bound } from "../shared/text.js";
 import { PartialCheck, stopDecision, type StopPolicy, type StopReason } from "./partial-check.js";
-import type { ReadAs } from "./reader.js";
 
 /** A value of type T as far as it has arrived: every field optional, all the way down. */
 export type DeepPartial<T> = T extends ReadonlyArray<infer U> ? Array<DeepPartial<U>> : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
@@ -91,20 +90,18 @@ export interface CallWatch {
 export class AttemptWatch {
   private check?: PartialCheck;
   private text = "";
-  private read: ReadAs = "model";
   private stopped?: StoppedDraft;
   private published = { closed: -1, errors: -1, chars: 0 };
 
   constructor(private readonly options: AttemptWatchOptions) {}
 
   /** A fresh reading for one model call (a call in a mode the provider refused is discarded with its reading). */
-  start(read: ReadAs): CallWatch {
+  start(): CallWatch {
     const controller = new AbortController();
-    this.read = read;
     this.text = "";
     this.stopped = undefined;
     this.published = { closed: -1, errors: -1, chars: 0 };
-    const check = new PartialCheck(this.options.spec, { read, limits: this.options.limits, context: this.options.context });
+    const check = new PartialCheck(this.options.spec, { limits: this.options.limits, context: this.options.context });
     this.check = check;
     return {
       stop: controller.signal,

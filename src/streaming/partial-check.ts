@@ -21,7 +21,7 @@ import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS, EXPLAINED_VALUES, ruleMessages, schemaErrorMessages } from "../specs/validate.js";
 import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
-import { AnswerReader, type ReadAs, type Step } from "./reader.js";
+import { AnswerReader, type Step } from "./reader.js";
 import { judgeName, judgePart, memberParts, pointerOf, rootParts } from "./schema-parts.js";
 
 type Part = Record<string, unknown>;
@@ -30,8 +30,6 @@ type Part = Record<string, unknown>;
 const MAX_KEPT_ERRORS = 200;
 
 export interface PartialCheckOptions {
-  /** How the text is read: a model's answer (prose and fences allowed around the value) or a tool call's arguments. */
-  read?: ReadAs;
   /** The limits the check step judges the complete answer with (the defaults when absent). */
   limits?: Partial<CheckLimits>;
   /** The run's context, which the spec's rules read as the check step gives it to them. */
@@ -82,7 +80,7 @@ export class PartialCheck {
     this.context = options.context;
     this.maxErrors = options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
     this.maxValueChars = options.limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
-    this.reader = new AnswerReader(options.read ?? "model", { opened: (p, c) => this.opened(p, c), closed: (p, v, parent) => this.closed(p, v, parent), restarted: () => this.restarted() }, options.limits);
+    this.reader = new AnswerReader({ opened: (p, c) => this.opened(p, c), closed: (p, v, parent) => this.closed(p, v, parent), restarted: () => this.restarted() }, options.limits);
     this.rulesRun = spec.rules.map(() => false);
     this.ruleInputs = spec.rules.map((rule) => Object.keys(rule.inputs).map((path) => prefixes(path)));
   }

@@ -1,8 +1,9 @@
 /**
  * Reads an answer while it streams: finds where its JSON value starts (bare,
  * in a fenced block, or after prose: where the check step's "model" reader
- * looks; or a tool call's arguments), parses it incrementally, and tells a
- * listener each value as it opens and closes, with its path.
+ * looks; a tool call's arguments are judged as the same kind of text), parses
+ * it incrementally, and tells a listener each value as it opens and closes,
+ * with its path.
  *
  * Lexing is @streamparser/json's tokenizer (UTF-8, escapes and surrogates as
  * JSON.parse reads them); the grammar, the paths, a field named twice and the
@@ -24,11 +25,8 @@ import { quote } from "../shared/text.js";
 
 export type Step = string | number;
 
-/** What is read: a model's answer (prose and fences allowed around the value) or a tool call's arguments (one JSON value). */
-export type ReadAs = "model" | "arguments";
-
 /** Where the value was found. */
-export type ValueSource = "bare" | "fence" | "prose" | "arguments";
+export type ValueSource = "bare" | "fence" | "prose";
 
 /**
  * looking: no value has started; reading: inside it; after: it closed inside
@@ -105,7 +103,6 @@ export class AnswerReader {
   private failure?: string;
   // Size, as the check step measures it.
   private firstSignificant = -1;
-  private compactChars = 0;
   // Prose: the extractor's bracket scan (objects start segments) and its fence search, line by line.
   private scanPos = 0;
   private depth = 0;
@@ -120,12 +117,10 @@ export class AnswerReader {
   private afterNewline = false;
 
   constructor(
-    private readonly readAs: ReadAs,
     private readonly listener: ReaderListener,
     limits: Partial<JsonLimits> = {},
   ) {
     this.limits = { ...DEFAULT_JSON_LIMITS, ...limits };
-    if (readAs === "arguments") this.source = "arguments";
   }
 
   /** Characters received. */
@@ -216,14 +211,13 @@ export class AnswerReader {
     }
     if (this.phase === "after") return this.afterValue();
     if (this.source === undefined) return this.decide();
-    if (this.source === "bare" || this.source === "arguments") return this.startBare();
+    if (this.source === "bare") return this.startBare();
     if (this.source === "fence") return this.fenceBody();
     return this.prose();
   }
 
-  /** The answer's size as the check step measures it: trimmed text for a model's answer, JSON.stringify of the value for arguments. */
+  /** The answer's size as the check step measures it: the text, trimmed. */
   private measure(piece: string, start: number): void {
-    if (this.readAs !== "model") return;
     let last = -1;
     for (let k = piece.length - 1; k >= 0; k--) {
       if (!WHITESPACE.test(piece[k])) {
@@ -466,7 +460,6 @@ export class AnswerReader {
       return;
     }
     this.partial = undefined;
-    if (this.readAs === "arguments") this.compactChars += compactLength(token, value);
     if (top === undefined) {
       if (token !== TokenType.LEFT_BRACE && token !== TokenType.LEFT_BRACKET) throw new Error(`unexpected ${TokenType[token]} after the value`);
       return this.open(token === TokenType.LEFT_BRACKET, undefined);
@@ -514,13 +507,10 @@ export class AnswerReader {
     }
   }
 
-  /** A field named twice: the check step refuses such JSON text; a tool call's arguments keep the last one, so nothing more can be said. */
+  /** A field named twice: the check step refuses such JSON text, in the words used here. */
   private namedTwice(key: string): never {
-    if (this.readAs === "arguments") this.unsure("a field is named twice, and the arguments keep the last one");
-    else {
-      const where = pathOf(this.path);
-      this.broken(`The JSON names the field ${quote(key, 40)} twice in ${where === "" ? "the top-level object" : where}; each field may appear only once.`);
-    }
+    const where = pathOf(this.path);
+    this.broken(`The JSON names the field ${quote(key, 40)} twice in ${where === "" ? "the top-level object" : where}; each field may appear only once.`);
     throw STOP;
   }
 
@@ -548,7 +538,6 @@ export class AnswerReader {
     if (parent === undefined) {
       this.closedAtByte = offset;
       this.listener.closed(path, frame.value, undefined);
-      this.checkCompactSize();
       throw STOP;
     }
     this.path.pop();
@@ -556,13 +545,6 @@ export class AnswerReader {
     parent.complete.push(pathOf(path));
     if (parent.array) parent.index++;
     this.listener.closed(path, frame.value, parent.value);
-    this.checkCompactSize();
-  }
-
-  private checkCompactSize(): void {
-    if (this.readAs === "arguments" && this.compactChars > this.limits.maxChars) {
-      this.tooLarge ??= `the arguments are more than ${this.limits.maxChars} characters long as JSON (the limit)`;
-    }
   }
 }
 
@@ -601,23 +583,6 @@ function assign(frame: Frame, step: Step, value: unknown): void {
   if (frame.array) (frame.value as unknown[]).push(value);
   else if (step === "__proto__") Object.defineProperty(frame.value, step, { value, writable: true, enumerable: true, configurable: true });
   else (frame.value as Record<string, unknown>)[step as string] = value;
-}
-
-/** Characters a token takes in JSON.stringify's output of the parsed value. */
-function compactLength(token: TokenType, value: unknown): number {
-  switch (token) {
-    case TokenType.STRING:
-      return JSON.stringify(value).length;
-    case TokenType.NUMBER:
-      return (JSON.stringify(value) ?? "null").length;
-    case TokenType.TRUE:
-    case TokenType.NULL:
-      return 4;
-    case TokenType.FALSE:
-      return 5;
-    default:
-      return 1;
-  }
 }
 
 /** Bytes of `text` in UTF-8 as TextEncoder writes it (a lone surrogate becomes U+FFFD, three bytes). */

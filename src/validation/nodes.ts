@@ -125,7 +125,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       : undefined;
     let answer: ModeAnswer;
     try {
-      answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watch && ((mode) => watch.start(mode === "tool" ? "arguments" : "model")) });
+      answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watch && (() => watch.start()) });
     } catch (error) {
       watch?.failed(error);
       throw error;

@@ -97,16 +97,11 @@ function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnabl
         return content(message);
       };
       const read = (message: AIMessage): string => {
-        // Streamed: the arguments' text as sent, parsed here exactly as a whole answer's are (LangChain's merged
-        // tool_calls complete a cut-off text leniently, which would judge JSON the model never finished).
+        // Streamed: the arguments' text as sent, as for a whole answer (LangChain's merged tool_calls complete a
+        // cut-off text leniently, which would judge JSON the model never finished).
         if (AIMessageChunk.isInstance(message) && (message.tool_call_chunks?.length ?? 0) > 0) {
           const chunks = message.tool_call_chunks!;
-          const raw = (chunks.find((c) => c.name === name) ?? chunks[0]).args ?? "";
-          try {
-            return JSON.stringify(JSON.parse(raw));
-          } catch {
-            return raw;
-          }
+          return (chunks.find((c) => c.name === name) ?? chunks[0]).args ?? "";
         }
         return readWhole(message);
       };

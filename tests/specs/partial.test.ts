@@ -16,7 +16,8 @@
  * that stay valid and those that do not), zod specs, inline specs with
  * combinators, and the official JSON-Schema-Test-Suite's object and array
  * cases; each wrapped as a model writes it (bare, pretty, fenced, after prose,
- * after prose with a brace that is not JSON) and as tool-call arguments.
+ * after prose with a brace that is not JSON). A tool call's arguments are
+ * judged as the same kind of text, as sent.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -24,7 +25,6 @@ import { checkTextSync } from "../../src/specs/check.js";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type Spec } from "../../src/specs/spec.js";
 import { PartialCheck, stopDecision } from "../../src/streaming/partial-check.js";
-import type { ReadAs } from "../../src/streaming/reader.js";
 import { seededRandom } from "../../testkit/random.js";
 import { buildSpec, loadSuite, needsRemote, suiteSchema } from "./official-suite.support.js";
 
@@ -62,8 +62,8 @@ interface Streamed {
 }
 
 /** Stream `text` in `pieces`, checking the invariants after each piece against the full check of the whole text. */
-function stream(spec: Spec, text: string, pieces: string[], full: ReturnType<typeof checkTextSync>, read: ReadAs = "model", limits = {}): Streamed {
-  const check = new PartialCheck(spec, { read, limits });
+function stream(spec: Spec, text: string, pieces: string[], full: ReturnType<typeof checkTextSync>): Streamed {
+  const check = new PartialCheck(spec);
   const allowed = new Set(full.valid ? [] : full.errors);
   for (const piece of pieces) {
     check.write(piece);
@@ -190,24 +190,6 @@ describe("partial checks are sound", () => {
     expect(totals.errorsSeen).toBe(totals.errorsFull);
   });
 
-  it("tool-call arguments: read exactly, judged as the graph judges them (JSON.stringify of the parsed arguments)", () => {
-    const random = seededRandom(7);
-    const problems: string[] = [];
-    for (const spec of builtinSpecs.values()) {
-      for (const value of answersFor(spec, spec.example, 25, 100 + problems.length)) {
-        for (const raw of [JSON.stringify(value), JSON.stringify(value, null, 2)]) {
-          const judged = JSON.stringify(JSON.parse(raw));
-          const full = checkTextSync(spec, judged, "model", { limits: ALL });
-          for (const max of [1, 16]) {
-            const result = stream(spec, raw, chunk(raw, random, max), full, "arguments");
-            if (result.problem) problems.push(`${spec.name}: ${result.problem}`);
-          }
-        }
-      }
-    }
-    expect(problems).toEqual([]);
-  });
-
   it("zod specs: the structure is checked from their JSON Schema, refinements are left to the end", () => {
     const Deployment = z
       .object({
@@ -319,8 +301,8 @@ describe("what cannot be valid is seen, and the full check agrees", () => {
   const spec = builtinSpecs.get("deployment-config")!;
   const text = JSON.stringify(spec.example, null, 2);
 
-  function streamed(answer: string, read: ReadAs = "model", limits = {}) {
-    const check = new PartialCheck(spec, { read, limits });
+  function streamed(answer: string, limits = {}) {
+    const check = new PartialCheck(spec, { limits });
     let first: { at: number; hopeless: ReturnType<PartialCheck["hopeless"]> } | undefined;
     for (const piece of chunk(answer, seededRandom(answer.length), 1)) {
       check.write(piece);
@@ -359,12 +341,11 @@ describe("what cannot be valid is seen, and the full check agrees", () => {
     expect(notJson).toBeGreaterThan(100);
   });
 
-  it("a field named twice: hopeless with the full check's own message; tool-call arguments (which keep the last) are left alone", () => {
+  it("a field named twice: hopeless with the full check's own message", () => {
     const answer = text.replace('"replicas": 3,', '"replicas": 3,\n  "replicas": 4,');
     const full = checkTextSync(spec, answer, "model");
     const { first } = streamed(answer);
     expect(first?.hopeless).toEqual({ reason: "broken-json", detail: full.errors[0] });
-    expect(streamed(answer, "arguments").first).toBeUndefined();
   });
 
   it("nesting past the bound: hopeless with the full check's message", () => {
@@ -379,7 +360,7 @@ describe("what cannot be valid is seen, and the full check agrees", () => {
     expect(checkTextSync(spec, array, "model").valid).toBe(false);
     const long = JSON.stringify({ ...(spec.example as object), service_name: "a".repeat(500) });
     const limits = { maxChars: 300 };
-    expect(streamed(long, "model", limits).first?.hopeless?.reason).toBe("too-large");
+    expect(streamed(long, limits).first?.hopeless?.reason).toBe("too-large");
     expect(checkTextSync(spec, long, "model", { limits }).valid).toBe(false);
   });
 
