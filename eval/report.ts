@@ -114,6 +114,11 @@ function loopRow(s: LoopSummary): string[] {
   ];
 }
 
+/** The escalation section's table, as markdown. */
+export function loopsTable(loops: LoopRun): string {
+  return mdTable(LOOPS_HEADER, loops.summaries.map(loopRow));
+}
+
 /** What the escalation section says in words: the setting, the trade-off, and the budget rule as checked. */
 export function loopNotes(loops: LoopRun, simulated: boolean): string[] {
   const by = Object.fromEntries(loops.summaries.map((s) => [s.config, s]));
@@ -148,7 +153,7 @@ function loopsMarkdown(run: EvalRun): string[] {
     "",
     "Escalation and token budgets (validation graph):",
     "",
-    mdTable(LOOPS_HEADER, run.loops.summaries.map(loopRow)),
+    loopsTable(run.loops),
     "",
     ...loopNotes(run.loops, run.meta.simulated).flatMap((note) => [note, ""]),
   ].slice(0, -1);

@@ -205,7 +205,7 @@ export const ValidationConfigSchema = z.object({
   onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
     title: "On failure",
     description:
-      'What happens when the model runs out of attempts (or makes no progress): "end" ends with success: false; "interrupt" pauses the run for a person, ' +
+      'What happens when the run does not end valid (out of attempts, no progress, refused by the provider, or stopped by its token budget): "end" ends with success: false; "interrupt" pauses the run for a person, ' +
       "who may supply a corrected value (held to the same spec), a new request, or a rejection. Needs a checkpointer.",
   }),
 });

@@ -6,7 +6,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ValidationConfigInput } from "../configuration.js";
 import type { ModelSource } from "../models.js";
-import type { TokenUsage, UsageByModel } from "../shared/usage.js";
+import type { TokenUsage } from "../shared/usage.js";
 import type { SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { buildValidationGraph } from "./graph.js";
@@ -23,7 +23,7 @@ interface OutcomeBase {
   /** Tokens and calls of the whole run. */
   usage: TokenUsage;
   /** The same, per model name (a run with `models` escalates through several). */
-  usageByModel: UsageByModel;
+  usageByModel: Record<string, TokenUsage>;
 }
 
 /** What a validation run ended with: on success the result has the spec's type; on failure it is whatever the model last produced. */

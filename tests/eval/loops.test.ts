@@ -4,19 +4,20 @@
  * strong-model tokens, and the budget is honoured exactly: each budgeted run makes precisely the calls of
  * the same run without a budget whose start (tokens spent + estimated input) fits, and not one more.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkBudget, runLoops, type LoopRun } from "../../eval/loops.js";
-import { formatCalls, formatPercent, formatTokens, LOOPS_HEADER } from "../../eval/report.js";
+import { formatCalls, formatPercent, formatTokens, LOOPS_HEADER, loopsTable } from "../../eval/report.js";
 import { DEFAULT_LOOP_BUDGET, main, perSpec } from "../../eval/run.js";
 import { buildAnswer, exhibits, planDefects, SMALL_MODEL_NEVER_FIXES, tieredModelSource } from "../../eval/simulated-model.js";
 import { SUITE } from "../../eval/suite.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
+import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../../src/validation/prompts.js";
 
 const SUITE_PART = perSpec(SUITE, 4);
@@ -128,5 +129,22 @@ describe("npm run eval reports it", () => {
     // The main table reports usage per valid output too.
     const validation = run.summaries[0];
     expect(validation.tokensPerValidOutput).toBeCloseTo(run.records.reduce((t, r) => t + r.totalTokens, 0) / run.records.filter((r) => r.valid).length, 9);
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("shows the figures of a fresh run of the whole suite (npm run eval's defaults)", async () => {
+    const page = readFileSync(join(REPO_ROOT, "docs/configuration.md"), "utf8");
+    const fresh = await runLoops({ model: tieredModelSource({ seed: 1 }), tiers: TIERS, suite: SUITE, maxAttempts: 3, maxTokens: DEFAULT_LOOP_BUDGET });
+    const shown = /<!-- loops-table -->\n([\s\S]*?)\n<!-- \/loops-table -->/.exec(page)?.[1];
+    expect(shown).toBe(loopsTable(fresh));
+    const by = Object.fromEntries(fresh.summaries.map((s) => [s.config, s]));
+    const ratio = (by.escalation.meanTokensSmall / (by.large.meanTokensLarge - by.escalation.meanTokensLarge)).toFixed(2);
+    const words = (n: number) => Math.round(n).toLocaleString("en-US");
+    expect(page).toContain(`with ${words(by.escalation.meanTokensLarge)} strong-model tokens per request instead of ${words(by.large.meanTokensLarge)}`);
+    expect(page).toContain(`more than ${ratio}× a cheap-model token`);
+    const p = fresh.proof;
+    expect(p).toMatchObject({ violations: 0, callsPastBudget: 0 });
+    expect(page).toContain(`each of the ${p.callsChecked} calls made started within the budget (at most ${formatPercent(p.worstStart)} of it), each of the ${p.stopsChecked} budget stops was owed (the next call would have reached at least ${formatPercent(p.closestStop!)} of it)`);
   });
 });
