@@ -10,7 +10,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ModelSource } from "../models.js";
 import type { SpecRef } from "../specs/registry.js";
 import type { AttemptEndEvent, PartialEvent } from "../streaming/attempt.js";
-import type { GenerateValidatedOptions, ValidationOutcome, ValidationSettings } from "./generate.js";
+import { outcomeOf, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./generate.js";
 import { buildValidationGraph } from "./graph.js";
 import type { ValidationStateType } from "./state.js";
 
@@ -91,16 +91,7 @@ export async function* streamValidated<T = unknown, C = Record<string, unknown>>
     else if (isAttemptEvent(chunk)) yield chunk as PartialEvent<T> | AttemptEndEvent<T>;
   }
   if (last === undefined) throw new Error("the validation run ended without a state");
-  const outcome = {
-    success: last.success,
-    stopReason: last.stopReason,
-    result: last.result,
-    errors: last.errors,
-    attempts: last.attempts,
-    spec: last.spec,
-    history: last.history,
-    usage: last.usage,
-  } as ValidationOutcome<T>;
+  const outcome = outcomeOf<T>(last);
   yield { kind: "outcome", outcome };
   return outcome;
 }

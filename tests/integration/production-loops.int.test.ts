@@ -18,6 +18,7 @@ import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deplo
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { OUTPUT_MODES } from "../../src/validation/output-mode.js";
 import { retryPrompt } from "../../src/validation/prompts.js";
+import type { ValidationOutcome } from "../../src/validation/generate.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { runCli } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
@@ -100,9 +101,11 @@ describe("refusals through the graph, in every output mode", () => {
     expect(requests().every((r) => !r.stream)).toBe(true);
 
     seen = server.requests.length;
-    let outcome;
+    let outcome: ValidationOutcome | undefined;
     for await (const event of streamValidated({ model: factory(), spec: "deployment-config", request: REQUEST, outputMode: mode })) if (event.kind === "outcome") outcome = event.outcome;
     expect(outcome).toMatchObject({ success: false, stopReason: "refused", attempts: 2 });
+    expect(outcome!.success === false && outcome!.refusal).toContain(REFUSAL);
+    expect(outcome!.usageByModel).toEqual({ [out.history[0].model!]: outcome!.usage });
     expect(requests().map((r) => r.stream)).toEqual([true, true]);
   });
 
