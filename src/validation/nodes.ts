@@ -86,6 +86,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       onFailure: cfg.onFailure,
       outputMode: cfg.outputMode,
       attemptLimit: cfg.maxAttempts,
+      stopEarly: cfg.stopEarly,
       ...(cfg.ruleContext !== undefined ? { ruleContext: cfg.ruleContext } : {}),
       ...(cfg.models !== undefined ? { models: cfg.models } : {}),
       ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens, tokenLimit: cfg.maxTokens } : {}),
@@ -121,7 +122,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
     const watch = streamsTokens(config)
-      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: ensureValidationConfig(config, ensure).stopEarly, publish: config.writer, context: run.ruleContext })
+      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? ensureValidationConfig(config, ensure).stopEarly, publish: config.writer, context: run.ruleContext })
       : undefined;
     let answer: ModeAnswer;
     try {

@@ -91,6 +91,8 @@ export const RunSettingsSchema = z
     outputMode: z.enum(["text", "json_object", "json_schema", "tool"]),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
+    /** When a streamed answer's request is stopped (fixed for the run, so a resume keeps it; absent in runs started before it was recorded). */
+    stopEarly: z.enum(["never", "useless", "first-error"]).optional(),
     /** Facts the spec's code rules read, given with the run. */
     ruleContext: z.record(z.string(), z.unknown()).optional(),
     /** The escalation list (each step's attempts filled in); absent when the run names one model. */
