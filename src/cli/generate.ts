@@ -29,6 +29,8 @@ import { buildValidationGraph } from "../validation/graph.js";
 import { withDotEnv } from "./env.js";
 import { readSpecFile } from "./spec-file.js";
 import { inert, lineReader, type LineReader } from "./terminal.js";
+import { bound } from "../shared/text.js";
+import type { StreamEvent } from "../streaming/attempt.js";
 
 export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
 
@@ -60,6 +62,8 @@ Options:
                          remaining attempts, with the same exact errors (the run setting models)
   --escalate-after N     attempts of the first model before escalating, 1-10 (default 1)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
+  --stream               show each answer on stderr as it arrives, with each error as soon as it is certain
+                         (the default when stderr is a terminal); stdout still carries one JSON document
   --thread ID            the thread to run on (default: a new one); with no request, resume its interrupted run
   --interactive          when the model runs out of attempts, ask on the terminal: type the corrected JSON
                          (it must pass the same spec, or you are shown its errors and asked again),
@@ -96,6 +100,8 @@ export interface CliContext {
   signal?: AbortSignal;
   /** With --interactive: reads one line a person types (null at the end of input); default: standard input. */
   readLine?: (prompt: string) => Promise<string | null>;
+  /** Stream each answer and show it arriving on stderr (default: whether stderr is a terminal; --stream forces it). */
+  progress?: boolean;
 }
 
 /** The one JSON document of a run that did not end valid. */
@@ -175,7 +181,8 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   try {
     persistence = await openPersistence({ env: environment });
     run.persistence = persistence.kind;
-    const session = await startSession(command, settings, environment, persistence, io, run, context.signal);
+    const progress = command.flags.stream === true || context.progress === true;
+    const session = await startSession(command, settings, environment, persistence, io, run, context.signal, progress);
     let final = await session.stream(command.request === undefined ? null : { request: command.request });
     if (await session.pausedForReview()) final = await review(session, command, io, readLine);
     return report(final, session.threadId, io);
@@ -209,6 +216,7 @@ function parseCommand(argv: string[]): Invocation | "help" {
         "stop-on-no-progress": { type: "boolean" },
         thread: { type: "string" },
         interactive: { type: "boolean" },
+        stream: { type: "boolean" },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -280,6 +288,7 @@ async function startSession(
   io: CliIO,
   run: RunInfo,
   signal: AbortSignal | undefined,
+  progress: boolean,
 ): Promise<Session> {
   const graph = buildValidationGraph({ model: (request) => createChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
   const threadId = command.thread ?? randomUUID();
@@ -314,13 +323,16 @@ async function startSession(
         ...runConfig,
         context: settings.context,
         signal,
-        streamMode: ["updates", "values"],
+        // With progress, the model's tokens are streamed ("messages") and the answer is checked as it arrives ("custom").
+        streamMode: progress ? ["updates", "values", "custom", "messages"] : ["updates", "values"],
         // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.
         durability: "sync",
       });
+      const arriving = new ArrivalPrinter(io);
       for await (const [mode, chunk] of stream as AsyncIterable<[string, Record<string, any>]>) {
         if (mode === "values") final = chunk;
-        else printAttempt(chunk.validate?.history?.[0], maxAttempts, escalating, io);
+        else if (mode === "updates") printAttempt(chunk.validate?.history?.[0], maxAttempts, escalating, io);
+        else if (mode === "custom") arriving.show(chunk as unknown as StreamEvent);
       }
       return final;
     },
@@ -331,6 +343,41 @@ async function startSession(
       return (await graph.getState(runConfig)).values as Record<string, any>;
     },
   };
+}
+
+/**
+ * An answer as it arrives, on stderr: the value so far (bounded, at most
+ * every half second), each error as soon as it is certain, and where the
+ * request was stopped. It informs only: the attempt's verdict is printed
+ * when the validator has judged the whole answer.
+ */
+class ArrivalPrinter {
+  private readonly shownErrors = new Set<string>();
+  private lastShown = 0;
+  private attempt = 0;
+
+  constructor(private readonly io: CliIO) {}
+
+  show(event: StreamEvent): void {
+    if (event.attempt !== this.attempt) {
+      this.attempt = event.attempt;
+      this.shownErrors.clear();
+      this.lastShown = 0;
+    }
+    for (const error of event.errors) {
+      if (this.shownErrors.has(error)) continue;
+      this.shownErrors.add(error);
+      this.io.stderr(`  found while attempt ${event.attempt} arrives: ${error}\n`);
+    }
+    const now = Date.now();
+    if (event.kind === "partial" && event.value !== undefined && now - this.lastShown >= 500) {
+      this.lastShown = now;
+      this.io.stderr(`  attempt ${event.attempt} so far: ${bound(JSON.stringify(event.value) ?? "", 200)}\n`);
+    }
+    if (event.kind === "final" && event.stopped) {
+      this.io.stderr(`  attempt ${event.attempt}: request stopped after ${event.stopped.at} characters (${event.stopped.detail})\n`);
+    }
+  }
 }
 
 /** One attempt's line on stderr: valid, refused, or its errors; with escalation, which model made it. */
@@ -481,7 +528,7 @@ async function main(): Promise<void> {
   // The installed command is `langgraph-trustworthy-output generate …`; the subcommand word is optional.
   const args = process.argv.slice(2);
   if (args[0] === "generate") args.shift();
-  const code = await runGenerateCli(args, io, { signal: interrupt.signal });
+  const code = await runGenerateCli(args, io, { signal: interrupt.signal, progress: process.stderr.isTTY === true });
   process.exitCode = code;
 }
 
