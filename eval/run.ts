@@ -22,7 +22,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
-import { readEnvironment } from "../src/configuration.js";
+import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
 import { runEval, type EvalRun } from "./harness.js";
 import { runLoops } from "./loops.js";

@@ -41,7 +41,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
-import { readEnvironment, SIMULATED_MODEL } from "../src/configuration.js";
+import { readEnvironment, SIMULATED_MODEL } from "../src/environment.js";
 import { ConfigurationError, ProviderError } from "../src/errors.js";
 import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";

@@ -2,7 +2,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_REQUEST_CHARS } from "../src/configuration.js";
+import { MAX_REQUEST_CHARS } from "../src/settings.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { runCli } from "../testkit/cli.js";

@@ -6,7 +6,7 @@
  * (stalled body, dripped answer) and a provider echoing the Authorization header.
  */
 import { MemorySaver } from "@langchain/langgraph";
-import { readEnvironment } from "../src/configuration.js";
+import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { ProviderError } from "../src/errors.js";

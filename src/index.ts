@@ -37,5 +37,5 @@ export { openPersistence, DatabaseUnavailableError, type Persistence, type Persi
 
 // Models and environment
 export { createChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
-export { readEnvironment, type Environment } from "./configuration.js";
+export { readEnvironment, type Environment } from "./environment.js";
 export type { TokenUsage } from "./shared/usage.js";

@@ -8,7 +8,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
 import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langchain/openai";
-import { readEnvironment, SIMULATED_MODEL, type Environment } from "./configuration.js";
+import { readEnvironment, SIMULATED_MODEL, type Environment } from "./environment.js";
 import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
 import { simulatedModelSource } from "./simulated/model.js";
 

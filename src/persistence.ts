@@ -18,7 +18,7 @@ import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
-import { readEnvironment, type Environment } from "./configuration.js";
+import { readEnvironment, type Environment } from "./environment.js";
 import { ConfigurationError, TrustworthyOutputError } from "./errors.js";
 
 /** Connections kept open by the checkpointer's pool, per process. */

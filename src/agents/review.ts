@@ -12,7 +12,7 @@
  * as "rejected", keeping the work (and what a checkpoint holds) bounded.
  */
 import { interrupt } from "@langchain/langgraph";
-import { checkRequestText } from "../configuration.js";
+import { checkRequestText } from "../settings.js";
 import type { Spec } from "../specs/spec.js";
 import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../validation/nodes.js";
 import { judgePersonAnswer, type JudgeOptions } from "./answer.js";

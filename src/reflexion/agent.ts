@@ -6,7 +6,8 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { InMemoryStore } from "@langchain/langgraph";
-import { checkRequestText, checkTasks, ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "../configuration.js";
+import { checkRequestText } from "../settings.js";
+import { checkTasks, ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "./configuration.js";
 import { ConfigurationError } from "../errors.js";
 import type { ModelSource } from "../models.js";
 import type { TokenUsage } from "../shared/usage.js";

@@ -19,14 +19,13 @@
  */
 import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
-import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema } from "../configuration.js";
+import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
 import { checkedContext } from "../shared/guards.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
 import { recordSpec, resolveSpec, specFromRecord, type SpecRecord } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import type { ReflexionConfig } from "../configuration.js";
 
 /** A Reflexion run's settings as its checkpoint keeps them. */
 type FixedSettings = Omit<ReflexionConfig, "spec"> & { specRecord?: SpecRecord };

@@ -7,7 +7,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { InMemoryStore, type BaseStore, type LangGraphRunnableConfig } from "@langchain/langgraph";
-import { ensureReflexionConfig, type EnsureOptions, type ReflexionConfig, type ReflexionConfigInput } from "../configuration.js";
+import { ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "./configuration.js";
+import { type EnsureOptions } from "../settings.js";
 import { ProviderError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";

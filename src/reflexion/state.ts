@@ -7,7 +7,7 @@
  */
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
-import { checkTasks } from "../configuration.js";
+import { checkTasks } from "./configuration.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
 export const StepRecordSchema = z

@@ -23,7 +23,8 @@
  */
 import { DEFAULT_JSON_LIMITS } from "../shared/json.js";
 import { toJsonData } from "../shared/json-data.js";
-import { checkRequestText, checkTasks } from "../configuration.js";
+import { checkRequestText } from "../settings.js";
+import { checkTasks } from "../reflexion/configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { ReflexionInputSchema, ReflexionState } from "../reflexion/state.js";
 import { ValidationInputSchema, ValidationState } from "../validation/state.js";

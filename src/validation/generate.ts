@@ -4,7 +4,7 @@
  * graph (the same nodes, checks and limits), not a second loop.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type { ValidationConfigInput } from "../configuration.js";
+import type { ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
 import type { TokenUsage } from "../shared/usage.js";
 import type { SpecRef } from "../specs/registry.js";

@@ -13,7 +13,8 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { checkRequestText, ensureValidationConfig, ValidationConfigSchema } from "../configuration.js";
+import { checkRequestText } from "../settings.js";
+import { ensureValidationConfig, ValidationConfigSchema } from "./configuration.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
 import { resolveSpec } from "../specs/registry.js";

@@ -2,7 +2,8 @@
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Command, END, interrupt, Overwrite } from "@langchain/langgraph";
-import { checkRequestText, ensureValidationConfig, type EnsureOptions, type ValidationConfigInput } from "../configuration.js";
+import { checkRequestText, type EnsureOptions } from "../settings.js";
+import { ensureValidationConfig, type ValidationConfigInput } from "./configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";

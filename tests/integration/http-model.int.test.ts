@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";

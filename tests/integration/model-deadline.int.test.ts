@@ -6,7 +6,7 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
 

@@ -11,7 +11,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel, type ModelRequest } from "../../src/models.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { builtinSpecs } from "../../src/specs/registry.js";

@@ -4,7 +4,7 @@
  * answer, and the fallback when a provider refuses a mode.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";

@@ -10,7 +10,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { ChatOpenAI } from "@langchain/openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { estimateTokens } from "../../src/shared/usage.js";
 import { builtinSpecs } from "../../src/specs/registry.js";

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { DEFAULT_CHECKPOINTER_POOL_SIZE, DEFAULT_STORE_POOL_SIZE, openPersistence, type Persistence } from "../../src/persistence.js";
 import { builtinSpecs } from "../../src/specs/registry.js";

@@ -9,7 +9,7 @@
 import { randomUUID } from "node:crypto";
 import { spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { openPersistence, type Persistence } from "../../src/persistence.js";
 import { builtinSpecs } from "../../src/specs/registry.js";

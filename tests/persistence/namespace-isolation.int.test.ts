@@ -4,7 +4,7 @@
  */
 import { expect, it } from "vitest";
 import { openPersistence } from "../../src/persistence.js";
-import { ensureReflexionConfig } from "../../src/configuration.js";
+import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";
 import { storeMemoryFor } from "../../src/reflexion/nodes.js";
 import { describeWithPostgres } from "../support/postgres.js";
 

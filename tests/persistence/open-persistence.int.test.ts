@@ -8,7 +8,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
 import { DatabaseUnavailableError, describeDatabaseUrl, openPersistence } from "../../src/persistence.js";
 import { createTestDatabase, describeWithPostgres } from "../support/postgres.js";

@@ -8,7 +8,7 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { openPersistence } from "../../src/persistence.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";

@@ -6,7 +6,7 @@
  */
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { MAX_TASKS } from "../../src/configuration.js";
+import { MAX_TASKS } from "../../src/reflexion/configuration.js";
 import { ConfigurationError } from "../../src/errors.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { buildReflexionGraph, createReflexionGraphBuilder } from "../../src/reflexion/graph.js";

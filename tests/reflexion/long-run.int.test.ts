@@ -6,7 +6,7 @@
  */
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { MAX_TASKS } from "../../src/configuration.js";
+import { MAX_TASKS } from "../../src/reflexion/configuration.js";
 import { createReflexionGraphBuilder } from "../../src/reflexion/graph.js";
 import { endlessModels as roleEndlessModels } from "../../testkit/role-models.js";
 

@@ -1,6 +1,6 @@
 /** Under load with 10% of model calls failing transiently, every run still ends, valid or with an explicit failure; none is lost. */
 import { describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { createChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";

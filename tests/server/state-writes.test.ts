@@ -24,7 +24,8 @@ const OUTCOME_FIELDS = ["success", "result", "run", "history", "errors", "stopRe
 describe("which fields a state write may set", () => {
   it("validation: only request is writable; every outcome and record field is protected", () => {
     expect(WRITABLE.validation.writable).toEqual(["request"]);
-    expect([...WRITABLE.validation.protected].sort()).toEqual([...OUTCOME_FIELDS, "draft"].sort());
+    // Every field the state defines but the input, whatever fields are added later (they are read from the schema).
+    expect([...WRITABLE.validation.protected].sort()).toEqual([...OUTCOME_FIELDS, "draft", "refusal", "usageByModel"].sort());
     expect(WRITABLE.reflexion.writable).toEqual(["tasks"]);
     expect(WRITABLE.reflexion.protected).toEqual(expect.arrayContaining(["results", "outcomes", "steps", "usage"]));
   });

@@ -1,7 +1,7 @@
 /** The model factory, the whole-answer deadline of model requests, and provider error text. */
 import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
-import { readEnvironment } from "../../src/configuration.js";
+import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError, ModelTimeoutError, ProviderError, redactSecrets, registerSecret } from "../../src/errors.js";
 import { createChatModel, fetchWithDeadline } from "../../src/models.js";
 

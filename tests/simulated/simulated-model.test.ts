@@ -5,7 +5,7 @@
  */
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { readEnvironment, SIMULATED_MODEL } from "../../src/configuration.js";
+import { readEnvironment, SIMULATED_MODEL } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
 import { createChatModel } from "../../src/models.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";

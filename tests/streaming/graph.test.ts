@@ -5,7 +5,7 @@
  * back, and that a run that does not stream tokens is unchanged.
  */
 import { describe, expect, it } from "vitest";
-import { ensureValidationConfig } from "../../src/configuration.js";
+import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import type { AttemptEndEvent, PartialEvent } from "../../src/streaming/attempt.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";

@@ -1,0 +1,52 @@
+/**
+ * The one module that reads environment variables. Everything else receives
+ * an Environment (nodes never read `process.env`); embedded code may pass its
+ * own. The LangGraph dev server and the command line also load `.env` into
+ * the environment first; this module does not read files.
+ */
+import { ConfigurationError } from "./errors.js";
+
+export const DEFAULT_MODEL = "gpt-4o-mini";
+/**
+ * The model name of the built-in simulated model (src/simulated/model.ts): seeded rules, not a language
+ * model, no provider needed. Chosen only by this exact name, never as a fallback for a missing provider.
+ */
+export const SIMULATED_MODEL = "simulated";
+export interface Environment {
+  openaiApiKey?: string;
+  openaiBaseUrl?: string;
+  /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
+  model: string;
+  /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Client-side retries of failed model calls: 429, 5xx, network (LLM_MAX_RETRIES). */
+  maxRetries: number;
+  /** postgres://… enables durable checkpoints and store (DATABASE_URL). */
+  databaseUrl?: string;
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  const v = value?.trim();
+  return v ? v : undefined;
+}
+
+function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = nonEmpty(env[name]);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(raw)}.`);
+  }
+  return n;
+}
+
+export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+  return {
+    openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
+    openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
+    model: nonEmpty(env.LLM_MODEL) ?? DEFAULT_MODEL,
+    timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
+    maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
+    databaseUrl: nonEmpty(env.DATABASE_URL),
+  };
+}

@@ -1,0 +1,135 @@
+/**
+ * What both graphs' run configurations are made of: the field builders (with
+ * the package's own messages and Studio's titles), how a run's settings are
+ * gathered (builder defaults, then `configurable`, then `context`) and parsed
+ * into one complete, typed configuration or a ConfigurationError that says
+ * what to change, and the check of a request's text. Each graph's own
+ * settings live in its configuration.ts.
+ */
+import { z } from "zod";
+import type { Environment } from "./environment.js";
+import { ConfigurationError } from "./errors.js";
+import { builtinSpecs } from "./specs/registry.js";
+
+/** Longest request or task accepted, in characters. */
+export const MAX_REQUEST_CHARS = 20_000;
+
+export const modelName = (what: string) =>
+  z
+    .string({ error: `${what} must be a model name (a string)` })
+    .trim()
+    .min(1, { error: `${what} must not be empty` })
+    .max(200, { error: `${what} must be at most 200 characters` });
+
+export const temperature = z
+  .number({ error: "temperature must be a number from 0 to 2" })
+  .min(0, { error: "temperature must be a number from 0 to 2" })
+  .max(2, { error: "temperature must be a number from 0 to 2" });
+
+// Integer-ness as a refinement, not `.int()`: zod's int check stops the whole object's parse, and the
+// front door's readable refusal (a refinement on the object) must still run after it.
+export const boundedInt = (name: string, min: number, max: number) =>
+  z
+    .number({ error: `${name} must be an integer from ${min} to ${max}` })
+    .refine(Number.isInteger, { error: `${name} must be an integer from ${min} to ${max}` })
+    .min(min, { error: `${name} must be an integer from ${min} to ${max}` })
+    .max(max, { error: `${name} must be an integer from ${min} to ${max}` })
+    .meta({ type: "integer" });
+
+/**
+ * A field with a default. Callers may leave it out, and the forms Studio builds
+ * must not mark it required; after parsing it is always there. The LangGraph
+ * server derives a graph's context schema from the input side of a pipe, where
+ * the field is optional (with its default shown); the output side keeps the
+ * parsed type exact (never undefined).
+ */
+export function withDefault<T extends z.ZodType>(field: T, value: NoInfer<z.core.util.NoUndefined<z.output<T>>>) {
+  type Out = z.core.util.NoUndefined<z.output<T>>;
+  const optional = field.default(value).optional();
+  // The default has been applied on the left, so the right side never sees undefined.
+  return optional.pipe(field as unknown as z.ZodType<Out, Out | undefined>);
+}
+
+export const BUILTIN_SPEC_NAMES = [...builtinSpecs.keys()] as [string, ...string[]];
+
+/** A spec reference: a built-in name (offered as a list), or an inline JSON spec as text or as an object. */
+export const specRef = () =>
+  z.union(
+    [
+      z.enum(BUILTIN_SPEC_NAMES).meta({ title: "Built-in spec", description: "One of the specs that ship with the package." }),
+      z.string().meta({
+        title: "Inline spec (JSON text)",
+        description: 'An inline spec as JSON text: {"name": …, "description": …, "schema": {JSON Schema}}, or a bare JSON Schema.',
+      }),
+      z.record(z.string(), z.unknown()).meta({
+        title: "Inline spec (JSON object)",
+        description: "An inline spec: {name, description, schema}, or a bare JSON Schema; cross-field rules use $data and if/then.",
+      }),
+    ],
+    { error: "spec must be a built-in spec name or an inline JSON spec ({name, description, schema})" },
+  );
+
+/** Anything a caller passes as run config: LangGraph's RunnableConfig or a plain object. */
+export interface RunConfigLike {
+  context?: unknown;
+  configurable?: Record<string, unknown>;
+}
+
+/** The keys a schema knows, taken from defaults, then `configurable`, then `context` (context wins). */
+export function gather(shape: Record<string, unknown>, config: RunConfigLike | undefined, defaults?: object): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const sources = [defaults, config?.configurable, config?.context];
+  for (const source of sources) {
+    if (source === null || typeof source !== "object") continue;
+    for (const key of Object.keys(shape)) {
+      const value = (source as Record<string, unknown>)[key];
+      if (value !== undefined) out[key] = value;
+    }
+  }
+  return out;
+}
+
+export function parseOrThrow<T extends z.ZodObject>(schema: T, config: RunConfigLike | undefined, defaults?: object): z.output<T> {
+  const input = gather(schema.shape, config, defaults);
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const got = issue.path.length > 0 ? describeGot(input, issue.path as (string | number)[]) : "";
+    return `${issue.message}${got}`;
+  });
+  throw new ConfigurationError([...new Set(problems)]);
+}
+
+function describeGot(input: Record<string, unknown>, path: (string | number)[]): string {
+  let value: unknown = input;
+  for (const key of path) value = (value as Record<string | number, unknown> | undefined)?.[key];
+  if (value === undefined) return "";
+  let shown: string;
+  if (typeof value === "number" && !Number.isFinite(value)) shown = String(value);
+  else {
+    try {
+      shown = JSON.stringify(value) ?? String(value);
+    } catch {
+      shown = typeof value;
+    }
+  }
+  return `; got ${shown.length > 60 ? `${shown.slice(0, 60)}…` : shown}${typeof value === "string" ? " (a string)" : ""}`;
+}
+
+export interface EnsureOptions<T> {
+  env?: Environment;
+  /** Defaults set by whoever built the graph; run config overrides them. */
+  defaults?: Partial<T>;
+}
+
+/** Check one request or task: a non-empty string within the size limit. */
+export function checkRequestText(value: unknown, what: string): string {
+  if (typeof value !== "string") {
+    throw new ConfigurationError(`${what} must be a string; got ${value === null ? "null" : Array.isArray(value) ? "an array" : typeof value}.`);
+  }
+  if (value.trim().length === 0) throw new ConfigurationError(`${what} is empty; say what to generate.`);
+  if (value.length > MAX_REQUEST_CHARS) {
+    throw new ConfigurationError(`${what} is ${value.length} characters long; the limit is ${MAX_REQUEST_CHARS}.`);
+  }
+  return value;
+}

@@ -1,0 +1,136 @@
+/**
+ * The validation graph's run configuration: every setting (also what Studio
+ * shows as the configuration form), and `ensureValidationConfig`, which turns
+ * what a run was given into one complete, typed configuration with defaults.
+ */
+import { z } from "zod";
+import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
+import { ConfigurationError } from "../errors.js";
+import { BUILTIN_SPEC_NAMES, boundedInt, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
+import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
+
+export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Most models in one run's escalation list. */
+export const MAX_ESCALATION_MODELS = 5;
+/** Largest token budget a run may set. */
+export const MAX_TOKEN_BUDGET = 100_000_000;
+
+/** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
+const escalationStep = z
+  .strictObject(
+    {
+      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model name, asked of the model factory." }),
+      attempts: boundedInt("each models entry's attempts", 1, 10)
+        .optional()
+        .meta({ title: "Attempts", description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left." }),
+    },
+    { error: 'each models entry must be {"model": "<name>", "attempts"?: <1-10>}' },
+  )
+  .meta({ title: "Model step" });
+
+export const ValidationConfigSchema = z.object({
+  spec: withDefault(specRef(), DEFAULT_SPEC_NAME).meta({
+    title: "Spec",
+    description:
+      `Which spec defines "valid": a built-in name (${BUILTIN_SPEC_NAMES.join(", ")}) or an inline JSON spec, ` +
+      `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
+  }),
+  maxAttempts: withDefault(boundedInt("maxAttempts", 1, 10), DEFAULT_MAX_ATTEMPTS).meta({
+    title: "Max attempts",
+    description: "Most generate→validate attempts before the run ends with success: false (1-10).",
+  }),
+  model: modelName("model").optional().meta({
+    title: "Model",
+    description: `Chat model name; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+  }),
+  temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
+  stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
+    title: "Stop on no progress",
+    description: "End early when an attempt has exactly the same errors as the one before it.",
+  }),
+  outputMode: withDefault(z.enum(["text", "json_object", "json_schema", "tool"], { error: 'outputMode must be one of "text", "json_object", "json_schema", "tool"' }), "text").meta({
+    title: "Output mode",
+    description:
+      'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
+      "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
+  }),
+  stopEarly: withDefault(z.enum(["never", "useless", "first-error"], { error: 'stopEarly must be one of "never", "useless", "first-error"' }), "useless").meta({
+    title: "Stop early",
+    description:
+      "While an answer streams, its fields are checked as they close. When to stop the model's request (no more tokens are generated; the attempt counts as invalid and its retry carries the errors found): " +
+      '"useless" when the rest cannot help (the JSON is broken, the root is the wrong type, the answer is past the size limit, or its errors already fill a retry\'s list), "first-error" at its first certain error, "never" not at all. ' +
+      "Applies when the run streams model tokens (streamValidated, the LangGraph server, or LangGraph's messages mode).",
+  }),
+  ruleContext: z
+    .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
+    .optional()
+    .meta({
+      title: "Rule context",
+      description:
+        "Facts the spec's code rules may read (their third argument), e.g. the services that exist. It is the caller's word: a rule that needs a trusted fact must look it up itself. Specs supplied as JSON have no code rules and ignore it.",
+    }),
+  models: z
+    .array(escalationStep, { error: "models must be a list of {model, attempts?} entries" })
+    .min(1, { error: "models must name at least one model" })
+    .max(MAX_ESCALATION_MODELS, { error: `models may name at most ${MAX_ESCALATION_MODELS} models` })
+    .optional()
+    .meta({
+      title: "Models (escalation)",
+      description:
+        'Models to try in order, e.g. a cheap one first and a stronger one after it failed: [{"model": "small", "attempts": 2}, {"model": "large"}]. ' +
+        "Each makes its attempts (default 1), then the next takes over with the same exact errors; the last makes every attempt left of maxAttempts. " +
+        "Replaces model; each attempt's record names its model, and usageByModel keeps the tokens per model.",
+    }),
+  maxTokens: boundedInt("maxTokens", 1, MAX_TOKEN_BUDGET)
+    .optional()
+    .meta({
+      title: "Token budget",
+      description:
+        "Most tokens (input + output, over every attempt) the run may spend. Before each model call, when the tokens spent plus the call's input (estimated as the prompt's characters ÷ 4) " +
+        'would pass it, the call is not made and the run ends with stopReason "budget", keeping the last answer, its errors and the usage. Unset: no budget.',
+    }),
+  onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
+    title: "On failure",
+    description:
+      'What happens when the run does not end valid (out of attempts, no progress, refused by the provider, or stopped by its token budget): "end" ends with success: false; "interrupt" pauses the run for a person, ' +
+      "who may supply a corrected value (held to the same spec), a new request, or a rejection. Needs a checkpointer.",
+  }),
+});
+
+/** One step of a run's escalation, with its attempts filled in. */
+export interface ModelStep {
+  model: string;
+  attempts: number;
+}
+
+export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models"> & {
+  model: string;
+  /** The escalation list with every step's attempts filled in; absent when the run names one model. */
+  models?: ModelStep[];
+};
+
+export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
+
+export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
+  const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
+  const { models: steps, ...rest } = parsed;
+  if (steps === undefined) return { ...rest, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+  // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
+  if (givenByRun(config, "model") && givenByRun(config, "models")) {
+    throw new ConfigurationError('Give either model or models (the escalation list, whose first entry is the first model), not both.');
+  }
+  const models = steps.map((step) => ({ model: step.model, attempts: step.attempts ?? 1 }));
+  const before = models.slice(0, -1).reduce((sum, step) => sum + step.attempts, 0);
+  if (models.length > 1 && before >= parsed.maxAttempts) {
+    throw new ConfigurationError(
+      `models: the models before ${JSON.stringify(models.at(-1)!.model)} use ${before} attempt(s) and maxAttempts is ${parsed.maxAttempts}, so it would never be asked; raise maxAttempts or lower their attempts.`,
+    );
+  }
+  return { ...rest, model: models[0].model, models };
+}
+
+/** Whether the run itself (its context, or configurable) set `key`, as opposed to a builder's defaults. */
+function givenByRun(config: RunConfigLike | undefined, key: string): boolean {
+  return [config?.context, config?.configurable].some((source) => source !== null && typeof source === "object" && (source as Record<string, unknown>)[key] !== undefined);
+}
