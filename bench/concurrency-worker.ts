@@ -193,7 +193,7 @@ async function phase(runs: number, one: (i: number) => Promise<{ success: boolea
 /** The graph run, through ChatOpenAI built by `createChatModel` against `baseUrl`. */
 async function validationRuns(baseUrl: string, maxRetries: number) {
   // The package as compiled JavaScript (see bench/compiled.ts).
-  const { readEnvironment } = await compiled<typeof import("../src/configuration.js")>("src/configuration");
+  const { readEnvironment } = await compiled<typeof import("../src/environment.js")>("src/environment");
   const { createChatModel } = await compiled<typeof import("../src/models.js")>("src/models");
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
   const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");

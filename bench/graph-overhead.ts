@@ -59,7 +59,7 @@ const HOTSPOTS: Hotspot[] = [
   { label: "@langchain/core: callback manager set-up (`_configureSync`)", functionName: "_configureSync", urlIncludes: "@langchain/core" },
   { label: "LangGraph: preparing the next tasks (`_prepareNextTasks`)", functionName: "_prepareNextTasks", urlIncludes: "@langchain/langgraph" },
   { label: "LangGraph: checkpoint object per step (`_putCheckpoint`), no checkpointer", functionName: "_putCheckpoint", urlIncludes: "@langchain/langgraph" },
-  { label: "package: run configuration per node (`ensureValidationConfig`)", functionName: "ensureValidationConfig", urlIncludes: "src/configuration" },
+  { label: "package: run configuration per node (`ensureValidationConfig`)", functionName: "ensureValidationConfig", urlIncludes: "src/validation/configuration" },
   { label: "package: parser (`extractJson`)", functionName: "extractJson", urlIncludes: "src/shared/json" },
   { label: "package: validator (`judgeSchemaAndRules`)", functionName: "judgeSchemaAndRules", urlIncludes: "src/specs/validate" },
 ];

@@ -9,7 +9,7 @@
  * attempts as a growing chat transcript (every earlier answer and its errors
  * kept as messages), the usual alternative to a fixed-size retry prompt.
  */
-import { readEnvironment } from "../src/configuration.js";
+import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
