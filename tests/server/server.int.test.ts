@@ -315,6 +315,10 @@ describe("LangGraph server, auth off", () => {
     expect(state.next).toEqual(["review"]);
     const payload = state.tasks.flatMap((t) => t.interrupts).at(-1)?.value as { errors: string[]; output: string };
     expect(payload.errors).toEqual([CPU_ERROR]);
+    // The answers allowed, as JSON Schema built from the spec: what Studio renders as a typed form.
+    const pending = state.tasks.flatMap((t) => t.interrupts).at(-1) as { response_schema?: { oneOf?: Array<{ title: string; properties: Record<string, unknown> }> } };
+    expect(pending.response_schema?.oneOf?.map((o) => o.title)).toEqual(["Corrected value", "New request", "Reject"]);
+    expect(pending.response_schema?.oneOf?.[0].properties.value).toMatchObject({ type: "object", required: ["service_name", "replicas", "resources", "health_check"] });
 
     // Held to the same spec: still invalid, asked again.
     await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: INVALID_CONFIG } }, context });
