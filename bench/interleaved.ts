@@ -11,7 +11,7 @@
  * Two modes: one run at a time (`runs` runs one after another per block), and
  * at once (`runs` runs started together per block).
  *
- *   node --expose-gc --import tsx bench/interleaved.ts --url URL --runs 25 --cycles 31 [--at-once] [--warmup 100] [--clients a,b] [--seed 1]
+ *   node --expose-gc --import tsx bench/interleaved.ts --url URL --runs 25 --cycles 31 [--block-ms 250] [--at-once] [--warmup 100] [--clients a,b] [--seed 1]
  *
  * Prints one line `RESULT {json}` (an InterleavedResult).
  */
@@ -22,7 +22,7 @@ import { compiled } from "./compiled.js";
 import type { ClientName } from "./peer-clients.js";
 
 /** Every client measured interleaved, cheapest first. */
-export const INTERLEAVED_CLIENTS: ClientName[] = ["raw-http", "openai-ajv", "chatopenai-loop", "ai-sdk", "with-structured-output", "langgraph-floor", "package-graph"];
+export const INTERLEAVED_CLIENTS: ClientName[] = ["raw-http", "openai-ajv", "chatopenai-loop", "ai-sdk", "with-structured-output", "langgraph-floor", "floor-package-model", "package-graph"];
 
 export interface BlockSample {
   runs: number;
@@ -37,7 +37,10 @@ export interface BlockSample {
 export interface InterleavedResult {
   mode: "one at a time" | "at once";
   clients: ClientName[];
-  runsPerBlock: number;
+  /** Runs per block, by client (one at a time: sized so every client's block takes about the same time). */
+  runsPerBlock: Record<string, number>;
+  /** The block length aimed at (one at a time), ms. */
+  blockMs?: number;
   warmup: number;
   /** Each client's blocks, one per cycle, in cycle order (index i of two clients is one cycle). */
   blocks: Record<string, BlockSample[]>;
@@ -51,7 +54,14 @@ export interface InterleavedResult {
 
 export interface InterleavedOptions {
   baseUrl: string;
+  /** Runs per block; one at a time, the least (see blockMs). */
   runs: number;
+  /**
+   * One at a time: size each client's block to take about this long (from its warm-up), at least `runs` runs.
+   * Equal blocks let a GC pause or a stolen time slice weigh alike on every client; a cheap client's short
+   * block otherwise carries whole pauses that the heavy clients left behind.
+   */
+  blockMs?: number;
   cycles: number;
   atOnce: boolean;
   warmup: number;
@@ -94,10 +104,15 @@ export async function runInterleaved(opts: InterleavedOptions): Promise<Interlea
   };
 
   const loadBefore = loadavg();
-  // Warm-up: load and optimise every client's code and open connections, in the same mode as the blocks.
+  // Warm-up: load and optimise every client's code and open connections, in the same mode as the blocks;
+  // its second half sizes the blocks.
+  const runsPerBlock: Record<string, number> = {};
   for (const client of clients) {
     opts.log?.(`warm-up: ${client}`);
-    await block(client, opts.warmup, 0);
+    const half = Math.max(1, Math.floor(opts.warmup / 2));
+    await block(client, half, 0);
+    const settled = await block(client, half, half);
+    runsPerBlock[client] = opts.atOnce || !opts.blockMs ? opts.runs : Math.max(opts.runs, Math.round((opts.blockMs * half) / Math.max(settled.wallMs, 1e-3)));
   }
   const random = rng(opts.seed ?? 1);
   const blocks: Record<string, BlockSample[]> = Object.fromEntries(clients.map((c) => [c, []]));
@@ -106,9 +121,9 @@ export async function runInterleaved(opts: InterleavedOptions): Promise<Interlea
     const order = shuffled(clients, random);
     orders.push(order);
     opts.log?.(`cycle ${cycle + 1}/${opts.cycles}: ${order.join(", ")}`);
-    for (const client of order) blocks[client].push(await block(client, opts.runs, (cycle + 1) * 100_000));
+    for (const client of order) blocks[client].push(await block(client, runsPerBlock[client], (cycle + 1) * 100_000));
   }
-  return { mode: opts.atOnce ? "at once" : "one at a time", clients, runsPerBlock: opts.runs, warmup: opts.warmup, blocks, orders, totalRuns, loadBefore, loadAfter: loadavg() };
+  return { mode: opts.atOnce ? "at once" : "one at a time", clients, runsPerBlock, blockMs: opts.atOnce ? undefined : opts.blockMs, warmup: opts.warmup, blocks, orders, totalRuns, loadBefore, loadAfter: loadavg() };
 }
 
 /** A figure of a block: CPU µs per attempt, wall µs per attempt, or the block's wall time in ms. */
@@ -147,6 +162,7 @@ async function main(argv: string[]): Promise<void> {
   const result = await runInterleaved({
     baseUrl,
     runs: Number(arg("--runs") ?? 25),
+    blockMs: arg("--block-ms") === undefined ? undefined : Number(arg("--block-ms")),
     cycles: Number(arg("--cycles") ?? 31),
     atOnce: argv.includes("--at-once"),
     warmup: Number(arg("--warmup") ?? 100),

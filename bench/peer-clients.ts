@@ -24,7 +24,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import { generateObject, jsonSchema, NoObjectGeneratedError } from "ai";
 import OpenAI from "openai";
-import { readEnvironment } from "../src/configuration.js";
+import { readEnvironment } from "../src/environment.js";
 import { createChatModel } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
@@ -34,11 +34,12 @@ import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
 export type PeerName = (typeof PEERS)[number];
-/** Every client makePeer builds: the peers and the raw floor. */
-export type ClientName = PeerName | "raw-http";
+/** Every client makePeer builds: the peers, the raw floor, and the minimal graph with the package's model client. */
+export type ClientName = PeerName | "raw-http" | "floor-package-model";
 
 export const PEER_LABELS: Record<ClientName, string> = {
   "raw-http": "raw `node:http` request + `JSON.parse` + validator (floor)",
+  "floor-package-model": "minimal two-node LangGraph graph with the package's model client (`createChatModel`)",
   "openai-ajv": "`openai` SDK + validator loop (baseline)",
   "chatopenai-loop": "`ChatOpenAI` loop",
   "langgraph-floor": "minimal two-node LangGraph graph (framework floor)",
@@ -72,6 +73,11 @@ const feedback = (errors: readonly string[]) => `The JSON did not pass validatio
 function chatOpenAI(baseUrl: string): ChatOpenAI {
   // The same settings as the package's createChatModel (src/models.ts).
   return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: CLIENT_RETRIES, streamUsage: true });
+}
+
+/** The package's environment for the benchmark's server: the same timeout and retries as every other client. */
+function packageEnv(baseUrl: string) {
+  return { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
 }
 
 export interface PeerOptions {
@@ -119,7 +125,7 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
   const system = generationSystemPrompt(spec);
   switch (name) {
     case "package-graph": {
-      const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
+      const env = packageEnv(baseUrl);
       const graph = buildValidationGraph({ model: (request) => createChatModel(request, env) });
       const builtin = builtinSpecs.get(spec.name) === spec;
       const context = { spec: (builtin ? spec.name : spec) as never, maxAttempts: MAX_ATTEMPTS };
@@ -128,8 +134,11 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
         return { success: out.success === true, attempts: Number(out.attempts) };
       };
     }
-    case "langgraph-floor": {
-      const graph = minimalValidationGraph(chatOpenAI(baseUrl), spec, system, MAX_ATTEMPTS);
+    case "langgraph-floor":
+    case "floor-package-model": {
+      // The second: the same floor with the package's ChatOpenAI (a deadline over each whole answer, provider refusals kept), to split what the package adds between its model client and its graph.
+      const model = name === "langgraph-floor" ? chatOpenAI(baseUrl) : createChatModel({ model: MODEL, temperature: 0, role: "generate" }, packageEnv(baseUrl));
+      const graph = minimalValidationGraph(model, spec, system, MAX_ATTEMPTS);
       return async (i) => {
         const out = await graph.invoke({ request: requestText(i) });
         return { success: out.valid, attempts: out.attempts };

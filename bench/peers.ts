@@ -49,6 +49,7 @@ const BASELINE: PeerName = "openai-ajv";
 const FLOOR: PeerName = "langgraph-floor";
 const PACKAGE: PeerName = "package-graph";
 const RAW: ClientName = "raw-http";
+const FLOOR_PACKAGE_MODEL: ClientName = "floor-package-model";
 const ATTEMPTS_PER_RUN = 2;
 
 /** The figures compared per client, read from one worker's result. */
@@ -76,10 +77,14 @@ function stopServer(server: ChildProcess): void {
 }
 
 /** The interleaved measurement in a process of its own (so the harness's heap is not in it). */
-export async function runInterleavedWorker(baseUrl: string, args: { runs: number; cycles: number; warmup: number; atOnce: boolean; seed?: number }): Promise<InterleavedResult> {
+export async function runInterleavedWorker(baseUrl: string, args: { runs: number; blockMs?: number; cycles: number; warmup: number; atOnce: boolean; seed?: number }): Promise<InterleavedResult> {
   const worker = spawnTs(
     "./interleaved.ts",
-    ["--url", baseUrl, "--runs", String(args.runs), "--cycles", String(args.cycles), "--warmup", String(args.warmup), "--seed", String(args.seed ?? 1), ...(args.atOnce ? ["--at-once"] : [])],
+    [
+      "--url", baseUrl, "--runs", String(args.runs), "--cycles", String(args.cycles), "--warmup", String(args.warmup), "--seed", String(args.seed ?? 1),
+      ...(args.blockMs === undefined ? [] : ["--block-ms", String(args.blockMs)]),
+      ...(args.atOnce ? ["--at-once"] : []),
+    ],
     ["--expose-gc"],
   );
   try {
@@ -125,7 +130,7 @@ export async function run(opts: PeersOptions): Promise<PeersResult> {
   let separateLoad: PeersResult["separateLoad"];
   try {
     process.stderr.write(`bench: peers: interleaved, ${cycles} cycles\n`);
-    interleaved = await runInterleavedWorker(direct.baseUrl, { runs: opts.quick ? 2 : 25, cycles, warmup: opts.quick ? 2 : 200, atOnce: false });
+    interleaved = await runInterleavedWorker(direct.baseUrl, { runs: opts.quick ? 2 : 10, blockMs: opts.quick ? 20 : 250, cycles, warmup: opts.quick ? 2 : 200, atOnce: false });
     const before = loadavg();
     for (let r = 0; r < repetitions; r++) {
       // A rotated order, so no client always runs first or last on a busy machine.
@@ -235,6 +240,7 @@ function report(
     cmp("package graph vs the openai SDK + validator loop: CPU per attempt, one run at a time", PACKAGE, BASELINE, "openai SDK loop"),
     cmp("package graph vs a ChatOpenAI loop: CPU per attempt, one run at a time", PACKAGE, "chatopenai-loop", "ChatOpenAI loop"),
     cmp("package graph vs the raw floor: CPU per attempt, one run at a time", PACKAGE, RAW, "raw node:http + JSON.parse + validator"),
+    cmp("package graph vs the minimal graph with the package's model client: CPU per attempt, one run at a time", PACKAGE, FLOOR_PACKAGE_MODEL, "minimal two-node graph, createChatModel"),
     cmp("minimal two-node LangGraph graph vs the openai SDK loop: CPU per attempt, one run at a time", FLOOR, BASELINE, "openai SDK loop"),
     cmp("openai SDK loop vs the raw floor: CPU per attempt, one run at a time", BASELINE, RAW, "raw node:http + JSON.parse + validator"),
     sep("package graph vs its framework floor: heap per in-flight run (own processes)", "heapPerRun", "KB"),
@@ -255,7 +261,7 @@ function report(
     {
       description: `interleaved: every run of every client ended valid after exactly ${ATTEMPTS_PER_RUN} attempts`,
       ok: allRunsValid(il),
-      detail: `${il.clients.length} clients × ${il.blocks[PACKAGE]?.length ?? 0} cycles × ${il.runsPerBlock} runs`,
+      detail: `${il.clients.length} clients × ${il.blocks[PACKAGE]?.length ?? 0} cycles, ${Object.values(il.blocks).flat().reduce((n, b) => n + b.runs, 0)} runs`,
     },
     {
       description: `own processes: every run of every client ended valid after exactly ${ATTEMPTS_PER_RUN} attempts (one at a time and ${runsN} at once)`,
@@ -275,7 +281,8 @@ function report(
       "Clients (bench/peer-clients.ts, compiled to JavaScript as in bench/compiled.ts): the raw floor (one `node:http` request per attempt on a kept-alive socket, `JSON.parse` of the body and of the answer, the validator: the least any client does); " +
       "the `openai` SDK (v6) calling `chat.completions.create` in a loop; `ChatOpenAI` (@langchain/openai) in a loop; a minimal two-node LangGraph graph " +
       "(generate → validate → conditional edge, Annotation state, the same `ChatOpenAI` and prompts): the floor for any LangGraph graph making these calls; this package's compiled validation graph " +
-      "(built by `buildValidationGraph` with `createChatModel`); the AI SDK (`ai` 6, `@ai-sdk/openai` 3 chat model) `generateObject` with the spec's JSON Schema and the validator as its `validate`, " +
+      "(built by `buildValidationGraph` with `createChatModel`); the same minimal graph with the package's model client (`createChatModel`: `ChatOpenAI` with a deadline over each whole answer and provider refusals kept), " +
+      "which splits what the package adds between its model client and its graph (interleaved only); the AI SDK (`ai` 6, `@ai-sdk/openai` 3 chat model) `generateObject` with the spec's JSON Schema and the validator as its `validate`, " +
       "in a loop that sends back the SDK's own error text; LangChain's `withStructuredOutput` (JSON-schema mode, `includeRaw`) in a loop that sends back the validator's messages. " +
       "The clients that use the package's prompts send the same messages (their request bodies differ by the fields each client adds); the AI SDK and `withStructuredOutput` add the JSON Schema as `response_format` and retry as a conversation.",
     "",
@@ -285,7 +292,8 @@ function report(
     "### Interleaved in one process, one run at a time (primary)",
     "",
     `All clients in one child process (bench/interleaved.ts) against a server without latency: after a warm-up of ${il.warmup} runs per client, ${cycles} cycles, each running every client once, in a random order, ` +
-      `for a block of ${il.runsPerBlock} runs one after another (${il.runsPerBlock * ATTEMPTS_PER_RUN} attempts); a scavenge before each block, not timed. ` +
+      `for a block of runs one after another sized from its warm-up to take about ${il.blockMs ?? "?"} ms (runs per block: ${il.clients.map((c) => `${c} ${il.runsPerBlock[c]}`).join(", ")}), so a GC pause or a time slice lost to another process weighs alike on every client; ` +
+      "a scavenge before each block, not timed. " +
       "CPU time is `process.cpuUsage()` of the process (user + system, all threads) over the block, ÷ its attempts; wall time beside it. " +
       `Each cell is the median (min–max) over the cycles; each ratio is taken within a cycle. Load average (1 / 5 / 15 min): ${fmtLoad(il.loadBefore)} before, ${fmtLoad(il.loadAfter)} after.`,
     "",
@@ -295,7 +303,9 @@ function report(
       `the \`openai\` SDK loop costs ${fmtRatio(mir(BASELINE, RAW))} that. The minimal LangGraph graph costs ${fmt(floorOverLoop)} µs per attempt more than the same calls in a \`ChatOpenAI\` loop ` +
       `(${fmtRatio(mir(FLOOR, "chatopenai-loop"))}): that is LangGraph's machinery (two supersteps per attempt, a checkpoint object built every step even with no checkpointer, and a langsmith \`RunTree\` ` +
       "that LangChain builds for every node, router and channel write even with tracing off; see the profile in section 2), upstream of this package. " +
-      `The package's graph costs ${fmt(Math.abs(packageOverFloor))} µs per attempt ${packageOverFloor >= 0 ? "more" : "less"} than that floor (${fmtRatio(mir(PACKAGE, FLOOR))}); what it adds is its own nodes, usage ledger, attempt records and front-door checks. ` +
+      `The package's graph costs ${fmt(Math.abs(packageOverFloor))} µs per attempt ${packageOverFloor >= 0 ? "more" : "less"} than that floor (${fmtRatio(mir(PACKAGE, FLOOR))}); ` +
+      `the same minimal graph with the package's model client (\`createChatModel\`) costs ${fmtRatio(mir(FLOOR_PACKAGE_MODEL, FLOOR))} the floor (the client's share), and the package's graph ${fmtRatio(mir(PACKAGE, FLOOR_PACKAGE_MODEL))} that graph ` +
+      "(the graph's share: its own nodes, a `begin` step per run, usage ledger, attempt records and front-door checks). " +
       `Against the \`openai\` SDK loop the package's graph costs ${fmtRatio(mir(PACKAGE, BASELINE))} per attempt, against the raw floor ${fmtRatio(mir(PACKAGE, RAW))}.`,
     "",
     "### Check: each client in its own process",
