@@ -249,7 +249,7 @@ describe("the packed tarball", () => {
     const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, agents.types, agents.import, ...Object.values(repoPackage.bin)];
     for (const target of targets) expect(paths, target).toContain(target.replace(/^\.\//, ""));
     // Each source module ships as JavaScript and declarations.
-    for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "configuration", "agents/index", "agents/validated-response"]) {
+    for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "environment", "validation/configuration", "agents/index", "agents/validated-response"]) {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
     }
