@@ -19,24 +19,27 @@ import { defineConfig } from "vitest/config";
  * start last, and the whole run would wait for it.
  */
 const SLOWEST_FIRST = [
-  "tests/reflexion/long-run.int.test.ts",
   "tests/package/pack.int.test.ts",
   "tests/bench/bench.smoke.int.test.ts",
-  "tests/integration/http-model.int.test.ts",
   "tests/persistence/service.int.test.ts",
-  "tests/persistence/crash-resume.int.test.ts",
   "tests/server/server.int.test.ts",
-  "tests/reliability/provider-faults.int.test.ts",
-  "tests/persistence/concurrency.int.test.ts",
+  "tests/reflexion/long-run.int.test.ts",
+  "tests/docs/code-blocks.int.test.ts",
+  "tests/integration/http-model.int.test.ts",
+  "tests/server/state-writes.int.test.ts",
   "tests/server/attacks.int.test.ts",
+  "tests/streaming/docs.int.test.ts",
+  "tests/reliability/provider-faults.int.test.ts",
+  "tests/persistence/crash-resume.int.test.ts",
+  "tests/persistence/concurrency.int.test.ts",
+  "tests/specs/partial.test.ts",
+  "tests/integration/cli-terminal.int.test.ts",
   "tests/tools/guarded-agent.int.test.ts",
-  "tests/reliability/hostile-specs.test.ts",
+  "tests/tools/budget.test.ts",
+  "tests/server/streaming.int.test.ts",
+  "tests/server/simulated.int.test.ts",
   "tests/reliability/load-faults.int.test.ts",
-  "tests/persistence/shared-memory.int.test.ts",
-  "tests/integration/examples.int.test.ts",
-  "tests/integration/cli-review.int.test.ts",
-  "tests/testkit/openai-server.int.test.ts",
-  "tests/reflexion/memory.test.ts",
+  "tests/agents/create-agent.int.test.ts",
 ];
 
 class SlowestFirst extends BaseSequencer {
