@@ -113,19 +113,29 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  * ```
  */
 export async function generateValidated<T = unknown, C = Record<string, unknown>>(options: GenerateValidatedOptions<T, C>): Promise<ValidationOutcome<T>> {
+  const { graph, input, config } = prepareRun(options);
+  return outcomeOf<T>(await graph.invoke(input, config));
+}
+
+/**
+ * The compiled graph, the input and the run's config for one call's options
+ * (generateValidated invokes them; streamValidated streams them): the spec and
+ * the settings in the run's context, a thread and durability with a checkpointer.
+ */
+export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
   const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, durability, ...rest } = options;
   const settings: ValidationSettings = {
     ...rest,
     ...(modelName === undefined ? {} : { model: modelName }),
     ...(ruleContext === undefined ? {} : { ruleContext: ruleContext as Record<string, unknown> }),
   };
-  const out = await graphFor(model, checkpointer).invoke(
-    { request },
-    {
+  return {
+    graph: graphFor(model, checkpointer),
+    input: { request },
+    config: {
       context: { ...settings, spec: spec as SpecRef },
       signal,
-      ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? "sync" } : {}),
+      ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? ("sync" as const) } : {}),
     },
-  );
-  return outcomeOf<T>(out);
+  };
 }

@@ -6,12 +6,8 @@
  * the outcome. The partials inform; the outcome's verdict is the check step's.
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type { ModelSource } from "../models.js";
-import type { SpecRef } from "../specs/registry.js";
 import type { AttemptEndEvent, PartialEvent } from "../streaming/attempt.js";
-import { outcomeOf, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./generate.js";
-import { buildValidationGraph } from "./graph.js";
+import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
 import type { ValidationStateType } from "./state.js";
 
 export type { AttemptEndEvent, DeepPartial, PartialEvent, StoppedAnswer } from "../streaming/attempt.js";
@@ -34,23 +30,6 @@ class StreamTokens extends BaseCallbackHandler {
   lc_prefer_streaming = true;
 }
 
-type CompiledValidationGraph = ReturnType<typeof buildValidationGraph>;
-const compiled = new WeakMap<object, WeakMap<object, CompiledValidationGraph>>();
-const NO_MODEL = {};
-const NO_CHECKPOINTER = {};
-
-/** One compiled graph per model source and checkpointer (the spec and settings travel in each run's context). */
-function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSaver | undefined): CompiledValidationGraph {
-  const byModel = compiled.get(model ?? NO_MODEL) ?? new WeakMap<object, CompiledValidationGraph>();
-  compiled.set(model ?? NO_MODEL, byModel);
-  let graph = byModel.get(checkpointer ?? NO_CHECKPOINTER);
-  if (graph === undefined) {
-    graph = buildValidationGraph({ model, checkpointer });
-    byModel.set(checkpointer ?? NO_CHECKPOINTER, graph);
-  }
-  return graph;
-}
-
 /**
  * Generate, validate and retry as generateValidated does, yielding the answer
  * as it streams. The stop policy (`stopEarly`, default "useless") may end a
@@ -69,22 +48,9 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  * ```
  */
 export async function* streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>> {
-  const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, durability, ...rest } = options;
-  const settings: ValidationSettings = {
-    ...rest,
-    ...(modelName === undefined ? {} : { model: modelName }),
-    ...(ruleContext === undefined ? {} : { ruleContext: ruleContext as Record<string, unknown> }),
-  };
-  const stream = await graphFor(model, checkpointer).stream(
-    { request },
-    {
-      context: { ...settings, spec: spec as SpecRef },
-      signal,
-      streamMode: ["custom", "values"],
-      callbacks: [new StreamTokens()],
-      ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? "sync" } : {}),
-    },
-  );
+  const { graph, input, config } = prepareRun(options);
+  // Tokens are asked for (a handler that prefers streaming), so the generate node reads the answer as it arrives.
+  const stream = await graph.stream(input, { ...config, streamMode: ["custom", "values"], callbacks: [new StreamTokens()] });
   let last: ValidationStateType | undefined;
   for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
     if (mode === "values") last = chunk as ValidationStateType;
