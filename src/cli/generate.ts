@@ -183,10 +183,10 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
     persistence = await openPersistence({ env: environment });
     run.persistence = persistence.kind;
     const progress = command.flags.stream === true || context.progress === true;
-    const session = await startSession(command, settings, environment, persistence, io, run, context.signal, progress);
-    let final = await session.stream(command.request === undefined ? null : { request: command.request });
-    if (await session.pausedForReview()) final = await review(session, command, io, readLine);
-    return report(final, session.threadId, io);
+    const handle = await startRun(command, settings, environment, persistence, io, run, context.signal, progress);
+    let final = await handle.stream(command.request === undefined ? null : { request: command.request });
+    if (await handle.pausedForReview()) final = await review(handle, command, io, readLine);
+    return report(final, handle.threadId, io);
   } finally {
     // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
     stdinLines?.close();
@@ -274,14 +274,14 @@ function integerFlag(value: string | boolean): number | string {
 }
 
 /** A run on its thread: the graph, how to stream a step of it (printing each attempt), and whether it waits for review. */
-interface Session {
+interface RunHandle {
   threadId: string;
   stream(input: unknown): Promise<Record<string, any>>;
   pausedForReview(): Promise<boolean>;
   values(): Promise<Record<string, any>>;
 }
 
-async function startSession(
+async function startRun(
   command: Invocation,
   settings: ReturnType<typeof runSettings>,
   environment: Environment,
@@ -290,7 +290,7 @@ async function startSession(
   run: RunInfo,
   signal: AbortSignal | undefined,
   progress: boolean,
-): Promise<Session> {
+): Promise<RunHandle> {
   const graph = buildValidationGraph({ model: (request) => createChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
   const threadId = command.thread ?? randomUUID();
   run.thread = threadId;
@@ -396,12 +396,12 @@ function printAttempt(
 }
 
 /** A run paused for review: with --interactive the person answers here, held to the same spec, until the run ends or input does. */
-async function review(session: Session, command: Invocation, io: CliIO, readLine: (prompt: string) => Promise<string | null>): Promise<Record<string, any>> {
-  let final = await session.values();
-  while (await session.pausedForReview()) {
-    final = await session.values();
+async function review(handle: RunHandle, command: Invocation, io: CliIO, readLine: (prompt: string) => Promise<string | null>): Promise<Record<string, any>> {
+  let final = await handle.values();
+  while (await handle.pausedForReview()) {
+    final = await handle.values();
     if (!command.interactive) {
-      io.stderr(`the run is waiting for a person's review; answer it with --interactive --thread ${session.threadId}\n`);
+      io.stderr(`the run is waiting for a person's review; answer it with --interactive --thread ${handle.threadId}\n`);
       break;
     }
     const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
@@ -419,8 +419,8 @@ async function review(session: Session, command: Invocation, io: CliIO, readLine
       : answer === ":reject" || answer.startsWith(":reject ")
         ? { reject: true, reason: answer.slice(7).trim() || undefined }
         : { value: answer };
-    await session.stream(new Command({ resume }));
-    final = await session.values();
+    await handle.stream(new Command({ resume }));
+    final = await handle.values();
     // The verdict is the run's: valid ends it; otherwise it is paused again with this answer's errors.
     if ("value" in resume) {
       io.stderr(final.success === true ? "your value is valid\n" : `your value is not valid:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
