@@ -47,7 +47,7 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
   return [
     `${PROMPT_HEADINGS.request}\n${request}`,
     `${PROMPT_HEADINGS.previousAnswer}\n${bound(previousOutput, MAX_ECHOED_OUTPUT_CHARS)}`,
-    `${PROMPT_HEADINGS.errors}\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`,
+    rejectionSection(errors),
     "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
   ].join("\n\n");
 }
@@ -57,5 +57,5 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
  * previous answer are already in front of the model (an agent's conversation, where the answer is a tool call).
  */
 export function rejectionSection(errors: readonly string[]): string {
-  return `A validator rejected it with these errors:\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`;
+  return `${PROMPT_HEADINGS.errors}\n${bound(errors.map((e) => `- ${e}`).join("\n"), MAX_ERRORS_SECTION_CHARS)}`;
 }
