@@ -20,7 +20,15 @@ interface Frame {
   key: string | number;
   value: unknown;
   depth: number;
-  path: Array<string | number>;
+  /** The frame of the container this value is in (its path is built from these links, only for a message). */
+  parent: Frame | undefined;
+}
+
+/** A frame's path from the root, for a message. */
+function pathTo(frame: Frame | undefined): Array<string | number> {
+  const path: Array<string | number> = [];
+  for (let f = frame; f !== undefined && f.parent !== undefined; f = f.parent) path.push(f.key);
+  return path.reverse();
 }
 
 /**
@@ -31,39 +39,43 @@ interface Frame {
 export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): JsonDataResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
   const holder: unknown[] = [];
-  const stack: Frame[] = [{ target: holder, key: 0, value, depth: 0, path: [] }];
+  const stack: Frame[] = [{ target: holder, key: 0, value, depth: 0, parent: undefined }];
   const open = new Set<object>();
   const closeAt: Array<{ object: object; remaining: number }> = [];
   let size = 0;
-  const at = (path: Array<string | number>) => (path.length === 0 ? what : pathOf(path));
+  /** What a message calls a frame's value: "the value" at the root, else its path. */
+  const subject = (frame: Frame) => (frame.parent === undefined ? what : pathOf(pathTo(frame)));
+  /** A child's path, for a message about a field or item not yet queued. */
+  const child = (frame: Frame, key: string | number) => pathOf([...pathTo(frame), key]);
   const verb = /s$/.test(what) ? "are" : "is";
   while (stack.length > 0) {
     const frame = stack.pop()!;
-    const { target, key, value: v, depth, path } = frame;
+    const { target, key, value: v, depth } = frame;
+    const isRoot = frame.parent === undefined;
     let copy: unknown;
     let opened = false;
     if (v === null || typeof v === "boolean" || typeof v === "string") {
       copy = v;
       size += typeof v === "string" ? v.length + 2 : v === false ? 5 : 4;
     } else if (typeof v === "number") {
-      if (!Number.isFinite(v)) return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${v}, which JSON has no form for; use a finite number or null`);
+      if (!Number.isFinite(v)) return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${v}, which JSON has no form for; use a finite number or null`);
       copy = v;
       size += String(v).length;
     } else if (typeof v === "bigint") {
-      return fail(`${at(path)} ${path.length === 0 ? verb : "is"} a BigInt, which JSON has no form for; use a number or a string`);
+      return fail(`${subject(frame)} ${isRoot ? verb : "is"} a BigInt, which JSON has no form for; use a number or a string`);
     } else if (typeof v === "object") {
       if (depth >= maxDepth) return fail(`${what} nest${verb === "are" ? "" : "s"} deeper than ${maxDepth} levels; the expected value is shallower`);
-      if (open.has(v)) return fail(`${at(path)} refers to itself (a cycle), which JSON cannot hold`);
+      if (open.has(v)) return fail(`${subject(frame)} refers to itself (a cycle), which JSON cannot hold`);
       const proto = Object.getPrototypeOf(v);
       if (Array.isArray(v)) {
-        if (proto !== Array.prototype) return fail(`${at(path)} ${path.length === 0 ? verb : "is"} an array of another kind, not plain JSON data`);
+        if (proto !== Array.prototype) return fail(`${subject(frame)} ${isRoot ? verb : "is"} an array of another kind, not plain JSON data`);
         const out: unknown[] = new Array(v.length);
         const children: Frame[] = [];
         for (let i = 0; i < v.length; i++) {
           const descriptor = Object.getOwnPropertyDescriptor(v, i);
-          if (descriptor === undefined) return fail(`${at([...path, i])} is missing (a sparse array), which JSON cannot hold`);
-          if (!("value" in descriptor)) return fail(`${at([...path, i])} is computed by a getter, not plain JSON data`);
-          children.push({ target: out, key: i, value: descriptor.value, depth: depth + 1, path: [...path, i] });
+          if (descriptor === undefined) return fail(`${child(frame, i)} is missing (a sparse array), which JSON cannot hold`);
+          if (!("value" in descriptor)) return fail(`${child(frame, i)} is computed by a getter, not plain JSON data`);
+          children.push({ target: out, key: i, value: descriptor.value, depth: depth + 1, parent: frame });
         }
         size += 2 + v.length;
         copy = out;
@@ -72,24 +84,24 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
         const out: Record<string, unknown> = {};
         const children: Frame[] = [];
         for (const name of Reflect.ownKeys(v)) {
-          if (typeof name === "symbol") return fail(`${at(path)} has a symbol-keyed field, not plain JSON data`);
+          if (typeof name === "symbol") return fail(`${subject(frame)} has a symbol-keyed field, not plain JSON data`);
           const descriptor = Object.getOwnPropertyDescriptor(v, name)!;
           if (!descriptor.enumerable) continue;
-          if (!("value" in descriptor)) return fail(`${at([...path, name])} is computed by a getter, not plain JSON data`);
+          if (!("value" in descriptor)) return fail(`${child(frame, name)} is computed by a getter, not plain JSON data`);
           // An undefined field is absent, as JSON.stringify and JSON Schema see it.
           if (descriptor.value === undefined) continue;
           size += name.length + 4;
-          children.push({ target: out, key: name, value: descriptor.value, depth: depth + 1, path: [...path, name] });
+          children.push({ target: out, key: name, value: descriptor.value, depth: depth + 1, parent: frame });
         }
         size += 2;
         copy = out;
         opened = push(v, children);
       } else {
         const kind = (proto as { constructor?: { name?: unknown } } | undefined)?.constructor?.name;
-        return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${typeof kind === "string" && kind !== "" ? `a ${kind.slice(0, 40)}` : "an object with a prototype"}, not plain JSON data (objects, arrays, strings, finite numbers, booleans and null)`);
+        return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${typeof kind === "string" && kind !== "" ? `a ${kind.slice(0, 40)}` : "an object with a prototype"}, not plain JSON data (objects, arrays, strings, finite numbers, booleans and null)`);
       }
     } else {
-      return fail(`${at(path)} ${path.length === 0 ? verb : "is"} ${v === undefined ? "undefined" : `a ${typeof v}`}, which JSON has no form for`);
+      return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${v === undefined ? "undefined" : `a ${typeof v}`}, which JSON has no form for`);
     }
     if (size > maxChars) return fail(`${what} ${verb} over the limit of ${maxChars} characters of JSON`);
     define(target, key, copy);
