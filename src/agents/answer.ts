@@ -8,7 +8,7 @@
  */
 import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import { bound } from "../shared/text.js";
-import { checkText, checkValue, type CheckLimits, type Verdict } from "../specs/check.js";
+import { checkGiven, checkText, givenAsText, type CheckLimits, type Verdict } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_RECORDED_OUTPUT_CHARS } from "../validation/nodes.js";
 import { answerToolDescription } from "./prompts.js";
@@ -86,19 +86,13 @@ export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: 
     return { verdict: { valid: false, errors: [error], problemCount: 1 }, shown: "" };
   }
   const args: unknown = turn.calls[0].args;
-  const verdict = typeof args === "string" ? await checkText(spec, args, "exact", options) : await checkValue(spec, args, options);
-  return { verdict, shown: bound(shownAnswer(args, verdict), MAX_RECORDED_OUTPUT_CHARS) };
+  const verdict = await checkGiven(spec, args, options);
+  return { verdict, shown: bound(givenAsText(args, verdict), MAX_RECORDED_OUTPUT_CHARS) };
 }
 
 /** A person's answer at the review, judged as the validation graph's review step judges it: text exactly, an object as data. */
 export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
   const options = { limits, context, what: WHAT };
-  const verdict = typeof value === "string" ? await checkText(spec, value, "exact", options) : await checkValue(spec, value, options);
-  return { verdict, shown: bound(shownAnswer(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
-}
-
-/** The answer as text: as given when it was text, else the JSON data that was read (the only form known to be safe to write out). */
-function shownAnswer(value: unknown, verdict: Verdict): string {
-  if (typeof value === "string") return value;
-  return verdict.parsed !== undefined ? JSON.stringify(verdict.parsed) : "(not JSON data)";
+  const verdict = await checkGiven(spec, value, options);
+  return { verdict, shown: bound(givenAsText(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
 }

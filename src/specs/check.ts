@@ -85,6 +85,26 @@ export async function checkValue<T, C>(spec: Spec<T, C>, value: unknown, options
 }
 
 /**
+ * An answer given either as text or as data (a person's answer, a tool
+ * call's arguments): text is read exactly (one JSON value and nothing else),
+ * anything else as JSON data.
+ */
+export async function checkGiven<T, C>(spec: Spec<T, C>, given: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+  return typeof given === "string" ? checkText(spec, given, "exact", options) : checkValue(spec, given, options);
+}
+
+/** `checkGiven`, synchronously (see validateAgainstSpec for the one difference). */
+export function checkGivenSync<T, C>(spec: Spec<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): ValidationReport<T> {
+  return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : validateAgainstSpec(spec, given, options.limits, options.context);
+}
+
+/** A given answer as text, for a record: as given when it was text, else the JSON data that was read (the only form known to be safe to write out). */
+export function givenAsText(given: unknown, verdict: Verdict): string {
+  if (typeof given === "string") return given;
+  return verdict.parsed !== undefined ? JSON.stringify(verdict.parsed) : "(not JSON data)";
+}
+
+/**
  * The check step, synchronously, for callers that cannot wait (a benchmark, a
  * pure function of a spec and a value). Identical verdicts, except that a
  * zod spec with asynchronous refinements cannot be judged here: such a value

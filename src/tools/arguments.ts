@@ -6,7 +6,7 @@
  * the spec's output (a zod spec's transforms and defaults applied).
  */
 import type { JsonLimits } from "../shared/json.js";
-import { checkText, checkValue, readText, validateAgainstSpec } from "../specs/check.js";
+import { checkGiven, checkGivenSync } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import type { ValidationLimits } from "../specs/validate.js";
 
@@ -15,14 +15,11 @@ export type ArgumentLimits = JsonLimits & ValidationLimits;
 export type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };
 
 export async function checkToolArguments(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}, context?: unknown): Promise<CheckedArguments> {
-  const options = { limits, what: "the arguments", context };
-  const verdict = typeof args === "string" ? await checkText(spec, args, "exact", options) : await checkValue(spec, args, options);
+  const verdict = await checkGiven(spec, args, { limits, what: "the arguments", context });
   return verdict.valid ? { valid: true, value: verdict.value } : { valid: false, errors: verdict.errors };
 }
 
 /** The same verdict, synchronously (for counting calls made alongside the one being decided). */
 export function toolArgumentsPass(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}, context?: unknown): boolean {
-  if (typeof args !== "string") return validateAgainstSpec(spec, args, limits, context).valid;
-  const parsed = readText(args, "exact", limits);
-  return parsed.ok && validateAgainstSpec(spec, parsed.value, limits, context).valid;
+  return checkGivenSync(spec, args, { limits, context }).valid;
 }

@@ -10,7 +10,7 @@ import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
-import { checkText, checkValue, type Verdict } from "../specs/check.js";
+import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
@@ -282,9 +282,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       });
     }
     // A person's answer is read exactly: text must be one JSON value and nothing else; an object is read as JSON data.
-    const context = { context: run.ruleContext };
-    const report = typeof decision.value === "string" ? await checkText(spec, decision.value, "exact", context) : await checkValue(spec, decision.value, context);
-    const shown = typeof decision.value === "string" ? decision.value : report.parsed !== undefined ? JSON.stringify(report.parsed) : "(not JSON data)";
+    const report = await checkGiven(spec, decision.value, { context: run.ruleContext });
+    const shown = givenAsText(decision.value, report);
     if (!report.valid) {
       // Nothing invalid passes because a person typed it: a failing value is shown again with its errors.
       // Only the first few refused answers in a row are recorded, so a person (or a script) answering
