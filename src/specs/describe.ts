@@ -3,6 +3,7 @@
  * constrained field, and the business rules. Generated from the spec, so the
  * prompt and the validator cannot drift apart.
  */
+import { childPath } from "../shared/paths.js";
 import type { JsonSchema, Spec } from "./spec.js";
 
 export function describeSpec(spec: Spec): string {
@@ -26,10 +27,11 @@ function walk(schema: unknown, path: string, out: string[], depth: number): void
   if (props && typeof props === "object") {
     for (const [key, child] of Object.entries(props)) {
       if (out.length >= MAX_FIELD_LINES) return;
-      const childPath = path ? `${path}.${key}` : key;
-      const line = constraints(child, required.has(key), childPath);
-      if (line) out.push(`- ${childPath}: ${line}`);
-      walk(child, childPath, out, depth + 1);
+      // Named as the validator's messages name it, so the prompt and the errors agree.
+      const fieldPath = childPath(path, key);
+      const line = constraints(child, required.has(key), fieldPath);
+      if (line) out.push(`- ${fieldPath}: ${line}`);
+      walk(child, fieldPath, out, depth + 1);
     }
     if (s.additionalProperties === false) out.push(`- ${path || "the object"}: no fields other than ${Object.keys(props).join(", ")}`);
   }
