@@ -8,7 +8,7 @@ import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
-import { builtinSpecs, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
+import { builtinSpecs, fingerprintSpec, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
@@ -40,19 +40,29 @@ export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<V
 export function makeValidationNodes(options: ValidationNodeOptions) {
   const ensure = builderDefaults(options);
   // A code-defined spec (with code rules) cannot be stored in a checkpoint: a run in progress finds it
-  // here, the builder's own or one a run was given in its context (kept for this graph's later steps).
-  const codeSpecs: Spec[] = isSpec(options.spec) ? [options.spec] : [];
-  const MAX_CODE_SPECS = 64;
+  // here, the builder's own or one a run was given in its context. Those are held weakly, by name and
+  // fingerprint: a run's own context holds its spec for as long as the run goes on, however many other
+  // specs come and go, and a spec no run holds any more is freed with its map entry.
+  const builderSpec = isSpec(options.spec) ? options.spec : undefined;
+  const runSpecs = new Map<string, WeakRef<Spec>>();
+  const forget = new FinalizationRegistry<string>((key) => {
+    if (runSpecs.get(key)?.deref() === undefined) runSpecs.delete(key);
+  });
+  const keyOf = (name: string, fingerprint: string) => `${fingerprint}:${name}`;
   function remember(spec: Spec): void {
-    if (spec.untrusted || builtinSpecs.get(spec.name) === spec || codeSpecs.includes(spec)) return;
-    codeSpecs.push(spec);
-    // The builder's own spec stays; the oldest of the others go first.
-    if (codeSpecs.length > MAX_CODE_SPECS) codeSpecs.splice(isSpec(options.spec) ? 1 : 0, 1);
+    if (spec.untrusted || builtinSpecs.get(spec.name) === spec || spec === builderSpec) return;
+    const key = keyOf(spec.name, fingerprintSpec(spec));
+    if (runSpecs.get(key)?.deref() !== undefined) return;
+    runSpecs.set(key, new WeakRef(spec));
+    forget.register(spec, key);
   }
 
   /** The spec of the run in progress, from what the run recorded when it began. */
   function runSpec(run: RunSettings): Spec {
-    return specFromRecord(run.spec, codeSpecs);
+    const held = run.spec.kind === "code" ? runSpecs.get(keyOf(run.spec.name, run.spec.fingerprint))?.deref() : undefined;
+    if (held !== undefined) return held;
+    const known = [...(builderSpec ? [builderSpec] : []), ...[...runSpecs.values()].flatMap((ref) => ref.deref() ?? [])];
+    return specFromRecord(run.spec, known);
   }
 
   function settingsOf(state: ValidationStateType): RunSettings {

@@ -46,4 +46,18 @@ describe("generateValidated", () => {
     const b = await generateValidated({ model, checkpointer, spec: "deployment-config", request: "b", threadId: "two" });
     expect([a.success, b.success, a.attempts, b.attempts]).toEqual([true, true, 1, 1]);
   });
+
+  it("many calls at once with distinct code-defined specs each keep their spec for the whole run", async () => {
+    const model = new ScriptedChatModel({ answers: ['{"n": 5}'], repeat: true });
+    const specs = Array.from({ length: 80 }, (_, i) =>
+      defineSpec({
+        name: `limited-${i}`,
+        description: "",
+        schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+        rules: [{ id: "max", description: `n <= ${i}`, inputs: { n: "integer" }, check: (v) => (v.n <= i ? null : `n is ${v.n}; it must be <= ${i}`) }],
+      }),
+    );
+    const outcomes = await Promise.all(specs.map((spec) => generateValidated({ model, spec, request: "n", maxAttempts: 1 })));
+    expect(outcomes.map((o) => o.success)).toEqual(specs.map((_, i) => 5 <= i));
+  });
 });
