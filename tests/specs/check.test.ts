@@ -216,13 +216,10 @@ describe("zod specs", () => {
     expect(await checkValue(spec, { n: 2 })).toMatchObject({ valid: true, value: { doubled: 4 } });
   });
 
-  it("a union past the limit is refused at once, saying what to change", () => {
-    const started = performance.now();
+  it("a union past the limit is refused by the measure (before anything converts or compiles it), saying what to change", () => {
     const union = z.union(Array.from({ length: 2_000 }, (_, i) => z.object({ k: z.literal(i) })) as unknown as [z.ZodType, z.ZodType]);
     expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(SpecError);
     expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(`has a union of 2000 options; the limit is ${ZOD_SPEC_LIMITS.maxBranches}`);
-    // Refused before anything compiles it (defining it took tens of seconds before the limit); generous on a busy machine.
-    expect(performance.now() - started).toBeLessThan(20_000);
   });
 
   it("a schema too deep is refused with the limit, not a stack overflow", () => {
