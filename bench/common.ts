@@ -10,6 +10,7 @@
  * a ratio of two medians does not, which is why the two can differ.
  */
 import { cpus, loadavg, totalmem, platform, release } from "node:os";
+import { pathToFileURL } from "node:url";
 import { seededRandom } from "../testkit/random.js";
 
 export interface BenchOptions {
@@ -321,3 +322,21 @@ export function outcomeBlocks(comparisons: readonly Comparison[], targets: reado
 
 /** Seeded PRNG (mulberry32): the same seed gives the same sequence. */
 export { seededRandom as rng } from "../testkit/random.js";
+
+/**
+ * Runs `main` with the arguments when `moduleUrl` (the caller's import.meta.url) is the program being run:
+ * a rejection prints its stack and exits 1; with `exitWhenDone`, success exits 0 (a worker that leaves
+ * handles open must still end).
+ */
+export function runIfMain(moduleUrl: string, main: (argv: string[]) => Promise<unknown>, options: { exitWhenDone?: boolean } = {}): void {
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  main(process.argv.slice(2)).then(
+    () => {
+      if (options.exitWhenDone) process.exit(0);
+    },
+    (err: unknown) => {
+      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -19,10 +19,10 @@
  * Prints one line `RESULT {json}` (a WorkerResult, or a FaultWorkerResult with --faults).
  */
 import diagnostics from "node:diagnostics_channel";
-import { pathToFileURL } from "node:url";
 import type { ModelRequest } from "../src/models.js";
 import { compiled } from "./compiled.js";
 import { profile, summarizeProfile, type ProfileSummary } from "./profile.js";
+import { runIfMain } from "./common.js";
 
 export interface PhaseResult {
   runs: number;
@@ -335,12 +335,4 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, main, { exitWhenDone: true });

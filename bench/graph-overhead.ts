@@ -18,7 +18,6 @@ import { isRunTree } from "langsmith/run_trees";
 import { getCurrentRunTree } from "langsmith/singletons/traceable";
 import { createRequire } from "node:module";
 import { loadavg } from "node:os";
-import { pathToFileURL } from "node:url";
 import {
   compareRepeated,
   cpuUs,
@@ -37,6 +36,7 @@ import {
   type MicroVariant,
   type RoundSample,
   type Target,
+  runIfMain,
 } from "./common.js";
 import { compiled } from "./compiled.js";
 import { lineStartingWith, spawnTs } from "./concurrency.js";
@@ -433,12 +433,4 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(await profileWorker(argv[at + 1], argv.includes("--quick")))}\n`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, main, { exitWhenDone: true });

@@ -16,8 +16,7 @@
  * Prints one line `RESULT {json}` (an InterleavedResult).
  */
 import { loadavg } from "node:os";
-import { pathToFileURL } from "node:url";
-import { cpuUs, median, nowNs, rng, shuffled } from "./common.js";
+import { cpuUs, median, nowNs, rng, shuffled, runIfMain } from "./common.js";
 import { compiled } from "./compiled.js";
 import type { ClientName } from "./peer-clients.js";
 
@@ -173,12 +172,4 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, main, { exitWhenDone: true });

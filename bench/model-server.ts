@@ -21,10 +21,10 @@
  * (`faults`: the requests answered with the injected 503).
  */
 import { createInterface } from "node:readline";
-import { pathToFileURL } from "node:url";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
 import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
+import { runIfMain } from "./common.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);
@@ -129,9 +129,4 @@ async function main(argv: string[]): Promise<void> {
   process.once("SIGTERM", stop);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, main);

@@ -14,9 +14,9 @@
  *
  * Prints one line `RESULT {json}` (a PeerWorkerResult).
  */
-import { pathToFileURL } from "node:url";
 import { compiled } from "./compiled.js";
 import type { PeerName, PeerRun } from "./peer-clients.js";
+import { runIfMain } from "./common.js";
 
 export interface PeerWorkerResult {
   peer: PeerName;
@@ -163,12 +163,4 @@ async function main(argv: string[]): Promise<void> {
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, main, { exitWhenDone: true });

@@ -12,8 +12,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { pathToFileURL } from "node:url";
-import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table, type BenchOptions, type BenchResult } from "./common.js";
+import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table, type BenchOptions, type BenchResult, runIfMain } from "./common.js";
 import * as checkpoints from "./checkpoint-growth.js";
 import * as calls from "./calls-tokens.js";
 import * as concurrency from "./concurrency.js";
@@ -170,12 +169,4 @@ async function main(argv: string[]): Promise<void> {
   } else process.stdout.write(report);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).then(
-    () => process.exit(0),
-    (err: unknown) => {
-      process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-      process.exit(1);
-    },
-  );
-}
+runIfMain(import.meta.url, main, { exitWhenDone: true });

@@ -24,7 +24,6 @@
  */
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { pathToFileURL } from "node:url";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { checkTextSync } from "../src/specs/check.js";
 import { defineSpec } from "../src/specs/spec.js";
@@ -34,7 +33,7 @@ import { generateValidated, type ValidationOutcome } from "../src/validation/gen
 import { streamValidated } from "../src/validation/stream.js";
 import { TokenStreamingModel } from "../tests/streaming/token-model.js";
 import { seededRandom } from "../testkit/random.js";
-import { compareRepeated, fmt, fmtRatio, machineInfo, median, table, type BenchOptions, type BenchResult } from "./common.js";
+import { compareRepeated, fmt, fmtRatio, machineInfo, median, table, type BenchOptions, type BenchResult, runIfMain } from "./common.js";
 
 // ---------------------------------------------------------------------------
 // The workload: a catalog, its defects, and a model that fixes what it is told
@@ -421,9 +420,4 @@ async function main(argv: string[]): Promise<void> {
   if (result.targets.some((t) => t.met === false)) process.exitCode = 1;
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  main(process.argv.slice(2)).catch((error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  });
-}
+runIfMain(import.meta.url, main);
