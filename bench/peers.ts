@@ -305,7 +305,7 @@ function report(
       "that LangChain builds for every node, router and channel write even with tracing off; see the profile in section 2), upstream of this package. " +
       `The package's graph costs ${fmt(Math.abs(packageOverFloor))} µs per attempt ${packageOverFloor >= 0 ? "more" : "less"} than that floor (${fmtRatio(mir(PACKAGE, FLOOR))}); ` +
       `the same minimal graph with the package's model client (\`createChatModel\`) costs ${fmtRatio(mir(FLOOR_PACKAGE_MODEL, FLOOR))} the floor (the client's share), and the package's graph ${fmtRatio(mir(PACKAGE, FLOOR_PACKAGE_MODEL))} that graph ` +
-      "(the graph's share: its own nodes, a `begin` step per run, usage ledger, attempt records and front-door checks). " +
+      "(the graph's share: its own nodes, the settings fixed on the edge from START, usage ledger, attempt records and front-door checks). " +
       `Against the \`openai\` SDK loop the package's graph costs ${fmtRatio(mir(PACKAGE, BASELINE))} per attempt, against the raw floor ${fmtRatio(mir(PACKAGE, RAW))}.`,
     "",
     "### Check: each client in its own process",

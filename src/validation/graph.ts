@@ -1,15 +1,17 @@
 /**
  * The deterministic validation graph:
  *
- *   START → begin → generate → validate ─┬─ retry  → generate
- *                                        ├─ failed → review ─┬─ again       → review    (onFailure: "interrupt")
- *                                        │                   ├─ new request → generate
- *                                        │                   └─ valid or rejected → END
- *                                        └─ done   → END   (valid; or out of attempts / no progress with onFailure: "end")
+ *   START ─(new request)→ generate → validate ─┬─ retry  → generate
+ *                                              ├─ failed → review ─┬─ again       → review    (onFailure: "interrupt")
+ *                                              │                   ├─ new request → generate
+ *                                              │                   └─ valid or rejected → END
+ *                                              └─ done   → END   (valid; or out of attempts / no progress with onFailure: "end")
  *
- * `begin` runs once per new request: it fixes the run's settings and clears
- * the thread's previous run. Resuming an interrupted run continues where it
- * stopped, with those settings.
+ * A new input fixes the run's settings on the edge from START, which hands them
+ * to `generate` as a Send: the first attempt clears the thread's previous run in
+ * the same step as its model call, so a run takes two steps per attempt and none
+ * of its own. `validate` and `review` route with Command. Resuming an
+ * interrupted run continues where it stopped, with the settings recorded.
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
@@ -57,7 +59,7 @@ function frontDoor(options: ValidationNodeOptions) {
  * ```
  */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
-  const { begin, generate, validate, review, routeAfterValidate } = makeValidationNodes(options);
+  const { startRun, generate, validate, review } = makeValidationNodes(options);
   const { input, context } = frontDoor(options);
   return new StateGraph({
     // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
@@ -68,14 +70,11 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     // (LangGraph types `context` as every field required). Typed settings: `satisfies ValidationSettings`, or generateValidated.
     context: context as unknown as LooseContext,
   })
-    .addNode("begin", begin)
     .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
-    .addNode("validate", validate)
+    .addNode("validate", validate, { ends: ["generate", "review", END] })
     .addNode("review", review, { ends: ["review", "generate", END] })
-    .addEdge(START, "begin")
-    .addEdge("begin", "generate")
-    .addEdge("generate", "validate")
-    .addConditionalEdges("validate", routeAfterValidate, { generate: "generate", review: "review", [END]: END });
+    .addConditionalEdges(START, startRun, ["generate"])
+    .addEdge("generate", "validate");
 }
 
 type LooseContext = import("zod").ZodObject<{}>;

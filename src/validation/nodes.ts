@@ -1,7 +1,7 @@
 /** The validation graph's nodes: thin adapters around the prompts, the model call, the parser and the validator. */
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
-import { Command, END, interrupt, Overwrite } from "@langchain/langgraph";
+import { Command, END, interrupt, Overwrite, Send } from "@langchain/langgraph";
 import { checkRequestText, type EnsureOptions } from "../settings.js";
 import { ensureValidationConfig, type ValidationConfigInput } from "./configuration.js";
 import { ConfigurationError } from "../errors.js";
@@ -71,12 +71,15 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
   }
 
   /**
-   * A new request starts a new run: its settings are fixed here, once, and the
-   * counters and records of any earlier run on the thread are cleared. Only a
-   * new input reaches this node; resuming an interrupted run continues at the
-   * step that was interrupted, with the settings recorded here.
+   * A new input starts a new run. Its settings are fixed here, once, from the
+   * configuration of the call that gave the input, and handed with the request
+   * to the run's first attempt (a Send, kept in the checkpoint: a first attempt
+   * cut by a crash resumes with them). That attempt clears the thread's
+   * previous run in the same step as its model call; every later attempt reads
+   * the thread's state, and resuming an interrupted run continues at the step
+   * that was interrupted, with the settings recorded.
    */
-  function begin(state: ValidationStateType, config: LangGraphRunnableConfig): ValidationUpdate {
+  function startRun(state: ValidationStateType, config: LangGraphRunnableConfig): Send {
     const cfg = ensureValidationConfig(config, ensure);
     if (cfg.models && new Set(cfg.models.map((step) => step.model)).size > 1 && options.model !== undefined && typeof options.model !== "function") {
       // One chat model cannot be asked for another by name: the escalation would silently not happen.
@@ -84,11 +87,10 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         "models (escalation) needs a model factory, ({ model }) => BaseChatModel, to ask for each model by name; this graph was built with one chat model.",
       );
     }
-    const request = checkRequestText(state.request, "request");
     const spec = resolveSpec(cfg.spec);
     remember(spec);
     const run: RunSettings = {
-      request,
+      request: checkRequestText(state.request, "request"),
       spec: recordSpec(spec),
       maxAttempts: cfg.maxAttempts,
       model: cfg.model,
@@ -102,23 +104,14 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       ...(cfg.models !== undefined ? { models: cfg.models } : {}),
       ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens, tokenLimit: cfg.maxTokens } : {}),
     };
-    return {
-      run,
-      spec: spec.name,
-      attempts: 0,
-      draft: null,
-      history: new Overwrite([]),
-      usage: new Overwrite({ ...ZERO_USAGE }),
-      usageByModel: new Overwrite({}),
-      refusal: null,
-      stopReason: null,
-      success: false,
-      errors: [],
-      result: null,
-    } as ValidationUpdate;
+    return new Send("generate", { newRun: run } satisfies RunStart);
   }
 
-  async function generate(state: ValidationStateType, config: LangGraphRunnableConfig): Promise<ValidationUpdate> {
+  async function generate(input: ValidationStateType | RunStart, config: LangGraphRunnableConfig): Promise<ValidationUpdate> {
+    const starting = isRunStart(input) ? freshRun(input.newRun) : undefined;
+    const state = starting?.state ?? (input as ValidationStateType);
+    // The first attempt's usage replaces the previous run's totals; later ones add to them.
+    const counted = <T,>(value: T) => (starting ? new Overwrite(value) : value);
     const run = settingsOf(state);
     const spec = runSpec(run);
     const modelName = modelForAttempt(run, state.attempts);
@@ -128,7 +121,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
     ];
     const budget = overBudget(run, state.usage, messages);
-    if (budget) return { draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
+    if (budget) return { ...starting?.writes, draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
     const model = resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
@@ -156,11 +149,19 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const settled = answer.mode === run.outputMode ? {} : { run: { ...run, outputMode: answer.mode } };
     // fromEntries: a model may be named anything, "__proto__" included.
     const byModel = Object.fromEntries([[modelName, answer.usage]]) as Record<string, TokenUsage>;
-    return { attempts: state.attempts + 1, draft, usage: answer.usage, usageByModel: byModel, ...settled };
+    return { ...starting?.writes, attempts: state.attempts + 1, draft, usage: counted(answer.usage), usageByModel: counted(byModel), ...settled } as ValidationUpdate;
   }
 
-  async function validate(state: ValidationStateType): Promise<ValidationUpdate> {
+  /** The verdict on the latest answer, and where the run goes next: another attempt, a person's review, or the end. */
+  async function validate(state: ValidationStateType): Promise<Command> {
     const run = settingsOf(state);
+    const update = await judgeDraft(state, run);
+    const stopReason = update.stopReason ?? null;
+    const next = stopReason === null ? "generate" : stopReason !== "valid" && run.onFailure === "interrupt" ? "review" : END;
+    return new Command({ update, goto: next });
+  }
+
+  async function judgeDraft(state: ValidationStateType, run: RunSettings): Promise<ValidationUpdate> {
     const spec = runSpec(run);
     // The call was not made: the run ends with what it has (the last answer, its errors, the usage).
     if (state.draft?.budget) return { stopReason: "budget", draft: null };
@@ -183,9 +184,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       result: resultOf(report),
       errors,
       stopReason,
-      spec: spec.name,
       draft: null,
-      refusal: null,
+      ...(state.refusal !== null ? { refusal: null } : {}),
       history: [
         {
           ...modelRecord(state, output),
@@ -225,12 +225,6 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
       ...(draft?.model !== undefined ? { model: draft.model } : {}),
     };
-  }
-
-  function routeAfterValidate(state: ValidationStateType): "generate" | "review" | "__end__" {
-    if (state.stopReason === null) return "generate";
-    if (state.stopReason !== "valid" && state.run?.onFailure === "interrupt") return "review";
-    return "__end__";
   }
 
   /**
@@ -312,7 +306,26 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     });
   }
 
-  return { begin, generate, validate, review, routeAfterValidate };
+  return { startRun, generate, validate, review };
+}
+
+/** What a new input hands the run's first attempt (see startRun): the run's settings. */
+interface RunStart {
+  newRun: RunSettings;
+}
+
+function isRunStart(input: ValidationStateType | RunStart): input is RunStart {
+  const newRun = (input as Partial<RunStart>).newRun;
+  return newRun !== null && typeof newRun === "object";
+}
+
+/** The state a new run starts from, and the writes that clear the thread's previous run. */
+function freshRun(run: RunSettings): { state: ValidationStateType; writes: ValidationUpdate } {
+  const fresh = { run, spec: run.spec.name, attempts: 0, draft: null, refusal: null, stopReason: null, success: false, errors: [], result: null };
+  return {
+    state: { ...fresh, request: run.request, history: [], usage: { ...ZERO_USAGE }, usageByModel: {} },
+    writes: { ...fresh, history: new Overwrite([]), usage: new Overwrite({ ...ZERO_USAGE }), usageByModel: new Overwrite({}) } as ValidationUpdate,
+  };
 }
 
 /** Refused answers in a row recorded at one review; later ones are judged and shown, not recorded. */

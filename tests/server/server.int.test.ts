@@ -147,7 +147,7 @@ describe("LangGraph server, auth off", () => {
 
     const nodes = async (graphId: string, xray = false) =>
       (await client.assistants.getGraph(byGraph.get(graphId)!, { xray })).nodes.map((n) => String(n.id)).sort();
-    expect(await nodes("validation")).toEqual(["__end__", "__start__", "begin", "generate", "review", "validate"]);
+    expect(await nodes("validation")).toEqual(["__end__", "__start__", "generate", "review", "validate"]);
     expect(await nodes("reflexion")).toEqual(["__end__", "__start__", "each_task"]);
     expect(await nodes("reflexion", true)).toEqual(
       expect.arrayContaining(["each_task:memory", "each_task:actor", "each_task:evaluator", "each_task:reflector", "each_task:refine"]),
@@ -174,7 +174,7 @@ describe("LangGraph server, auth off", () => {
     const states = await client.threads.getHistory<{ attempts: number; history?: unknown[]; errors?: string[] }>(thread.thread_id, { limit: 50 });
     const chronological = [...states].reverse();
     // Step by step: input, then generate → validate per attempt, then done.
-    expect(chronological.map((s) => s.next)).toEqual([["__start__"], ["begin"], ["generate"], ["validate"], ["generate"], ["validate"], []]);
+    expect(chronological.map((s) => s.next)).toEqual([["__start__"], ["generate"], ["validate"], ["generate"], ["validate"], []]);
     const afterValidate = chronological.filter((_, i) => i > 0 && chronological[i - 1].next[0] === "validate");
     expect(afterValidate.map((s) => [s.values.attempts, s.values.history?.length, s.values.errors])).toEqual([
       [1, 1, [CPU_ERROR]],
@@ -191,9 +191,9 @@ describe("LangGraph server, auth off", () => {
     })) {
       if (chunk.event === "updates") for (const [node, update] of Object.entries(chunk.data as Record<string, Record<string, unknown>>)) updates.push([node, update]);
     }
-    expect(updates.map(([node]) => node)).toEqual(["begin", "generate", "validate", "generate", "validate"]);
-    expect(updates[2][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
-    expect(updates[4][1]).toMatchObject({ success: true, errors: [], stopReason: "valid" });
+    expect(updates.map(([node]) => node)).toEqual(["generate", "validate", "generate", "validate"]);
+    expect(updates[1][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
+    expect(updates[3][1]).toMatchObject({ success: true, errors: [], stopReason: "valid" });
 
     const before = model.requests.length;
     const tokens: Array<{ node: string; id: string; content: string }> = [];

@@ -179,13 +179,15 @@ describe("auth off", () => {
     const next = "A deployment config for billing-api with 8 replicas";
     await client.threads.updateState(thread.thread_id, { values: { request: next }, asNode: "__start__" });
     const pending = await client.threads.getState<Values>(thread.thread_id);
-    expect(pending.next).toEqual(["begin"]);
+    expect(pending.next).toEqual(["generate"]);
     expect(pending.values.request).toBe(next);
 
+    // The run started when its input was written, with that write's settings (no context: the defaults, 3 attempts);
+    // like any resume, the call that runs it cannot change them.
     const before = model!.requests.length;
     const out = (await client.runs.wait(thread.thread_id, "validation", { input: null, context: { maxAttempts: 1 } })) as Values & { attempts: number };
-    expect(out).toMatchObject({ success: false, attempts: 1, stopReason: "max_attempts" });
-    expect(out.history).toHaveLength(1);
+    expect(out).toMatchObject({ success: false, attempts: 3, stopReason: "max_attempts" });
+    expect(out.history).toHaveLength(3);
     expect((await client.threads.getState<Values>(thread.thread_id)).values.run?.request).toBe(next);
     expect(model!.requests.slice(before).map(userText).join("\n")).toContain(next);
   });
@@ -209,7 +211,7 @@ describe("auth off", () => {
     expect(superstep.message).toMatch(/Not writable: "result", "success"/);
     expect((await refusalOf(client.threads.get(threadId))).status).toBe(404); // refused before the thread was made
     const created = await client.threads.create({ graphId: "validation", supersteps: [{ updates: [{ values: { request: REQUEST }, asNode: "__start__" }] }] });
-    expect((await client.threads.getState(created.thread_id)).next).toEqual(["begin"]);
+    expect((await client.threads.getState(created.thread_id)).next).toEqual(["generate"]);
 
     const thread = await client.threads.create();
     await client.runs.wait(thread.thread_id, "validation", { input: { request: REQUEST }, context: PAUSE });

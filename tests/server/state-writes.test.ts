@@ -59,7 +59,7 @@ describe("which fields a state write may set", () => {
   });
 
   it("request written as any other node, or with no node, is refused: it would sit beside the last run's outcome", () => {
-    for (const as_node of ["review", "begin", "__input__", undefined]) {
+    for (const as_node of ["review", "generate", "__input__", undefined]) {
       const refusal = stateWriteRefusal("validation", { values: { request: REQUEST }, as_node });
       expect(refusal?.status).toBe(403);
       expect(refusal?.body.message).toMatch(/only as the input \(as_node "__start__"\)/);
@@ -117,7 +117,7 @@ describe("a thread with something pending accepts no write", () => {
   });
 
   it("a run not finished (a pending input, an error mid-run) is refused; an ended run is not", () => {
-    expect(pendingRefusal("validation", { next: ["begin"], tasks: [] })?.body.message).toMatch(/not finished \(next: "begin"\)/);
+    expect(pendingRefusal("validation", { next: ["generate"], tasks: [] })?.body.message).toMatch(/not finished \(next: "generate"\)/);
     expect(pendingRefusal("validation", { next: [], tasks: [{ interrupts: [{}] }] })?.status).toBe(409);
     expect(pendingRefusal("validation", { next: [], tasks: [] })).toBeUndefined();
     expect(pendingRefusal("validation", {})).toBeUndefined();

@@ -53,7 +53,7 @@ describe("validated streaming on the LangGraph server", () => {
     }
     const custom = events.filter((e) => e.event === "custom").map((e) => e.data);
     const updates = events.filter((e) => e.event === "updates").flatMap((e) => Object.entries(e.data as Record<string, any>));
-    expect(updates.map(([node]) => node)).toEqual(["begin", "generate", "validate", "generate", "validate"]);
+    expect(updates.map(([node]) => node)).toEqual(["generate", "validate", "generate", "validate"]);
 
     // Attempt 1: partials as the answer arrived, then its end: stopped at the first error.
     const first = custom.filter((e) => e.attempt === 1);
@@ -72,10 +72,10 @@ describe("validated streaming on the LangGraph server", () => {
     expect(JSON.stringify(retry.body.messages)).toContain("it must match the pattern");
 
     // The validate node's verdict on what arrived, with the errors found and why the answer was stopped.
-    const [, firstValidate] = updates[2];
+    const [, firstValidate] = updates[1];
     expect(firstValidate).toMatchObject({ success: false, errors: [NAME_ERROR, expect.stringMatching(/^The answer was stopped after \d+ characters at its first error/)] });
     expect(firstValidate.history[0]).toMatchObject({ valid: false, stopped: { reason: "first-error", at: end.chars } });
-    expect(updates[4][1]).toMatchObject({ success: true, stopReason: "valid" });
+    expect(updates[3][1]).toMatchObject({ success: true, stopReason: "valid" });
     // Attempt 2 streamed to the end.
     expect(custom.find((e) => e.attempt === 2 && e.kind === "final")).toMatchObject({ stopped: null, complete: [""], errors: [], value: example });
   }, 120_000);

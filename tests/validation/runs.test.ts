@@ -115,6 +115,54 @@ describe("one run, one request", () => {
     expect(promptOf(model, 2)).toContain('"exclusiveMinimum"');
   });
 
+  it("a first attempt cut short resumes with the settings its input was given; a new input after it starts over with its own", async () => {
+    const model = scriptedModel([failure(), BROKEN, BROKEN, failure(), BROKEN, VALID]);
+    const graph = buildValidationGraph({ model, checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "first-cut" } };
+    await expect(graph.invoke(REQUEST, { ...config, context: { maxAttempts: 1 } })).rejects.toThrow(/HTTP 503/);
+    // Nothing recorded yet but the pending first attempt, which carries the run's settings in the checkpoint.
+    const pending = await graph.getState(config);
+    expect(pending.next).toEqual(["generate"]);
+    expect(pending.values.attempts).toBe(0);
+
+    const resumed = await graph.invoke(null, { ...config, context: { maxAttempts: 5 } });
+    expect(resumed).toMatchObject({ attempts: 1, success: false, stopReason: "max_attempts" });
+    expect(resumed.history.map((h) => h.attempt)).toEqual([1]);
+
+    // A run cut after its first attempt, then a new input with other settings: a fresh run with those.
+    await expect(graph.invoke(REQUEST, { ...config, context: { maxAttempts: 3, stopOnNoProgress: true } })).rejects.toThrow(/HTTP 503/);
+    const cut = await graph.getState(config);
+    expect(cut.values).toMatchObject({ attempts: 1, stopReason: null, run: { maxAttempts: 3, stopOnNoProgress: true } });
+    const again = await graph.invoke({ request: "A deployment config for orders-api" }, { ...config, context: { maxAttempts: 2 } });
+    expect(again).toMatchObject({ attempts: 2, success: true, stopReason: "valid" });
+    expect(again.history.map((h) => h.attempt)).toEqual([1, 2]);
+    expect(again.usage.calls).toBe(2);
+    expect((await graph.getState(config)).values.run).toMatchObject({ request: "A deployment config for orders-api", maxAttempts: 2, stopOnNoProgress: false });
+  });
+
+  it("each attempt is two steps (generate, validate) and a run takes none of its own; Studio draws the same four nodes and routes", async () => {
+    const graph = buildValidationGraph({ model: scriptedModel([BROKEN, VALID]), checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "steps" }, streamMode: "updates" as const };
+    const nodes: string[] = [];
+    for await (const update of await graph.stream(REQUEST, config)) nodes.push(...Object.keys(update));
+    expect(nodes).toEqual(["generate", "validate", "generate", "validate"]);
+    expect((await graph.getState(config)).values).toMatchObject({ success: true, attempts: 2, stopReason: "valid" });
+
+    const drawing = await graph.getGraphAsync();
+    expect(Object.keys(drawing.nodes).sort()).toEqual(["__end__", "__start__", "generate", "review", "validate"]);
+    const edges = drawing.edges.map((e) => `${e.source}${e.conditional ? " -.-> " : " --> "}${e.target}`).sort();
+    expect(edges).toEqual([
+      "__start__ -.-> generate",
+      "generate --> validate",
+      "review -.-> __end__",
+      "review -.-> generate",
+      "review -.-> review",
+      "validate -.-> __end__",
+      "validate -.-> generate",
+      "validate -.-> review",
+    ]);
+  });
+
   it("a run started with a code-defined spec resumes only on a graph built with the same spec", async () => {
     const rule = { id: "even", description: "n must be even.", inputs: { n: "integer" as const }, check: (v: Record<string, any>) => (v.n % 2 === 0 ? null : `n is ${v.n}; it must be even`) };
     const spec = defineSpec({ name: "even", description: "An even number.", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [rule] });
