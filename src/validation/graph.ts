@@ -17,6 +17,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { checkRequestText } from "../settings.js";
 import { ensureValidationConfig, ValidationConfigSchema } from "./configuration.js";
+import { DirectEdge } from "../shared/edges.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
 import { resolveSpec } from "../specs/registry.js";
@@ -73,7 +74,7 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
     .addNode("validate", validate, { ends: ["generate", "review", END] })
     .addNode("review", review, { ends: ["review", "generate", END] })
-    .addConditionalEdges(START, startRun, ["generate"])
+    .addConditionalEdges(START, new DirectEdge(startRun), ["generate"])
     .addEdge("generate", "validate");
 }
 

@@ -3,6 +3,7 @@
  * whichever way the graph is compiled or configured, a new request never merges
  * into an interrupted run, and a resumed run keeps the settings it started with.
  */
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -141,12 +142,19 @@ describe("one run, one request", () => {
   });
 
   it("each attempt is two steps (generate, validate) and a run takes none of its own; Studio draws the same four nodes and routes", async () => {
-    const graph = buildValidationGraph({ model: scriptedModel([BROKEN, VALID]), checkpointer: new MemorySaver() });
+    const graph = buildValidationGraph({ model: scriptedModel([BROKEN, VALID, BROKEN, VALID]), checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: "steps" }, streamMode: "updates" as const };
     const nodes: string[] = [];
     for await (const update of await graph.stream(REQUEST, config)) nodes.push(...Object.keys(update));
     expect(nodes).toEqual(["generate", "validate", "generate", "validate"]);
     expect((await graph.getState(config)).values).toMatchObject({ success: true, attempts: 2, stopReason: "valid" });
+
+    // The edge from START is a plain call, not a traced run of its own (see src/shared/edges.ts); the nodes are runs.
+    const started: string[] = [];
+    const handler = BaseCallbackHandler.fromMethods({ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void started.push(String(name)) });
+    await graph.invoke(REQUEST, { configurable: { thread_id: "steps-traced" }, callbacks: [handler] });
+    expect(started).toEqual(expect.arrayContaining(["generate", "validate"]));
+    expect(started.filter((name) => /startRun|RunnableLambda|Branch/.test(name))).toEqual([]);
 
     const drawing = await graph.getGraphAsync();
     expect(Object.keys(drawing.nodes).sort()).toEqual(["__end__", "__start__", "generate", "review", "validate"]);
