@@ -21,6 +21,7 @@ import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@l
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
 import { checkedContext } from "../shared/guards.js";
+import { DirectCall } from "../shared/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
@@ -90,17 +91,18 @@ export function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store
     state: channelsOf(TaskState) as unknown as typeof TaskState,
     input: TaskInputSchema,
   })
-    .addNode("actor", nodes.actor, modelNode)
-    .addNode("evaluator", nodes.evaluator, modelNode)
-    .addNode("reflector", nodes.reflector, modelNode)
-    .addNode("memory", nodes.memory)
-    .addNode("refine", nodes.refine, modelNode)
+    // Every node and edge of the loop takes its config as an argument and runs as a plain call (see DirectCall).
+    .addNode("actor", new DirectCall(nodes.actor), modelNode)
+    .addNode("evaluator", new DirectCall(nodes.evaluator), modelNode)
+    .addNode("reflector", new DirectCall(nodes.reflector), modelNode)
+    .addNode("memory", new DirectCall(nodes.memory))
+    .addNode("refine", new DirectCall(nodes.refine), modelNode)
     .addEdge(START, "actor")
-    .addConditionalEdges("actor", onUnlessFailed("evaluator"), ["evaluator", END])
-    .addConditionalEdges("evaluator", onUnlessFailed("reflector"), ["reflector", END])
-    .addConditionalEdges("reflector", onUnlessFailed("memory"), ["memory", END])
-    .addConditionalEdges("memory", afterMemory, ["refine", END])
-    .addConditionalEdges("refine", onUnlessFailed("evaluator"), ["evaluator", END]);
+    .addConditionalEdges("actor", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
+    .addConditionalEdges("evaluator", new DirectCall(onUnlessFailed("reflector")), ["reflector", END])
+    .addConditionalEdges("reflector", new DirectCall(onUnlessFailed("memory")), ["memory", END])
+    .addConditionalEdges("memory", new DirectCall(afterMemory), ["refine", END])
+    .addConditionalEdges("refine", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END]);
 }
 
 /**

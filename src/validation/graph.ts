@@ -17,7 +17,7 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { checkRequestText } from "../settings.js";
 import { ensureValidationConfig, ValidationConfigSchema } from "./configuration.js";
-import { DirectEdge } from "../shared/edges.js";
+import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
 import { resolveSpec } from "../specs/registry.js";
@@ -71,10 +71,11 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
     // (LangGraph types `context` as every field required). Typed settings: `satisfies ValidationSettings`, or generateValidated.
     context: context as unknown as LooseContext,
   })
-    .addNode("generate", generate, { retryPolicy: PROVIDER_RETRY_POLICY })
-    .addNode("validate", validate, { ends: ["generate", "review", END] })
+    // generate and validate take their config as an argument and run as plain calls (see DirectCall); review calls interrupt().
+    .addNode("generate", new DirectCall(generate), { retryPolicy: PROVIDER_RETRY_POLICY })
+    .addNode("validate", new DirectCall(validate), { ends: ["generate", "review", END] })
     .addNode("review", review, { ends: ["review", "generate", END] })
-    .addConditionalEdges(START, new DirectEdge(startRun), ["generate"])
+    .addConditionalEdges(START, new DirectCall(startRun), ["generate"])
     .addEdge("generate", "validate");
 }
 

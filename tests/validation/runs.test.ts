@@ -5,6 +5,7 @@
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { MemorySaver } from "@langchain/langgraph";
+import { getCurrentRunTree } from "langsmith/singletons/traceable";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigurationError } from "../../src/errors.js";
@@ -149,7 +150,7 @@ describe("one run, one request", () => {
     expect(nodes).toEqual(["generate", "validate", "generate", "validate"]);
     expect((await graph.getState(config)).values).toMatchObject({ success: true, attempts: 2, stopReason: "valid" });
 
-    // The edge from START is a plain call, not a traced run of its own (see src/shared/edges.ts); the nodes are runs.
+    // The edge from START is a plain call, not a traced run of its own (see src/shared/direct-call.ts); the nodes are runs.
     const started: string[] = [];
     const handler = BaseCallbackHandler.fromMethods({ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void started.push(String(name)) });
     await graph.invoke(REQUEST, { configurable: { thread_id: "steps-traced" }, callbacks: [handler] });
@@ -169,6 +170,21 @@ describe("one run, one request", () => {
       "validate -.-> generate",
       "validate -.-> review",
     ]);
+  });
+
+  it("generate and validate run as plain calls: no langsmith RunTree is built for them with tracing off; model calls still get the node's callbacks", async () => {
+    const inside: unknown[] = [];
+    const rule = { id: "seen", description: "records the run tree", inputs: { n: "integer" as const }, check: () => { inside.push(getCurrentRunTree(true)); return null; } };
+    const spec = defineSpec({ name: "n", description: "n", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [rule] });
+    const model = scriptedModel(['{"n": 1}']);
+    const modelRuns: Array<string | undefined> = [];
+    const handler = BaseCallbackHandler.fromMethods({ handleChatModelStart: (_llm, _messages, _runId, parentRunId) => void modelRuns.push(parentRunId) });
+    const out = await buildValidationGraph({ model, spec }).invoke({ request: "n" }, { callbacks: [handler] });
+    expect(out.success).toBe(true);
+    expect(inside).toEqual([undefined]);
+    // The model call is still a child run of the generate step.
+    expect(modelRuns).toHaveLength(1);
+    expect(modelRuns[0]).toEqual(expect.any(String));
   });
 
   it("a run started with a code-defined spec resumes only on a graph built with the same spec", async () => {
