@@ -108,7 +108,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   ];
   const graphVsFloor = ratioStats(perAttempt(V.graph), perAttempt(V.floor));
   const runTreeShare = overHttp.hotspots[0].share;
+  const generateVsPrebuilt = ratioStats(perAttempt(V.generate), perAttempt(V.prebuilt)).ratios;
   const targets: Target[] = [
+    {
+      description: "generateValidated within 1.02× of a prebuilt graph's invoke in CPU per run (in-process model)",
+      met: median(generateVsPrebuilt) <= 1.02,
+      detail: `${spread(generateVsPrebuilt, fmtRatio)} (median, min–max over ${generateVsPrebuilt.length} rounds), limit ${fmtRatio(1.02)}`,
+    },
     {
       description: "upstream: `@langchain/core` builds no langsmith `RunTree` per runnable call with tracing off",
       met: runTree.perNodeCall === 0,
