@@ -1,29 +1,23 @@
 /** The command line shows an answer as it arrives (--stream, the default on a terminal): each error as soon as it is certain; stdout still one JSON document. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runCli } from "../../testkit/cli.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { scriptedServerPerFile } from "../support/scripted-server.js";
 
 const EXAMPLE = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 
-let server: ScriptedServer;
-beforeAll(async () => {
-  server = await startScriptedOpenAIServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-const env = () => ({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" });
+const scripted = scriptedServerPerFile();
+const env = scripted.cliEnv;
 
 describe("command line --stream", () => {
   it("streams the request, names an error while the answer arrives, and still prints one JSON document", async () => {
     const broken = JSON.stringify({ ...EXAMPLE, replicas: "eight" });
-    server.setReplies([broken, JSON.stringify(EXAMPLE)]);
-    const before = server.requests.length;
+    scripted.server().setReplies([broken, JSON.stringify(EXAMPLE)]);
+    const before = scripted.server().requests.length;
     const r = await runCli(["--stream", "--max-attempts", "2", "payments-api"], env());
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(EXAMPLE);
-    expect(server.requests.slice(before).map((q) => q.body.stream)).toEqual([true, true]);
+    expect(scripted.server().requests.slice(before).map((q) => q.body.stream)).toEqual([true, true]);
     const found = r.stderr.indexOf('found while attempt 1 arrives: replicas is "eight" (string); it must be an integer');
     expect(found).toBeGreaterThanOrEqual(0);
     // Said before the attempt's verdict, which the validator gives on the whole answer.
@@ -32,11 +26,11 @@ describe("command line --stream", () => {
   });
 
   it("without --stream (and not on a terminal) the request is not streamed", async () => {
-    server.setReplies([JSON.stringify(EXAMPLE)]);
-    const before = server.requests.length;
+    scripted.server().setReplies([JSON.stringify(EXAMPLE)]);
+    const before = scripted.server().requests.length;
     const r = await runCli(["payments-api"], env());
     expect(r.code).toBe(0);
-    expect(server.requests.slice(before).map((q) => q.body.stream ?? false)).toEqual([false]);
+    expect(scripted.server().requests.slice(before).map((q) => q.body.stream ?? false)).toEqual([false]);
     expect(r.stderr).not.toContain("arrives");
   });
 });

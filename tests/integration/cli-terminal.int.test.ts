@@ -10,10 +10,10 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runCli } from "../../testkit/cli.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { scriptedServerPerFile } from "../support/scripted-server.js";
 
 const EXAMPLE = builtinSpecs.get("deployment-config")!.example as Record<string, any>;
 const FIXED = { ...EXAMPLE, replicas: 8, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
@@ -26,18 +26,12 @@ const HOSTILE = `${SPOOF}\n${JSON.stringify({ ...EXAMPLE, replicas: 8, service_n
 const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 const ACTIVE_BUT_CR = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-let server: ScriptedServer;
-beforeAll(async () => {
-  server = await startScriptedOpenAIServer();
-});
-afterAll(async () => {
-  await server?.close();
-});
-const env = () => ({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" });
+const scripted = scriptedServerPerFile();
+const env = scripted.cliEnv;
 
 describe("what the model and the provider say is shown inert", () => {
   it("--interactive: the last answer and its errors show their control characters as escapes, behind a margin", async () => {
-    server.setReplies([HOSTILE]);
+    scripted.server().setReplies([HOSTILE]);
     const r = await runCli(["--interactive", "--max-attempts", "1", "x"], env(), { readLine: async () => ":reject" });
     expect(r.code).toBe(1);
     expect(r.stderr).not.toMatch(ACTIVE);
@@ -57,7 +51,7 @@ describe("what the model and the provider say is shown inert", () => {
     const spec = join(dir, "note.json");
     writeFileSync(spec, JSON.stringify({ name: "note", description: "a note", schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }));
     const value = { text: `${SPOOF}\x7f\u2066\u2028end` };
-    server.setReplies([JSON.stringify(value)]);
+    scripted.server().setReplies([JSON.stringify(value)]);
     const r = await runCli(["--spec", spec, "a note"], env());
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(ACTIVE);
@@ -66,7 +60,7 @@ describe("what the model and the provider say is shown inert", () => {
 
   it("a provider's error message: inert on stderr, the same text in stdout's JSON", async () => {
     const message = `${SPOOF}bad request`;
-    server.setReplies([{ fault: "status", status: 400, body: { error: { message, type: "invalid_request_error" } } }]);
+    scripted.server().setReplies([{ fault: "status", status: 400, body: { error: { message, type: "invalid_request_error" } } }]);
     const r = await runCli(["x"], env());
     expect(r.code).toBe(3);
     expect(r.stderr).not.toMatch(ACTIVE);
@@ -144,7 +138,7 @@ const PROMPT = "Type the corrected JSON";
 
 describe.skipIf(!hasScript)("--interactive on a real terminal ends without waiting for the end of input", () => {
   it("after a valid value: exit 0, the value printed, nothing of the model's acted on", async () => {
-    server.setReplies([HOSTILE]);
+    scripted.server().setReplies([HOSTILE]);
     const terminal = startInTerminal(["--interactive", "--max-attempts", "1", "payments with 8 replicas"]);
     try {
       await terminal.waitFor(PROMPT);
@@ -162,7 +156,7 @@ describe.skipIf(!hasScript)("--interactive on a real terminal ends without waiti
   }, 240_000);
 
   it("after :reject: exit 1", async () => {
-    server.setReplies([HOSTILE]);
+    scripted.server().setReplies([HOSTILE]);
     const terminal = startInTerminal(["--interactive", "--max-attempts", "1", "x"]);
     try {
       await terminal.waitFor(PROMPT);
@@ -176,7 +170,7 @@ describe.skipIf(!hasScript)("--interactive on a real terminal ends without waiti
   }, 240_000);
 
   it("Ctrl-C at the prompt: exit 130 at once, not after a second Ctrl-C", async () => {
-    server.setReplies([HOSTILE]);
+    scripted.server().setReplies([HOSTILE]);
     const terminal = startInTerminal(["--interactive", "--max-attempts", "1", "x"]);
     try {
       await terminal.waitFor(PROMPT);
