@@ -167,7 +167,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     ),
     "",
     `The minimal LangGraph graph costs ${fmt(median(perAttempt(V.floor)) - median(perAttempt(V.loop)))} µs per attempt more than the plain loop making the same calls: LangGraph's and LangChain's machinery, upstream of this package. ` +
-      `The package's graph costs ${fmt(Math.abs(median(perAttempt(V.graph)) - median(perAttempt(V.floor))))} µs per attempt ${median(perAttempt(V.graph)) >= median(perAttempt(V.floor)) ? "more" : "less"} than that floor (medians; what it adds: the settings fixed on the edge from START, usage ledger, attempt records, front-door checks, more state channels; what it saves: no routing function per attempt, as validate routes with Command). ` +
+      `The package's graph costs ${fmt(Math.abs(median(perAttempt(V.graph)) - median(perAttempt(V.floor))))} µs per attempt ${median(perAttempt(V.graph)) >= median(perAttempt(V.floor)) ? "more" : "less"} than that floor (medians; what it adds: the settings fixed on the edge from START, usage ledger, attempt records, front-door checks, more state channels; what it saves: no routing function per attempt, as validate routes with Command, and no callback manager or RunTree for its generate and validate nodes and the edge from START, which run as plain calls). ` +
       "`generateValidated` and the prebuilt `invoke` run the same compiled graph, so their ratio is the cost of the function around it (the settings it builds per call).",
     "",
     outcomeBlocks(comparisons, targets, checks),

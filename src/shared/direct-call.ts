@@ -4,9 +4,8 @@
  * (`runWithConfig`), which builds a callback manager and a langsmith `RunTree`
  * on every call even with tracing off; an edge function is moreover a traced
  * run of its own. A Runnable given as a node or an edge is used as it is, so
- * this one calls the function directly with the config LangGraph passes: a
- * measured 8% of a validation run for its two nodes, 5% of a two-attempt run
- * for the edge from START.
+ * this one calls the function directly with the config LangGraph passes (the
+ * package's graph against its two-node floor: BENCHMARKS.md, sections 2 and 7).
  *
  * What such a function gives up is the async-local context of its own: it must
  * take its config as an argument and pass it on (to model calls, for
