@@ -31,7 +31,6 @@ export const FAULTS: Array<{ name: string; fault: ScriptedReply }> = [
   { name: "stream cut off mid-answer", fault: { fault: "cut-stream", partial: VALID.slice(0, 30) } },
   { name: "invalid JSON body", fault: { fault: "invalid-json" } },
   { name: "no choices", fault: { fault: "no-choices" } },
-  { name: "null content", fault: { fault: "null-content" } },
 ];
 
 /**
@@ -152,7 +151,6 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
     { name: "429 that persists", fault: { fault: "status", status: 429, headers: { "retry-after": "0" } }, says: /HTTP 429.*Rate limit/ },
     { name: "server that never answers", fault: { fault: "hang" }, says: /timed out/i },
     { name: "connection that keeps resetting", fault: { fault: "reset" }, says: /Connection error/i },
-    { name: "answers with no content", fault: { fault: "null-content" }, says: /no message content/ },
   ];
   return eachOnOwnServer(cases, async ({ name, fault, says }, server) => {
     server.setResponder((request) => replyFor(request, () => fault));
@@ -177,6 +175,29 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
       if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
     }
     return { name: `${name}: run error, attempt 1 kept, resumed`, held: problem === "", detail: problem || "run error names the provider's words; resumed to valid" };
+  });
+}
+
+/**
+ * An answer with no content is a call the provider billed: it is an attempt like any other (counted against
+ * the attempts and the token budget, its usage kept), and the reader's message tells the model what was wrong.
+ * Attempt 2 meets an empty answer (JSON and SSE); attempt 3 is valid.
+ */
+export function runEmptyAnswers(): Promise<CaseResult[]> {
+  return eachOnOwnServer(bothModes([{ name: "an answer with no content" }]), async ({ name, streaming }, server) => {
+    // Chosen by what the request asks, as replyFor does: the retry after the empty answer quotes the reader's message.
+    server.setResponder((request) =>
+      request.messages.some((m) => m.role === "user" && m.content.includes("The answer was empty")) ? VALID : replyFor(request, () => ({ fault: "null-content" })),
+    );
+    const label = `${name} (${streaming ? "SSE" : "JSON"}): counted as an attempt, then valid`;
+    try {
+      const out = await runOnce(server, streaming, label, new MemorySaver(), modelFor(server));
+      const empty = out.history?.[1];
+      const held = out.success === true && out.attempts === 3 && out.usage?.calls === 3 && empty?.output === "" && /empty/.test(String(empty?.errors?.[0]));
+      return { name: label, held, detail: held ? "the empty answer was attempt 2, counted, with the reader's message fed back" : `success=${out.success} attempts=${out.attempts} calls=${out.usage?.calls} attempt 2=${JSON.stringify(empty)?.slice(0, 200)}` };
+    } catch (error) {
+      return { name: label, held: false, detail: `threw ${(error as Error).message}` };
+    }
   });
 }
 

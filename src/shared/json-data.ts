@@ -10,6 +10,7 @@
  * caller still holds can change it afterwards.
  */
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from "./json.js";
+import { unkeptNumberProblem, unkeptObjectProblem } from "./kept.js";
 import { pathOf } from "./paths.js";
 
 export type JsonDataResult = { ok: true; value: unknown } | { ok: false; error: string };
@@ -58,7 +59,8 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
       copy = v;
       size += typeof v === "string" ? v.length + 2 : v === false ? 5 : 4;
     } else if (typeof v === "number") {
-      if (!Number.isFinite(v)) return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${v}, which JSON has no form for; use a finite number or null`);
+      const problem = unkeptNumberProblem(v);
+      if (problem !== undefined) return fail(`${subject(frame)} ${isRoot ? problem.replace(/^is/, verb) : problem}`);
       copy = v;
       size += String(v).length;
     } else if (typeof v === "bigint") {
@@ -81,6 +83,8 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
         copy = out;
         opened = push(v, children);
       } else if (proto === Object.prototype || proto === null) {
+        const unkept = unkeptObjectProblem(v);
+        if (unkept !== undefined) return fail(`${subject(frame)} ${isRoot && verb === "are" ? unkept.replace(/^has/, "have") : unkept}`);
         const out: Record<string, unknown> = {};
         const children: Frame[] = [];
         for (const name of Reflect.ownKeys(v)) {
@@ -139,4 +143,45 @@ function define(target: Record<string, unknown> | unknown[], key: string | numbe
 
 function fail(error: string): JsonDataResult {
   return { ok: false, error };
+}
+
+/** Copies made by readOnlyCopy: handing one back in costs nothing. */
+const readOnly = new WeakSet<object>();
+
+/**
+ * A deep, frozen copy of the plain parts of a value (plain objects and arrays), for code that must
+ * read what is judged and never change it: a spec's rules and refinements get the document and the
+ * run's context this way. Anything else (a class instance, a function, a client a context carries)
+ * is handed on as it is. Iterative; a cycle of plain objects is copied as the same cycle.
+ */
+export function readOnlyCopy<T>(value: T): T {
+  if (!isPlainContainer(value) || readOnly.has(value)) return value;
+  const copies = new Map<object, object>();
+  const stack: Array<{ from: Record<string, unknown>; to: Record<string, unknown> }> = [];
+  const root = start(value);
+  while (stack.length > 0) {
+    const { from, to } = stack.pop()!;
+    for (const key of Object.keys(from)) {
+      const v = from[key];
+      define(to, key, isPlainContainer(v) && !readOnly.has(v) ? (copies.get(v) ?? start(v)) : v);
+    }
+  }
+  for (const copy of copies.values()) {
+    Object.freeze(copy);
+    readOnly.add(copy);
+  }
+  return root as T;
+
+  function start(from: object): Record<string, unknown> {
+    const to = (Array.isArray(from) ? new Array(from.length) : Object.getPrototypeOf(from) === null ? Object.create(null) : {}) as Record<string, unknown>;
+    copies.set(from, to);
+    stack.push({ from: from as Record<string, unknown>, to });
+    return to;
+  }
+}
+
+function isPlainContainer(value: unknown): value is object {
+  if (value === null || typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return Array.isArray(value) ? proto === Array.prototype : proto === Object.prototype || proto === null;
 }

@@ -7,6 +7,7 @@
  * limited before `JSON.parse`, so a hostile answer fails cleanly. `JSON.parse`
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
+import { findUnkept } from "./kept.js";
 import { pathStep } from "./paths.js";
 import { lineAndColumn, quote } from "./text.js";
 
@@ -163,13 +164,18 @@ function fail(error: string): ExtractResult {
   return { ok: false, error };
 }
 
-/** The value read, unless its text names a field twice (JSON.parse would silently keep the last one). */
+/**
+ * The value read, unless its text names a field twice (JSON.parse would silently keep the last one)
+ * or it holds what would not be kept as judged (a number out of range, a checkpoint marker's shape: ./kept.ts).
+ */
 function accept(json: string, value: unknown, source: JsonSource): ExtractResult {
   const duplicate = findDuplicateKey(json);
   if (duplicate) {
     const where = duplicate.path === "" ? "the top-level object" : duplicate.path;
     return fail(`The JSON names the field ${quote(duplicate.key, 40)} twice in ${where}; each field may appear only once.`);
   }
+  const unkept = findUnkept(value);
+  if (unkept !== undefined) return fail(`The JSON cannot be kept as written: ${unkept}.`);
   return { ok: true, value, source };
 }
 

@@ -72,3 +72,17 @@ function quoteBounded(text: string, max: number): { quoted: string; complete: bo
   }
   return { quoted: `"${out}"`, complete: used === text.length };
 }
+
+/**
+ * What was thrown (or a promise rejected with), as bounded text, without ever throwing itself: a
+ * thrown value may be anything, including an object whose `message` getter throws or that has no
+ * way to become text (a null-prototype object).
+ */
+export function describeThrown(error: unknown, max: number): string {
+  try {
+    const message = error !== null && typeof error === "object" && "message" in error ? (error as { message: unknown }).message : error;
+    return bound(typeof message === "string" ? message : String(message), max);
+  } catch {
+    return "a value that cannot be shown as text";
+  }
+}

@@ -20,12 +20,32 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   };
 }
 
-/** The usage of one model call, from the message's `usage_metadata` (zeros when the provider sent none). */
-export function usageOf(message: Pick<AIMessage, "usage_metadata">): TokenUsage {
+/**
+ * The usage of one model call, from the message's `usage_metadata`. A budget is only as good as
+ * these counts, so a provider's count is taken only when it is a finite number, at least 0; a
+ * count missing or out of that range (a negative count would buy calls back) is estimated from the
+ * answer's characters instead (the input, unknown from the answer, then counts 0), and the total is
+ * never less than input plus output.
+ */
+export function usageOf(message: Pick<AIMessage, "usage_metadata"> & { content?: unknown }): TokenUsage {
   const u = message.usage_metadata;
-  const input = u?.input_tokens ?? 0;
-  const output = u?.output_tokens ?? 0;
-  return { inputTokens: input, outputTokens: output, totalTokens: u?.total_tokens ?? input + output, calls: 1 };
+  const input = count(u?.input_tokens) ?? 0;
+  const output = count(u?.output_tokens) ?? (u === undefined ? 0 : estimateTokens(charsOf(message.content)));
+  const total = Math.max(count(u?.total_tokens) ?? 0, input + output);
+  return { inputTokens: input, outputTokens: output, totalTokens: total, calls: 1 };
+}
+
+function count(n: unknown): number | undefined {
+  return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+function charsOf(content: unknown): number {
+  if (typeof content === "string") return content.length;
+  try {
+    return JSON.stringify(content ?? "").length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Token usage per model name. */

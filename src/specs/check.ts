@@ -21,10 +21,11 @@
  * arguments: the whole text must be exactly one JSON value).
  */
 import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
-import { toJsonData } from "../shared/json-data.js";
-import { bound } from "../shared/text.js";
+import { readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
+import { describeThrown } from "../shared/text.js";
 import type { Spec } from "./spec.js";
 import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
+import { runZodSync, type ZodOutcome } from "./zod.js";
 
 export type CheckLimits = JsonLimits & ValidationLimits;
 
@@ -63,9 +64,13 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  * ```
  */
 export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
-  const parsed = readText(text, read, options.limits, options.what);
-  if (!parsed.ok) return refused([parsed.error]);
-  return judge(spec, parsed.value, options, true);
+  try {
+    const parsed = readText(text, read, options.limits, options.what);
+    if (!parsed.ok) return refused([parsed.error]);
+    return await judge(spec, parsed.value, options, true);
+  } catch (error) {
+    return refused([couldNotJudge(spec, error)]);
+  }
 }
 
 /**
@@ -81,7 +86,11 @@ export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Rea
  * ```
  */
 export async function checkValue<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
-  return judge(spec, value, options, false);
+  try {
+    return await judge(spec, value, options, false);
+  } catch (error) {
+    return refused([couldNotJudge(spec, error)]);
+  }
 }
 
 /**
@@ -119,16 +128,24 @@ export function givenAsText(given: unknown, verdict: Verdict): string {
  * ```
  */
 export function validateAgainstSpec<T, C>(spec: Spec<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
-  const data = toJsonData(value, limits);
-  if (!data.ok) return refused([data.error]);
-  return judgeSync(spec, data.value, limits, context);
+  try {
+    const data = readData(value, limits);
+    if (!data.ok) return refused([data.error]);
+    return judgeSync(spec, data.value, limits, context);
+  } catch (error) {
+    return refused([couldNotJudge(spec, error)]);
+  }
 }
 
 /** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
 export function checkTextSync<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): Verdict<T> {
-  const parsed = readText(text, read, options.limits, options.what);
-  if (!parsed.ok) return refused([parsed.error]);
-  return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value };
+  try {
+    const parsed = readText(text, read, options.limits, options.what);
+    if (!parsed.ok) return refused([parsed.error]);
+    return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value };
+  } catch (error) {
+    return refused([couldNotJudge(spec, error)]);
+  }
 }
 
 /** Read text as a model's answer or as exactly one JSON value. */
@@ -136,12 +153,21 @@ export function readText(text: unknown, read: Reader, limits?: Partial<JsonLimit
   return read === "model" ? extractJson(text, limits) : parseExactJson(text, limits, what);
 }
 
+/** A value given as data, read as JSON data; reading it may not throw (a Proxy's traps can): that is a refusal too. */
+function readData(value: unknown, limits: Partial<CheckLimits> | undefined, what?: string): JsonDataResult {
+  try {
+    return toJsonData(value, limits, what);
+  } catch (error) {
+    return { ok: false, error: `${what ?? "the value"} could not be read as JSON data (reading it threw: ${describeThrown(error, 120)})` };
+  }
+}
+
 async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C>, fromText: boolean): Promise<Verdict<T>> {
   const { limits } = options;
-  // Parsed text is JSON data already (JSON.parse makes nothing else); any other value is copied and bounded first.
+  // Parsed text was read as JSON data by its reader (numbers in range, nothing a checkpoint would not keep); any other value is copied and bounded first.
   let data = value;
   if (!fromText) {
-    const copy = toJsonData(value, limits, options.what);
+    const copy = readData(value, limits, options.what);
     if (!copy.ok) return refused([copy.error]);
     data = copy.value;
   }
@@ -153,21 +179,22 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   }
   const deadline = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   // Asynchronous rules, and a zod spec's parse (a refinement may return a Promise without being declared
-  // async; awaited here, its rejection is observed and judged), each settled under the deadline.
-  for (const rule of structure.pending) {
-    const settled = await withDeadline(rule.outcome, deadline, "it");
-    structure.messages.push(...("failed" in settled ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${settled.failed}`] : ruleOutcomeMessages(settled.value, rule.id)));
-  }
+  // async; awaited here, its rejection is observed and judged), all settled under one deadline.
+  const waits: Array<Promise<unknown>> = structure.pending.map((rule) => rule.outcome);
+  const zodSchema = spec.zod;
+  if (zodSchema !== undefined) waits.push(Promise.resolve().then(() => zodSchema.safeParseAsync(readOnlyCopy(data))));
+  const settled = await allWithDeadline(waits, deadline);
+  structure.pending.forEach((rule, i) => {
+    const outcome = settled[i];
+    structure.messages.push(...("failed" in outcome ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${outcome.failed}`] : ruleOutcomeMessages(outcome.value, rule.id)));
+  });
   let zod: ZodOutcome | undefined;
-  if (spec.zod !== undefined) {
-    const zodSchema = spec.zod;
-    const settled = await withDeadline(Promise.resolve().then(() => zodSchema.safeParseAsync(data)), deadline, "its asynchronous refinements");
-    zod = "failed" in settled ? { failed: settled.failed } : (settled.value as ZodOutcome);
+  if (zodSchema !== undefined) {
+    const outcome = settled[settled.length - 1];
+    zod = "failed" in outcome ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") } : (outcome.value as ZodOutcome);
   }
   return { ...finish(spec, structure, zod, data, limits), parsed: data };
 }
-
-type ZodOutcome = { success: true; data: unknown } | { success: false; error: { issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }> } } | { failed: string };
 
 function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
   let structure: Judgement;
@@ -184,9 +211,9 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
     if (spec.zodAsync) zod = { failed: "it has asynchronous refinements, which only the asynchronous check step (checkValue, checkText, and every graph) can run" };
     else {
       try {
-        zod = spec.zod.safeParse(data) as ZodOutcome;
+        zod = runZodSync(spec.zod, readOnlyCopy(data));
       } catch (error) {
-        zod = { failed: bound(String((error as Error)?.message ?? error), 160) };
+        zod = { failed: describeThrown(error, 160) };
       }
     }
   }
@@ -217,23 +244,36 @@ function refused<T>(messages: string[], limits?: Partial<CheckLimits>): Validati
 }
 
 function couldNotJudge(spec: Spec, error: unknown): string {
-  const reason = error instanceof RangeError ? "it is too large or too deeply nested for the validator" : bound(String((error as Error)?.message ?? error), 160);
+  const reason = error instanceof RangeError ? "it is too large or too deeply nested for the validator" : describeThrown(error, 160);
   return `the spec ${JSON.stringify(spec.name)} could not judge the value (${reason}); the value is not accepted`;
 }
 
-/** A promise settled within `ms`: a rejection or a timeout is a failure to judge, never a pass. */
-async function withDeadline(promise: Promise<unknown>, ms: number, what: string): Promise<{ value: unknown } | { failed: string }> {
+type Settled = { value: unknown } | { failed: string };
+
+/**
+ * Promises settled under one deadline for all of them (N slow rules take the deadline once, not N
+ * times): a rejection or a timeout is a failure to judge, never a pass. Every promise is observed,
+ * so none is left to reject unobserved.
+ */
+async function allWithDeadline(promises: ReadonlyArray<Promise<unknown>>, ms: number): Promise<Settled[]> {
+  const settled: Array<Settled | undefined> = new Array(promises.length);
+  if (promises.length === 0) return [];
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<{ failed: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ failed: `${what} did not finish within ${ms} ms` }), ms);
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
   });
-  const settled = promise.then(
-    (value) => ({ value }),
-    (error: unknown) => ({ failed: `it failed: ${bound(String((error as Error)?.message ?? error), 160)}` }),
+  const all = Promise.all(
+    promises.map((promise, i) =>
+      promise.then(
+        (value) => void (settled[i] = { value }),
+        (error: unknown) => void (settled[i] = { failed: `it failed: ${describeThrown(error, 160)}` }),
+      ),
+    ),
   );
   try {
-    return await Promise.race([settled, deadline]);
+    await Promise.race([all, deadline]);
   } finally {
     clearTimeout(timer);
   }
+  return Array.from(settled, (outcome) => outcome ?? { failed: `it did not finish within ${ms} ms` });
 }

@@ -9,7 +9,8 @@ import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from 
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
 import { childPath, pathOf, pointerToPath } from "../shared/paths.js";
-import { bound, describeValue } from "../shared/text.js";
+import { readOnlyCopy } from "../shared/json-data.js";
+import { bound, describeThrown, describeValue } from "../shared/text.js";
 
 export interface ValidationLimits {
   /** Most messages reported; the rest are summarised as "…and N more". */
@@ -103,8 +104,12 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
     messages.push(`the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`);
   }
   const rules = preparedRules(spec);
+  // Rules read a frozen copy of the value and of the run's context: a rule that writes to either
+  // changes neither the value kept nor a later verdict (nor the next caller's context).
+  const document = rules.length > 0 ? readOnlyCopy(value) : value;
+  const ruleContext = rules.length > 0 ? readOnlyCopy(context) : context;
   for (let i = 0; i < rules.length; i++) {
-    const outcome = runRule(rules[i], value, context);
+    const outcome = runRule(rules[i], document, ruleContext);
     if (outcome === null) continue;
     if (outcome instanceof Promise) pending.push({ id: rules[i].rule.id, outcome });
     else messages.push(...ruleOutcomeMessages(outcome));
@@ -148,7 +153,7 @@ export function schemaErrorMessages(errors: readonly ErrorObject[], schema: unkn
 
 /** What one of the spec's rules says about a value: its messages, none when it is satisfied or its inputs are absent. */
 export function ruleMessages(spec: Spec, index: number, value: unknown, context?: unknown): string[] {
-  const outcome = runRule(preparedRules(spec)[index], value, context);
+  const outcome = runRule(preparedRules(spec)[index], readOnlyCopy(value), readOnlyCopy(context));
   // An asynchronous rule is judged only by the check step, which can wait for it.
   if (outcome === null || outcome instanceof Promise) return [];
   return (typeof outcome === "string" ? [outcome] : outcome).map((message) => boundMessage(String(message)));
@@ -232,7 +237,7 @@ function runRule(prepared: PreparedRule, document: unknown, context: unknown): s
     outcome = prepared.rule.check({ ...values }, document, context);
   } catch (error) {
     // A rule that throws is a bug in the spec; never let it pass the value as valid.
-    return `rule ${id} could not be checked: ${bound(String((error as Error)?.message ?? error), 120)}`;
+    return `rule ${id} could not be checked: ${describeThrown(error, 120)}`;
   }
   if (outcome instanceof Promise) {
     // Observed at once, so a rejection never goes unhandled whoever waits for it.

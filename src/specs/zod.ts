@@ -7,6 +7,7 @@
  * what to change. The walk also notes asynchronous refinements and
  * transforms: they can only be judged by the asynchronous check step.
  */
+import * as core from "zod/v4/core";
 import { SpecError } from "../errors.js";
 
 export const ZOD_SPEC_LIMITS = Object.freeze({
@@ -67,4 +68,35 @@ export function measureZodSchema(root: unknown, name: string, limits = ZOD_SPEC_
     }
   }
   return { async };
+}
+
+/** zod's verdict on a value: its output, its issues, or why it could not give one. */
+export type ZodOutcome =
+  | { success: true; data: unknown }
+  | { success: false; error: { issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }> } }
+  | { failed: string };
+
+interface ZodRunnable {
+  _zod: { run(payload: { value: unknown; issues: unknown[] }, ctx: { async: boolean }): { value: unknown; issues: unknown[] } | Promise<unknown> };
+}
+
+/**
+ * zod's parse, synchronously, for the synchronous check step. zod's own `safeParse` throws when a
+ * refinement or transform returns a Promise and drops that Promise, so a rejection nobody observes
+ * ends the process. Instead the schema runs as `safeParseAsync` runs it (zod core's `run` with
+ * `async: true`), which hands such a Promise back: it is observed here and the value is not
+ * judged (only the asynchronous check step can wait for it). Otherwise the outcome is exactly
+ * `safeParse`'s (issues finalized by zod's own `finalizeIssue`). tests/specs/zod-sync.test.ts
+ * fails if an upgrade changes this.
+ */
+export function runZodSync(schema: unknown, value: unknown): ZodOutcome {
+  const result = (schema as ZodRunnable)._zod.run({ value, issues: [] }, { async: true });
+  if (result instanceof Promise) {
+    result.catch(() => undefined);
+    return { failed: "a refinement or transform returned a Promise, which only the asynchronous check step (checkValue, checkText, and every graph) can wait for" };
+  }
+  if (result.issues.length === 0) return { success: true, data: result.value };
+  const ctx = { async: true };
+  const config = core.config();
+  return { success: false, error: { issues: result.issues.map((issue) => core.util.finalizeIssue(issue as core.$ZodRawIssue, ctx, config)) } };
 }

@@ -152,6 +152,12 @@ export interface ModeAnswer extends ModelAnswer {
   fallbacks: string[];
 }
 
+/** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`). */
+function finished(message: AIMessage | undefined): boolean {
+  const metadata = message?.response_metadata as { finish_reason?: unknown; stop_reason?: unknown } | undefined;
+  return typeof metadata?.finish_reason === "string" || typeof metadata?.stop_reason === "string";
+}
+
 /** One model call in `mode`, falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
 export async function callModelInMode(
   model: BaseChatModel,
@@ -173,10 +179,14 @@ export async function callModelInMode(
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
     try {
       let message: AIMessage | undefined;
-      const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: current === "tool", onMessage: (m) => (message = m), watch });
+      // An empty answer is an answer: the provider billed the call, so it is an attempt like any other (counted
+      // against the attempts and the token budget), and the reader tells the model what was wrong with it.
+      const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: true, onMessage: (m) => (message = m), watch });
       const text = message ? read(message) : answer.text;
-      // A refusal is the provider's answer; an empty one without it is a fault worth another try.
-      if (text.length === 0 && answer.refusal === undefined) throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
+      // A response that carries no finished answer at all (no choices, no finish reason) is a fault worth another try.
+      if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message)) {
+        throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
+      }
       return { ...answer, text, mode: current, fallbacks };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;

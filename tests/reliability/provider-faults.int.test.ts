@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { FAULTS, runDeadlineFaults, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "../../reliability/provider-faults.js";
+import { FAULTS, runDeadlineFaults, runEmptyAnswers, runPersistentFaults, runSecretEchoFaults, runTransientFaults } from "../../reliability/provider-faults.js";
 
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -26,6 +26,12 @@ describe.concurrent("provider faults through ChatOpenAI", () => {
     const results = await runPersistentFaults();
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
   }, 240_000);
+
+  it("an answer with no content is a billed attempt: counted, its usage kept, the reader's message fed back (JSON and SSE)", async () => {
+    const results = await runEmptyAnswers();
+    expect(results).toHaveLength(2);
+    expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
+  }, 120_000);
 
   it("LLM_TIMEOUT_MS bounds the whole answer: a stalled body or a dripping stream ends the run with a ProviderError naming the timeout (JSON and SSE)", async () => {
     const results = await runDeadlineFaults();

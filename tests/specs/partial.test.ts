@@ -285,6 +285,9 @@ describe("partial checks are sound", () => {
         if (test.data === null || typeof test.data !== "object") continue;
         const text = JSON.stringify(test.data);
         const full = checkTextSync(spec, text, "model", { limits: ALL });
+        // Refused by the reader before any schema sees it (a field named "__proto__" is not kept by a checkpoint):
+        // invalid whatever the partial checks say, and the full report names only that.
+        if (full.parsed === undefined) continue;
         cases++;
         for (const max of [1, 6]) {
           const result = stream(spec, text, chunk(text, random, max), full);

@@ -246,19 +246,14 @@ describe("guardedTool: hostile arguments", () => {
     else expect(error).toMatch(expected);
   });
 
-  it("__proto__ stays an ordinary field: reported where the spec forbids extra fields, never polluting prototypes", async () => {
+  it("a field named __proto__ is refused with the reason (a checkpoint would not keep it), never polluting prototypes", async () => {
     const args = JSON.parse(`{"__proto__": {"polluted": true}, "method": "GET", "url": "https://example.com"}`);
     const seen: unknown[] = [];
     const t = guardedTool({ spec: "api-request", name: "send_request", func: (a) => (seen.push(a), "sent") });
     const text = String(await t.invoke(args));
-    expect(text).toContain('the object has an unexpected field "__proto__"; remove it');
+    expect(text).toContain('the arguments have a field named "__proto__", which a checkpoint would not give back as written; rename the field');
     expect(seen).toEqual([]);
-    const { tool, received } = deployTool();
-    await tool.invoke(JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(valid).slice(1)}`));
-    expect(received).toHaveLength(1);
-    expect(Object.hasOwn(received[0] as object, "__proto__")).toBe(true);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
-    expect(Object.getPrototypeOf(received[0])).toBe(Object.prototype);
   });
 
   it("LangChain's own argument check never intercepts a call (it would, with the spec's JSON Schema as a plain tool schema)", async () => {
