@@ -14,7 +14,7 @@ import { ConfigurationError } from "../errors.js";
 import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "../tools/arguments.js";
-import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, type GuardRecord } from "../tools/budget.js";
+import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord } from "../tools/budget.js";
 import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
 import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.js";
 import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
@@ -82,6 +82,7 @@ export function guardTools(options: GuardToolsOptions) {
       const { spec, memo } = guard;
       const context = ruleContextFor(ruleContext, request.runtime.context);
       const passes = (args: unknown) => toolArgumentsPass(spec, args, limits, context);
+      await judgeAlongside(request.state.messages, call.name, memo, async (args) => (await checkToolArguments(spec, args, limits, context)).valid);
       const budget = decideBudget(request.state.messages, { tool: call.name, call, maxAttempts, passes, memo });
       const facts: CallFacts = { tool: call.name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
       const notRun = (text: string, record: GuardRecord) => {

@@ -102,7 +102,7 @@ export async function callModel(
   if (text.length === 0 && refusal === undefined && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  return { text, usage: estimated ?? usageOf(message), ...(stopped ? { stopped } : {}), ...(refusal !== undefined ? { refusal } : {}) };
+  return { text, usage: estimated ?? usageOf(message, promptChars(messages)), ...(stopped ? { stopped } : {}), ...(refusal !== undefined ? { refusal } : {}) };
 }
 
 /**
@@ -135,6 +135,13 @@ async function streamCall(model: BaseChatModel, messages: BaseMessage[], config:
   // Usage arrives last: when it did, the whole answer was generated and the provider's count stands.
   if (whole !== undefined || message.usage_metadata !== undefined) return { message, stopped };
   return { message, stopped, estimated: { inputTokens: 0, outputTokens: pieces, totalTokens: pieces, calls: 1 } };
+}
+
+/** Characters of a prompt, for a usage estimate. */
+function promptChars(messages: readonly BaseMessage[]): number {
+  let n = 0;
+  for (const m of messages) n += typeof m.content === "string" ? m.content.length : textOf(m.content).length;
+  return n;
 }
 
 function carriesText(chunk: AIMessageChunk): boolean {

@@ -22,16 +22,18 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
 
 /**
  * The usage of one model call, from the message's `usage_metadata`. A budget is only as good as
- * these counts, so a provider's count is taken only when it is a finite number, at least 0; a
- * count missing or out of that range (a negative count would buy calls back) is estimated from the
- * answer's characters instead (the input, unknown from the answer, then counts 0), and the total is
- * never less than input plus output.
+ * these counts, so a provider's count is taken only when it is a finite number, at least 0. A
+ * count out of that range (a negative count would buy calls back) is estimated instead, as the
+ * scripted models count (4 characters a token): the output from the answer, the input from the
+ * prompt's characters when the caller gives them. The total is never less than input plus output.
+ * A provider that sends no usage at all is counted as zeros, as before.
  */
-export function usageOf(message: Pick<AIMessage, "usage_metadata"> & { content?: unknown }): TokenUsage {
+export function usageOf(message: Pick<AIMessage, "usage_metadata"> & { content?: unknown }, promptChars = 0): TokenUsage {
   const u = message.usage_metadata;
-  const input = count(u?.input_tokens) ?? 0;
-  const output = count(u?.output_tokens) ?? (u === undefined ? 0 : estimateTokens(charsOf(message.content)));
-  const total = Math.max(count(u?.total_tokens) ?? 0, input + output);
+  if (u === undefined || u === null) return { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 1 };
+  const input = count(u.input_tokens) ?? (promptChars > 0 ? estimateTokens(promptChars) : 0);
+  const output = count(u.output_tokens) ?? estimateTokens(charsOf(message.content));
+  const total = Math.max(count(u.total_tokens) ?? 0, input + output);
   return { inputTokens: input, outputTokens: output, totalTokens: total, calls: 1 };
 }
 

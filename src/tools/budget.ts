@@ -111,6 +111,8 @@ interface MessageFacts {
   groupOf: Map<string, number>;
   /** Per group: whether its arguments pass the spec, validated at most once. */
   verdicts: Map<number, boolean>;
+  /** The asynchronous judging of every group (judgeAlongside), shared by the message's parallel calls. */
+  judging?: Promise<unknown>;
   /** Per group: how many of its calls have located themselves, so alike calls take its positions in turn. */
   claims: Map<number, number>;
   /** The outcomes read from the results that followed the message, kept while those results are the same objects. */
@@ -125,6 +127,27 @@ interface Plan {
   end: number;
   /** Valid groups refused as a whole, because one of their calls would be refused. */
   forced: Set<number>;
+}
+
+/**
+ * Judge, with the asynchronous check step, the calls a decision may need to count as they will be
+ * judged: this tool's calls in the last AI message that calls it. Done once per message (its
+ * parallel calls share it); decideBudget then reads these verdicts, so a spec whose rules are
+ * asynchronous is counted as it is judged, not refused by the synchronous check that cannot wait.
+ */
+export async function judgeAlongside(messages: unknown, tool: string, memo: BudgetMemo, check: (args: unknown) => Promise<boolean>): Promise<void> {
+  if (!Array.isArray(messages)) return;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const type = typeOf(messages[i]);
+    if (type === "human") return;
+    if (type !== "ai") continue;
+    const facts = factsOf(messages[i] as object, tool, memo);
+    if (facts.own.length === 0) continue;
+    const groups = [...new Set(facts.group)];
+    facts.judging ??= Promise.all(groups.map(async (g) => facts.verdicts.set(g, await check(facts.calls[facts.own[g]].args))));
+    await facts.judging;
+    return;
+  }
 }
 
 /**

@@ -15,7 +15,7 @@ import { ConfigurationError, SpecError } from "../errors.js";
 import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./arguments.js";
-import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, type GuardRecord, type ToolCallRef } from "./budget.js";
+import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord, type ToolCallRef } from "./budget.js";
 import { invalidCallText, refusalText, toolDescription, type CallFacts } from "./prompts.js";
 
 export interface GuardedToolOptions<Args = any, Output = unknown> {
@@ -80,6 +80,7 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
     const messages = (runtime?.state as { messages?: unknown } | undefined)?.messages;
     // The call as its AI message holds it (ToolNode passes a copy of the entry, with the same arguments): located by position, never by id alone.
     const call: ToolCallRef | undefined = runtime?.toolCall ?? (toolCallId !== undefined ? { id: toolCallId, name, args: input } : undefined);
+    await judgeAlongside(messages, name, memo, async (args) => (await checkToolArguments(spec, args, limits, context)).valid);
     const budget = decideBudget(messages, { tool: name, call, maxAttempts, passes, memo });
     const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
     if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
