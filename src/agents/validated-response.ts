@@ -7,8 +7,10 @@
  * `maxAttempts`, and ends the run with a typed outcome in the agent's state
  * (`responseOutcome`). `structuredResponse` is only ever an accepted value.
  *
- *   model call (wrapModelCall): the model answers → judged → accepted, or rejected with its errors
- *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person
+ *   model call (wrapModelCall): the model answers → judged → accepted, or rejected with its errors;
+ *                               it calls other tools → work (within maxToolTurns); a review is open → no model call
+ *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person:
+ *                                 one answer per step (./review.ts), asked again by looping through the model step
  */
 import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import { Command, getConfig } from "@langchain/langgraph";
