@@ -23,7 +23,7 @@ import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../validation/prompts.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
-import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
+import { attemptsOption, countOption, ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
 import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
 import { reviewStep } from "./review.js";
@@ -77,10 +77,7 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
     throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`);
   }
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_ANSWER_ATTEMPTS);
-  const maxToolTurns = options.maxToolTurns ?? DEFAULT_TOOL_TURNS;
-  if (!Number.isInteger(maxToolTurns) || maxToolTurns < 0 || maxToolTurns > MAX_TOOL_TURNS) {
-    throw new ConfigurationError(`maxToolTurns must be an integer from 0 to ${MAX_TOOL_TURNS}; got ${JSON.stringify(maxToolTurns)}.`);
-  }
+  const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
   if (onFailure !== "end" && onFailure !== "interrupt") throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
   const { limits, ruleContext } = options;

@@ -7,9 +7,12 @@
  */
 import { HumanMessage } from "@langchain/core/messages";
 import { Command, MemorySaver } from "@langchain/langgraph";
+import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { validatedResponse } from "../../src/agents/index.js";
+import { noAnswerText } from "../../src/agents/prompts.js";
 import { checkText, checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema } from "../../src/validation/nodes.js";
@@ -110,6 +113,17 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
     const out = await resume(paused, { value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid });
     expect(model.callCount).toBe(1);
+  });
+
+  it("a model that only calls other tools past maxToolTurns pauses for a person too; the person's answer ends it", async () => {
+    const lookup = tool(() => "8 replicas", { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
+    const model = scriptedTurns([() => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: "l0" }])]);
+    const agent = createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 0, onFailure: "interrupt" })], checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: `agent-review-tools-${Math.random()}` } };
+    const first = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config);
+    expect(first.responseOutcome).toEqual({ success: false, stopReason: "awaiting_review", errors: [noAnswerText(0)], lastAnswer: "", attempts: 0, spec: "deployment-config" });
+    const out = await resume({ agent, config, model, out: first }, { value: valid });
+    expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid, attempts: 0 });
   });
 
   it("answered again and again, the review keeps only the last refused answer: the thread's state does not grow", async () => {

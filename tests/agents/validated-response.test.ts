@@ -223,6 +223,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("refuses what cannot work, when it is built or at the first model call", async () => {
     expect(() => validatedResponse({ spec: "deployment-config", maxAttempts: 0 })).toThrow(ConfigurationError);
+    expect(() => validatedResponse({ spec: "deployment-config", maxToolTurns: 21 })).toThrow(/maxToolTurns must be an integer from 0 to 20; got 21/);
     expect(() => validatedResponse({ spec: "deployment-config", onFailure: "retry" as never })).toThrow(ConfigurationError);
     expect(() => validatedResponse({ spec: { name: "list", schema: { type: "array" } } })).toThrow(SpecError);
     const model = scriptedTurns([() => answerTurn(valid)]);
