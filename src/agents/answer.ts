@@ -11,6 +11,7 @@ import { bound } from "../shared/text.js";
 import { checkGiven, checkText, givenAsText, type CheckLimits, type Verdict } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_RECORDED_OUTPUT_CHARS } from "../validation/nodes.js";
+import { checkpointRecordIn } from "./checkpoint-shapes.js";
 import { answerToolDescription } from "./prompts.js";
 
 /** What an answer is called in the readers' messages. */
@@ -36,9 +37,11 @@ export type Turn =
   /**
    * The model called the answer tool (once, or more than once in one message),
    * or only tools the agent does not have: an answer attempt either way, each
-   * call answered with the verdict.
+   * call answered with the verdict. `unreadable` counts the message's further
+   * answer calls whose arguments the provider could not parse (LangChain files
+   * them apart, under invalid_tool_calls): they are answers too.
    */
-  | { kind: "tool"; calls: ToolCall[]; unknown?: string[] }
+  | { kind: "tool"; calls: ToolCall[]; unknown?: string[]; unreadable?: number }
   /**
    * An answer with no well-formed call: text (read as a model's answer), or the
    * raw arguments of an answer call whose arguments the provider could not parse
@@ -52,9 +55,10 @@ export function readTurn(message: AIMessage, tool: string, tools: ReadonlySet<st
   const answers = calls.filter((c) => c.name === tool);
   if (calls.some((c) => tools.has(c.name))) return { kind: "work", setAside: answers };
   const unknown = calls.filter((c) => c.name !== tool).map((c) => c.name);
-  if (calls.length > 0) return { kind: "tool", calls, ...(unknown.length > 0 ? { unknown } : {}) };
-  const broken = (message.invalid_tool_calls ?? []).find((c) => c.name === tool);
-  if (broken !== undefined) return { kind: "text", text: typeof broken.args === "string" ? broken.args : "", reader: "exact" };
+  const broken = (message.invalid_tool_calls ?? []).filter((c) => c.name === tool);
+  if (calls.length > 0) return { kind: "tool", calls, ...(unknown.length > 0 ? { unknown } : {}), ...(broken.length > 0 ? { unreadable: broken.length } : {}) };
+  if (broken.length === 1) return { kind: "text", text: typeof broken[0].args === "string" ? broken[0].args : "", reader: "exact" };
+  if (broken.length > 1) return { kind: "tool", calls: [], unreadable: broken.length };
   return { kind: "text", text: message.text, reader: "model" };
 }
 
@@ -73,7 +77,7 @@ export interface JudgeOptions {
 export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: "work" }>, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
   const options = { limits, context, what: WHAT };
   if (turn.kind === "text") {
-    const verdict = await checkText(spec, turn.text, turn.reader, options);
+    const verdict = keptAsJudged(await checkText(spec, turn.text, turn.reader, options));
     return { verdict, shown: bound(turn.text, MAX_RECORDED_OUTPUT_CHARS) };
   }
   if (turn.unknown !== undefined) {
@@ -81,18 +85,32 @@ export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: 
     const error = `the agent has no tool named ${names}; give your final answer by calling ${answerToolName(spec)}`;
     return { verdict: { valid: false, errors: [bound(error, 500)], problemCount: 1 }, shown: "" };
   }
-  if (turn.calls.length > 1) {
-    const error = `the answer was given ${turn.calls.length} times in one message; call ${turn.calls[0].name} once, with one answer`;
+  const given = turn.calls.length + (turn.unreadable ?? 0);
+  if (given > 1) {
+    const unreadable = turn.unreadable ? ` (${turn.unreadable} of them with arguments that are not JSON)` : "";
+    const error = `the answer was given ${given} times in one message${unreadable}; call ${answerToolName(spec)} once, with one answer`;
     return { verdict: { valid: false, errors: [error], problemCount: 1 }, shown: "" };
   }
   const args: unknown = turn.calls[0].args;
-  const verdict = await checkGiven(spec, args, options);
+  const verdict = keptAsJudged(await checkGiven(spec, args, options));
   return { verdict, shown: bound(givenAsText(args, verdict), MAX_RECORDED_OUTPUT_CHARS) };
 }
 
 /** A person's answer at the review, judged as the validation graph's review step judges it: text exactly, an object as data. */
 export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
   const options = { limits, context, what: WHAT };
-  const verdict = await checkGiven(spec, value, options);
+  const verdict = keptAsJudged(await checkGiven(spec, value, options));
   return { verdict, shown: bound(givenAsText(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
+}
+
+/**
+ * The check step's verdict, refused when the accepted value holds an object a
+ * checkpoint would read back as another value (./checkpoint-shapes.ts): the
+ * answer stays in the agent's state, so what the thread keeps must be the
+ * value judged.
+ */
+function keptAsJudged<T>(verdict: Verdict<T>): Verdict<T> {
+  if (!verdict.valid) return verdict;
+  const record = checkpointRecordIn(verdict.value);
+  return record === null ? verdict : { valid: false, errors: [record], problemCount: 1, parsed: verdict.parsed };
 }

@@ -6,11 +6,16 @@ export const MAX_ATTEMPTS_LIMIT = 10;
 
 /** `maxAttempts` as given, or the default; an integer from 1 to 10. */
 export function attemptsOption(value: unknown, fallback: number): number {
-  const attempts = value ?? fallback;
-  if (typeof attempts !== "number" || !Number.isInteger(attempts) || attempts < 1 || attempts > MAX_ATTEMPTS_LIMIT) {
-    throw new ConfigurationError(`maxAttempts must be an integer from 1 to ${MAX_ATTEMPTS_LIMIT}; got ${JSON.stringify(attempts)}.`);
+  return countOption("maxAttempts", value, fallback, 1, MAX_ATTEMPTS_LIMIT);
+}
+
+/** A count option as given, or the default; an integer from `min` to `max`. */
+export function countOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  const count = value ?? fallback;
+  if (typeof count !== "number" || !Number.isInteger(count) || count < min || count > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(count)}.`);
   }
-  return attempts;
+  return count;
 }
 
 /** Facts a spec's code rules read (their third argument): a value, or computed from the run, e.g. `(run) => run.context` (what `agent.invoke(input, { context })` was given). */

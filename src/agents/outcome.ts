@@ -6,8 +6,8 @@
  */
 import { z } from "zod";
 
-/** Why a structured answer was not accepted: the model ran out of attempts, or a person rejected it (or gave too many refused answers) at the review. */
-export type ResponseStopReason = "max_attempts" | "rejected";
+/** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
+export type ResponseStopReason = "max_attempts" | "no_answer" | "rejected";
 
 interface OutcomeBase {
   /** Name of the spec the answer was held to. */
@@ -16,20 +16,35 @@ interface OutcomeBase {
   attempts: number;
 }
 
+/** What a refused answer leaves: its errors, and the answer as it was given (bounded). */
+interface RefusedBase extends OutcomeBase {
+  success: false;
+  errors: string[];
+  lastAnswer: string;
+}
+
 /**
- * How the agent's structured answer ended. On success `value` is the spec's
+ * How the agent's structured answer stands. On success `value` is the spec's
  * output (zod transforms and defaults applied), typed from the spec, and is
  * also the agent's `structuredResponse`; on failure there is no value, only
- * the errors and the last answer as it was given (bounded).
+ * the errors and the last answer as it was given (bounded). While the run is
+ * paused for a person (`onFailure: "interrupt"`), the stop reason is
+ * `"awaiting_review"`: the answer has not ended, and resuming the run ends it.
  */
 export type ResponseOutcome<T = unknown> =
   | (OutcomeBase & { success: true; stopReason: "valid"; value: T; by: "model" | "human"; errors: [] })
-  | (OutcomeBase & { success: false; stopReason: ResponseStopReason; errors: string[]; lastAnswer: string });
+  | (RefusedBase & { stopReason: ResponseStopReason })
+  | (RefusedBase & { stopReason: "awaiting_review" });
+
+/** Every stop reason, declared once (the type above checks it). */
+const STOP_REASONS = ["valid", "max_attempts", "no_answer", "rejected", "awaiting_review"] as const satisfies ReadonlyArray<ResponseOutcome["stopReason"]>;
 
 const outcomeShape = z
   .object({
     success: z.boolean().meta({ description: "True only when an answer passed the spec" }),
-    stopReason: z.enum(["valid", "max_attempts", "rejected"]).meta({ description: "Why the answer ended: valid, out of attempts, or rejected at the review" }),
+    stopReason: z.enum(STOP_REASONS).meta({
+      description: "Why the answer ended: valid, out of attempts, no answer (only other tools called), rejected at the review; awaiting_review while the run waits for a person",
+    }),
     value: z.unknown().optional().meta({ description: "The accepted answer (the spec's output); absent on failure" }),
     by: z.enum(["model", "human"]).optional().meta({ description: "Who gave the accepted answer" }),
     errors: z.array(z.string()).meta({ description: "The last answer's errors; empty on success" }),
@@ -37,7 +52,7 @@ const outcomeShape = z
     attempts: z.number().meta({ description: "Answers the model gave" }),
     spec: z.string().meta({ description: "Name of the spec the answer was held to" }),
   })
-  .meta({ title: "Response outcome", description: "How the agent's structured answer ended; null until it ends" });
+  .meta({ title: "Response outcome", description: "How the agent's structured answer stands; null until it ends or pauses for a person" });
 
 /** Where the middleware is between model calls; private to it (LangChain keeps `_` keys out of the agent's input and output). */
 export interface AnswerProgress {
@@ -45,14 +60,20 @@ export interface AnswerProgress {
   attempts: number;
   /** The attempt number that is the last one allowed. */
   limit: number;
-  /** What the step after the model call does: ask again, end the run, or pause for a person. */
+  /** Model turns since the run began that called the agent's other tools. */
+  toolTurns: number;
+  /** What the step after the model call does: ask again, end the run, or take a person's answer (one per step, so no answer is replayed). */
   next: "retry" | "end" | "review" | null;
+  /** The facts the spec's code rules read, computed once from the context the run started with (a resumed run keeps them). */
+  ruleContext?: unknown;
 }
 
 const progressShape = z.object({
   attempts: z.number(),
   limit: z.number(),
+  toolTurns: z.number(),
   next: z.enum(["retry", "end", "review"]).nullable(),
+  ruleContext: z.unknown().optional(),
 });
 
 /** The middleware's state, typed from the spec's output. */

@@ -31,3 +31,8 @@ export function answerSetAsideText(tool: string): string {
 export function answerAcceptedText(value: unknown): string {
   return JSON.stringify(value);
 }
+
+/** Why the answer ended without one: the model kept calling other tools. Also the result of the calls of the turn past the budget, which are not run. */
+export function noAnswerText(maxToolTurns: number): string {
+  return `No answer after ${maxToolTurns} turns of other tool calls (maxToolTurns): this turn's calls were not run, and the answer ended without one.`;
+}

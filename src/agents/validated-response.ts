@@ -7,8 +7,10 @@
  * `maxAttempts`, and ends the run with a typed outcome in the agent's state
  * (`responseOutcome`). `structuredResponse` is only ever an accepted value.
  *
- *   model call (wrapModelCall): the model answers → judged → accepted, or rejected with its errors
- *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person
+ *   model call (wrapModelCall): the model answers → judged → accepted, or rejected with its errors;
+ *                               it calls other tools → work (within maxToolTurns); a review is open → no model call
+ *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person:
+ *                                 one answer per step (./review.ts), asked again by looping through the model step
  */
 import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import { Command, getConfig } from "@langchain/langgraph";
@@ -21,10 +23,10 @@ import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../validation/prompts.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
-import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
+import { attemptsOption, countOption, ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
-import { answerAcceptedText, answerRejectedText, answerSetAsideText } from "./prompts.js";
-import { review } from "./review.js";
+import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
+import { reviewStep } from "./review.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 
 export interface ValidatedResponseOptions<T> {
@@ -32,18 +34,27 @@ export interface ValidatedResponseOptions<T> {
   spec: Spec<T> | SpecRef;
   /** Answers the model may give in a run before the answer fails (1-10, default 3). */
   maxAttempts?: number;
-  /** When the model runs out of attempts: end the run with the failure (default), or pause for a person (needs a checkpointer). */
+  /** Model turns that call the agent's other tools in a run; a turn past them ends the answer without one, stop reason "no_answer" (0-20, default 5). */
+  maxToolTurns?: number;
+  /** When the model runs out of attempts (or tool turns): end the run with the failure (default), or pause for a person (needs a checkpointer). */
   onFailure?: "end" | "interrupt";
   /** Size, depth and message limits of the check step; the defaults are the validation graph's. */
   limits?: Partial<CheckLimits>;
-  /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context`. */
+  /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context` (the context the run started with; resuming it keeps them). */
   ruleContext?: RuleContextOption;
 }
 
 export const DEFAULT_ANSWER_ATTEMPTS = 3;
+/**
+ * Tool turns allowed by default. With the default attempts they fit in
+ * LangGraph's default recursion limit (25 steps): a tool turn takes three
+ * steps (model, this hook, tools) and an answer two.
+ */
+export const DEFAULT_TOOL_TURNS = 5;
+const MAX_TOOL_TURNS = 20;
 /** The middleware's name in the agent (a name may appear once per agent). */
 export const VALIDATED_RESPONSE = "validatedResponse";
-/** Marks the retry prompts this middleware writes as a user turn (a text answer has no tool call to answer). */
+/** Marks the feedback this middleware writes as a user turn (a text answer has no tool call to answer). */
 const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
 
 /**
@@ -66,19 +77,32 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
     throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`);
   }
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_ANSWER_ATTEMPTS);
+  const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
   if (onFailure !== "end" && onFailure !== "interrupt") throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
   const { limits, ruleContext } = options;
-  const judging = (context: unknown) => ({ limits, context: ruleContextFor(ruleContext, context) });
+  const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);
   const definition = answerTool(spec, tool);
-  const fresh = (): AnswerProgress => ({ attempts: 0, limit: maxAttempts, next: null });
+  const fresh = (): AnswerProgress => ({
+    attempts: 0,
+    limit: maxAttempts,
+    toolTurns: 0,
+    next: null,
+    ...(typeof ruleContext === "function" ? { ruleContext: ruleContextFor(ruleContext, getConfig()?.context) } : {}),
+  });
+  /** Out of attempts or tool turns: the failure ends the run, or waits for a person. */
+  const failed = (outcome: Extract<ResponseOutcome<T>, { success: false }>, progress: AnswerProgress) =>
+    onFailure === "interrupt"
+      ? { responseOutcome: { ...outcome, stopReason: "awaiting_review" as const }, _answerProgress: { ...progress, next: "review" as const } }
+      : { responseOutcome: outcome, _answerProgress: { ...progress, next: "end" as const } };
 
   return createMiddleware({
     name: VALIDATED_RESPONSE,
     stateSchema: responseStateSchema<T>(),
 
-    // Each new input starts a new answer; a resumed run continues with the one it paused on.
+    // Each new input starts a new answer; a resumed run continues with the one it paused on, and with the rules' context it started with.
+    // LangChain gives hooks only the context its middleware declares; the run's own context is in its config.
     beforeAgent: () => ({ responseOutcome: null, _answerProgress: fresh() }),
 
     wrapModelCall: async (request, handler) => {
@@ -86,16 +110,26 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         throw new ConfigurationError("validatedResponse supplies the agent's answer format: remove responseFormat from createAgent and read the answer from responseOutcome (or structuredResponse).");
       }
       const progress = request.state._answerProgress ?? fresh();
+      // A person is answering at the review: the model is not called; the review (afterModel) takes the next answer.
+      if (progress.next === "review") return new Command({ update: {} });
       const messages = request.state.messages as BaseMessage[];
       const raw = await handler({ ...request, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
       const response = withDistinctToolCallIds(raw, messages);
       const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
-        if (turn.setAside.length === 0) return response;
-        return new Command({ update: { messages: [response, ...turn.setAside.map((call) => resultOf(call, answerSetAsideText(tool), "error"))] } });
+        const toolTurns = progress.toolTurns + 1;
+        if (toolTurns > maxToolTurns) {
+          // Past the budget: the turn's calls are not run (each gets a result saying so) and the answer ends without one.
+          const text = noAnswerText(maxToolTurns);
+          const results = (response.tool_calls ?? []).map((call) => resultOf(call, text, "error"));
+          const failure = { success: false as const, stopReason: "no_answer" as const, errors: [text], lastAnswer: "", attempts: progress.attempts, spec: spec.name };
+          return new Command({ update: { messages: [response, ...results], ...failed(failure, progress) } });
+        }
+        const setAside = turn.setAside.map((call) => resultOf(call, answerSetAsideText(tool), "error"));
+        return new Command({ update: { messages: [response, ...setAside], _answerProgress: { ...progress, toolTurns } } });
       }
 
-      const { verdict, shown } = await judgeAnswer(spec, turn, judging(request.runtime.context));
+      const { verdict, shown } = await judgeAnswer(spec, turn, judging(progress));
       const attempts = progress.attempts + 1;
       if (verdict.valid) {
         const outcome: ResponseOutcome<T> = { success: true, stopReason: "valid", value: verdict.value as T, by: "model", errors: [], attempts, spec: spec.name };
@@ -108,18 +142,17 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const last = attempts >= progress.limit;
       // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
       const attempt = attempts - (progress.limit - maxAttempts);
-      // A text answer has no call to answer: the validation graph's retry prompt, echoing the answer as recorded (bounded), as the graph does.
+      const rejected = answerRejectedText(tool, verdict.errors, attempt, maxAttempts);
+      // Every answer gets its verdict in the conversation: each answer call its result; an answer with no call to answer,
+      // a user turn (the validation graph's retry prompt, echoing the answer as recorded, bounded, as the graph does).
       const feedback: BaseMessage[] =
-        turn.kind === "tool"
-          ? turn.calls.map((call) => resultOf(call, answerRejectedText(tool, verdict.errors, attempt, maxAttempts), "error"))
-          : last
-            ? []
-            : [new HumanMessage({ id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`, content: retryPrompt(lastRequest(messages), shown, verdict.errors) })];
-      if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...progress, attempts, next: "retry" } } });
-      const failure: ResponseOutcome<T> = { success: false, stopReason: "max_attempts", errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };
-      return new Command({
-        update: { messages: [response, ...feedback], responseOutcome: failure, _answerProgress: { ...progress, attempts, next: onFailure === "interrupt" ? "review" : "end" } },
-      });
+        turn.kind === "tool" && turn.calls.length > 0
+          ? turn.calls.map((call) => resultOf(call, rejected, "error"))
+          : [new HumanMessage({ id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`, content: last ? rejected : retryPrompt(lastRequest(messages), shown, verdict.errors) })];
+      const tried = { ...progress, attempts };
+      if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
+      const failure = { success: false as const, stopReason: "max_attempts" as const, errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };
+      return new Command({ update: { messages: [response, ...feedback], ...failed(failure, tried) } });
     },
 
     afterModel: {
@@ -130,14 +163,15 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         const settled = { ...progress, next: null };
         if (progress.next === "retry") return { _answerProgress: settled, jumpTo: "model" };
         const outcome = state.responseOutcome;
-        if (progress.next === "end" || outcome === null || outcome.success) return { _answerProgress: settled, jumpTo: "end" };
-        // LangChain gives these hooks only the context its middleware declares; the run's own context is in its config.
-        const result = await review(spec, outcome, lastRequest(state.messages), judging(getConfig()?.context));
+        if (progress.next === "end" || outcome?.stopReason !== "awaiting_review") return { _answerProgress: settled, jumpTo: "end" };
+        // One answer per step: a refused one loops back through the model step (which does not call the model while a review is open) to this hook.
+        const result = await reviewStep(spec, outcome, lastRequest(state.messages), judging(progress));
+        if (result.kind === "again") return { responseOutcome: result.outcome, jumpTo: "model" };
         if (result.kind === "request") {
           return {
             messages: [new HumanMessage(result.request)],
             responseOutcome: null,
-            _answerProgress: { attempts: progress.attempts, limit: progress.attempts + maxAttempts, next: null },
+            _answerProgress: { ...settled, limit: progress.attempts + maxAttempts, toolTurns: 0 },
             jumpTo: "model",
           };
         }

@@ -5,12 +5,12 @@
  * run ends with a typed outcome; structuredResponse only ever holds an
  * accepted value.
  */
-import { HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { answerRejectedText, answerSetAsideText } from "../../src/agents/prompts.js";
+import { answerRejectedText, answerSetAsideText, noAnswerText } from "../../src/agents/prompts.js";
 import { validatedResponse, type ResponseOutcome } from "../../src/agents/index.js";
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
@@ -107,6 +107,57 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
   });
 
+  it("counts an answer call beside an unparseable second one as one refused attempt, not as the answer", async () => {
+    const twoAnswers = () =>
+      new AIMessage({
+        content: "",
+        tool_calls: [{ name: ANSWER, args: valid, id: "x", type: "tool_call" }],
+        invalid_tool_calls: [{ name: ANSWER, args: '{"service_name": "payments-api", "replicas": ', id: "y", error: "not JSON", type: "invalid_tool_call" }],
+      });
+    const model = scriptedTurns([twoAnswers, () => answerTurn(valid, "z")]);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    expect(model.callCount).toBe(2);
+    const result = promptAt(model, 1).at(-1) as ToolMessage;
+    expect(result.tool_call_id).toBe("x");
+    expect(String(result.content)).toMatch(/the answer was given 2 times in one message/);
+    expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
+  });
+
+  it("ends with stop reason no_answer when the model keeps calling other tools past maxToolTurns; every call has its result", async () => {
+    const lookups: unknown[] = [];
+    const lookup = tool((args) => (lookups.push(args), "8 replicas"), { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
+    const model = scriptedTurns(Array.from({ length: 40 }, (_, i) => () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: `l${i}` }])));
+    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 2 })] }).invoke(ask);
+    expect(lookups).toHaveLength(2);
+    expect(model.callCount).toBe(3);
+    expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "no_answer", attempts: 0, lastAnswer: "" });
+    expect(out.responseOutcome?.errors).toEqual([noAnswerText(2)]);
+    const calls = out.messages.flatMap((m) => ((m as AIMessage).tool_calls ?? []).map((c) => c.id));
+    const results = out.messages.filter((m) => m.getType() === "tool").map((m) => (m as ToolMessage).tool_call_id);
+    expect(results).toEqual(calls);
+  });
+
+  it("with the default budgets, tool turns and refused answers in any order end with an outcome within LangGraph's default recursion limit", async () => {
+    const lookup = tool(() => "8 replicas", { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
+    const work = (i: number) => () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: `w${i}` }]);
+    const refused = (i: number) => () => answerTurn(threeDefects, `a${i}`);
+    const model = scriptedTurns([work(0), refused(0), work(1), refused(1), work(2), work(3), work(4), refused(2), work(5), work(6)]);
+    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 3 });
+    const workFirst = scriptedTurns(Array.from({ length: 12 }, (_, i) => work(i)).concat([refused(0), refused(1), refused(2)]));
+    const worked = await createAgent({ model: workFirst, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    expect(worked.responseOutcome).toMatchObject({ success: false, stopReason: "no_answer" });
+  });
+
+  it("refuses a model's answer holding a record the checkpoint would read back as another value, and says where", async () => {
+    const marked = { ...valid, labels: [{ lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], kwargs: { content: "hi" } }] };
+    const model = scriptedTurns([() => answerTurn(marked, "m"), () => answerTurn(valid, "n")]);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const result = promptAt(model, 1).at(-1) as ToolMessage;
+    expect(String(result.content)).toContain(`- labels[0] is {"lc":1,"type":"constructor"}, the shape of a record of LangGraph's checkpoint store`);
+    expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2, value: valid });
+  });
+
   it("counts a call to a tool the agent does not have as a refused answer, answered, instead of a run that cannot route", async () => {
     const model = scriptedTurns([() => callTurn([{ name: "extract-deployment_config", args: valid, id: "t" }]), () => answerTurn(valid, "u")]);
     const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
@@ -172,6 +223,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("refuses what cannot work, when it is built or at the first model call", async () => {
     expect(() => validatedResponse({ spec: "deployment-config", maxAttempts: 0 })).toThrow(ConfigurationError);
+    expect(() => validatedResponse({ spec: "deployment-config", maxToolTurns: 21 })).toThrow(/maxToolTurns must be an integer from 0 to 20; got 21/);
     expect(() => validatedResponse({ spec: "deployment-config", onFailure: "retry" as never })).toThrow(ConfigurationError);
     expect(() => validatedResponse({ spec: { name: "list", schema: { type: "array" } } })).toThrow(SpecError);
     const model = scriptedTurns([() => answerTurn(valid)]);
