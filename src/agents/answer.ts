@@ -11,7 +11,6 @@ import { bound } from "../shared/text.js";
 import { checkGiven, checkText, givenAsText, type CheckLimits, type Verdict } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_RECORDED_OUTPUT_CHARS } from "../validation/nodes.js";
-import { checkpointRecordIn } from "./checkpoint-shapes.js";
 import { answerToolDescription } from "./prompts.js";
 
 /** What an answer is called in the readers' messages. */
@@ -77,7 +76,7 @@ export interface JudgeOptions {
 export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: "work" }>, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
   const options = { limits, context, what: WHAT };
   if (turn.kind === "text") {
-    const verdict = keptAsJudged(await checkText(spec, turn.text, turn.reader, options));
+    const verdict = await checkText(spec, turn.text, turn.reader, options);
     return { verdict, shown: bound(turn.text, MAX_RECORDED_OUTPUT_CHARS) };
   }
   if (turn.unknown !== undefined) {
@@ -92,25 +91,13 @@ export async function judgeAnswer<T>(spec: Spec<T>, turn: Exclude<Turn, { kind: 
     return { verdict: { valid: false, errors: [error], problemCount: 1 }, shown: "" };
   }
   const args: unknown = turn.calls[0].args;
-  const verdict = keptAsJudged(await checkGiven(spec, args, options));
+  const verdict = await checkGiven(spec, args, options);
   return { verdict, shown: bound(givenAsText(args, verdict), MAX_RECORDED_OUTPUT_CHARS) };
 }
 
 /** A person's answer at the review, judged as the validation graph's review step judges it: text exactly, an object as data. */
 export async function judgePersonAnswer<T>(spec: Spec<T>, value: unknown, { limits, context }: JudgeOptions = {}): Promise<JudgedAnswer<T>> {
   const options = { limits, context, what: WHAT };
-  const verdict = keptAsJudged(await checkGiven(spec, value, options));
+  const verdict = await checkGiven(spec, value, options);
   return { verdict, shown: bound(givenAsText(value, verdict), MAX_RECORDED_OUTPUT_CHARS) };
-}
-
-/**
- * The check step's verdict, refused when the accepted value holds an object a
- * checkpoint would read back as another value (./checkpoint-shapes.ts): the
- * answer stays in the agent's state, so what the thread keeps must be the
- * value judged.
- */
-function keptAsJudged<T>(verdict: Verdict<T>): Verdict<T> {
-  if (!verdict.valid) return verdict;
-  const record = checkpointRecordIn(verdict.value);
-  return record === null ? verdict : { valid: false, errors: [record], problemCount: 1, parsed: verdict.parsed };
 }

@@ -189,7 +189,7 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
     const paused = await pausedTicketAgent({ spec: open });
     const out = await resume(paused, { value: { title: "Printer jam", extra: UNDEFINED_RECORD } });
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "awaiting_review" });
-    expect(out.responseOutcome?.errors.join("\n")).toMatch(/^extra is \{"lc":2,"type":"undefined"\}/m);
+    expect(out.responseOutcome?.errors.join("\n")).toMatch(/^extra has the fields "lc" and "type" of a LangGraph checkpoint marker/m);
     const shownAgain = await shown(paused);
     expect(shownAgain?.value.errors).toEqual(out.responseOutcome?.errors);
     const accepted = await resume(paused, { value: { title: "Printer jam", extra: { lc: 3, kind: "fine" } } });
