@@ -31,7 +31,7 @@ import { ValidationInputSchema, ValidationState } from "../validation/state.js";
 
 /** A refusal: the HTTP status and the JSON body `{ error, message }`. */
 export interface Refusal {
-  status: 403 | 409 | 422;
+  status: 403 | 409 | 413 | 422;
   body: { error: string; message: string };
 }
 
