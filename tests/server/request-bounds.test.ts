@@ -4,6 +4,8 @@
  * the door lets through reaches no route and is answered 404), and the
  * validation graph's own bound on ruleContext, which an embedded run meets.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError } from "../../src/errors.js";
 import { MAX_BODY_BYTES, createHttpApp } from "../../src/server/http.js";
@@ -12,6 +14,7 @@ import { MAX_REQUEST_CHARS } from "../../src/settings.js";
 import { MAX_TASKS } from "../../src/reflexion/configuration.js";
 import { RULE_CONTEXT_LIMITS, ensureValidationConfig } from "../../src/validation/configuration.js";
 import { buildValidationGraph } from "../../src/index.js";
+import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 /** JSON text of an object nested `levels` deep: {"a":{"a":…1…}}; written out, as JSON.stringify cannot write one this deep. */
@@ -137,5 +140,22 @@ describe("the validation graph's own bound on ruleContext (an embedded run, no s
     const graph = buildValidationGraph({ model, spec: "deployment-config" });
     await expect(graph.invoke({ request: "deploy" }, { context: { ruleContext: deep() } })).rejects.toThrow(`ruleContext nests deeper than ${RULE_CONTEXT_LIMITS.maxDepth} levels`);
     expect(model.calls).toHaveLength(0);
+  });
+});
+
+describe("docs/server.md states the bounds the code declares", () => {
+  it("every figure of REQUEST_LIMITS and RULE_CONTEXT_LIMITS is in its Request bounds section", () => {
+    const doc = readFileSync(join(REPO_ROOT, "docs", "server.md"), "utf8");
+    const section = doc.slice(doc.indexOf("## Request bounds"), doc.indexOf("## Authentication"));
+    const n = (value: number) => value.toLocaleString("en-US");
+    const rows = section.split("\n").filter((line) => line.startsWith("| `") || line.startsWith("| every") || line.startsWith("| any"));
+    const row = (start: string) => rows.find((line) => line.startsWith(start)) ?? `(no row ${start})`;
+    expect(row("| every field")).toContain(`${REQUEST_LIMITS.maxDepth} levels`);
+    expect(row("| `context.ruleContext`")).toContain(`${RULE_CONTEXT_LIMITS.maxDepth} levels, ${n(RULE_CONTEXT_LIMITS.maxChars)} characters`);
+    expect(row("| any other part")).toContain(`${n(REQUEST_LIMITS.otherPartChars)} characters`);
+    for (const [part, chars] of Object.entries(REQUEST_LIMITS.partChars)) {
+      const line = rows.find((r) => r.split("|")[1].includes(`\`${part}\``)) ?? `(no row for ${part})`;
+      expect(line, part).toContain(`| ${n(chars)} characters |`);
+    }
   });
 });
