@@ -28,8 +28,8 @@ import type { Refusal } from "./state-writes.js";
 const INPUT_CHARS = MAX_TASKS * (MAX_REQUEST_CHARS + 10) + 1_000;
 /** A run's settings: an inline spec and a system prompt (20,000 characters each), a ruleContext, and small scalars. */
 const SETTINGS_CHARS = 2 * RULE_CONTEXT_LIMITS.maxChars;
-/** A resume value: any answer (the JSON readers' size) with room for its wrappers. */
-const COMMAND_CHARS = DEFAULT_JSON_LIMITS.maxChars + 10_000;
+/** A resume value: any answer (the JSON readers' size) with room for its wrappers (`{"value": …}`). */
+const COMMAND_CHARS = DEFAULT_JSON_LIMITS.maxChars + 1_000;
 
 export const REQUEST_LIMITS = Object.freeze({
   /**
@@ -88,9 +88,13 @@ function nestsDeeper(value: unknown, maxDepth: number): boolean {
   return false;
 }
 
+/** What a refusal leaves as it was; a refused resume leaves its run paused. */
+const unchanged = (field: string) =>
+  /^(\[\d+\]\.)?(command|params)\b/.test(field) ? "Nothing was stored or resumed: a paused run is still paused; answer again with a smaller value." : "Nothing was stored.";
+
 function tooDeep(field: string, value: unknown, maxDepth: number): Refusal | undefined {
   if (!nestsDeeper(value, maxDepth)) return undefined;
-  return { status: 422, body: { error: "UnprocessableEntity", message: `${field} nests deeper than ${maxDepth} levels, the limit for this field. Nothing was stored.` } };
+  return { status: 422, body: { error: "UnprocessableEntity", message: `${field} nests deeper than ${maxDepth} levels, the limit for this field. ${unchanged(field)}` } };
 }
 
 /** The length of a value as JSON text; only for values already held to the depth bound (JSON.stringify is recursive). */
@@ -100,7 +104,7 @@ function tooLarge(field: string, chars: number, maxChars: number): Refusal | und
   if (chars <= maxChars) return undefined;
   return {
     status: 413,
-    body: { error: "PayloadTooLarge", message: `${field} is ${chars} characters of JSON, over the limit of ${maxChars} for this field. Nothing was stored.` },
+    body: { error: "PayloadTooLarge", message: `${field} is ${chars} characters of JSON, over the limit of ${maxChars} for this field. ${unchanged(field)}` },
   };
 }
 

@@ -76,6 +76,15 @@ describe("the door: every part of a JSON body within its bounds", () => {
     expect(reply.message).toContain(`${field} nests deeper than ${REQUEST_LIMITS.maxDepth} levels`);
   });
 
+  it("a resume too large or too deep is refused before the server stores it, saying the paused run stays paused", async () => {
+    const big = await post("/threads/t1/runs/wait", JSON.stringify({ assistant_id: "validation", command: { resume: { value: "x".repeat(REQUEST_LIMITS.partChars.command) } } }));
+    expect(big.status).toBe(413);
+    expect(big.message).toMatch(/^command is \d+ characters of JSON, over the limit of 1001000 for this field\. .*a paused run is still paused/);
+    const deep = await post("/threads/t1/commands", `{"id":1,"method":"input.respond","params":{"namespace":[],"responses":[${nestedText(100)}]}}`);
+    expect(deep.status).toBe(422);
+    expect(deep.message).toMatch(/^params\.responses nests deeper than 68 levels.*a paused run is still paused/);
+  });
+
   it("each item of a batch is a body: the bad one is named by its index", async () => {
     const ok = `{"assistant_id":"validation","input":{"request":"deploy"}}`;
     const reply = await post("/runs/batch", `[${ok},${runWithRuleContext(5_000)}]`);
