@@ -26,8 +26,8 @@ import type { Refusal } from "./state-writes.js";
 
 /** The largest graph input: Reflexion's MAX_TASKS tasks of MAX_REQUEST_CHARS each, with room for the JSON around them. */
 const INPUT_CHARS = MAX_TASKS * (MAX_REQUEST_CHARS + 10) + 1_000;
-/** A run's settings: an inline spec and a system prompt (20,000 characters each), a ruleContext, and small scalars. */
-const SETTINGS_CHARS = 2 * RULE_CONTEXT_LIMITS.maxChars;
+/** A run's settings: a ruleContext at its limit (100,000 characters), an inline spec and a system prompt (20,000 each), small scalars. */
+const SETTINGS_CHARS = 200_000;
 /** A resume value: any answer (the JSON readers' size) with room for its wrappers (`{"value": …}`). */
 const COMMAND_CHARS = DEFAULT_JSON_LIMITS.maxChars + 1_000;
 

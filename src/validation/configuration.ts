@@ -31,7 +31,7 @@ export const RULE_CONTEXT_LIMITS: Readonly<JsonLimits> = Object.freeze({ maxChar
  * (nothing the caller holds can change it during the run), or a
  * ConfigurationError naming the limit. `what` names it in the message.
  */
-export function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, unknown> {
+function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, unknown> {
   const data = toJsonData(value, RULE_CONTEXT_LIMITS, what);
   if (!data.ok) {
     throw new ConfigurationError(
