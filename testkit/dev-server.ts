@@ -7,6 +7,8 @@
  *   - instances never share `.langgraph_api/` (the in-memory server's state),
  *   - the repository's own `.env` is never read (the environment is exactly
  *     what the test passes).
+ * A test that restarts a server passes the directory of the first instance
+ * (`dir`) to the next one: it then reads the state the first one wrote.
  * The server listens on a free loopback port; readiness is `GET /ok`, polled.
  * Its output is captured for failure messages; `stop()` ends the whole process
  * group (the CLI and the server it spawns).
@@ -27,6 +29,12 @@ export interface DevServerOptions {
   startTimeoutMs?: number;
   /** Repository holding langgraph.json (default: this repository). */
   repoRoot?: string;
+  /**
+   * The project directory to run in (default: a new temporary one). One given
+   * here is the caller's: `stop()` leaves it, with the state the server wrote
+   * in `.langgraph_api/`, for another instance to start from.
+   */
+  dir?: string;
 }
 
 export interface DevServer {
@@ -41,7 +49,7 @@ export interface DevServer {
   output(): string;
   /** The last `chars` characters of the output, for failure messages. */
   tail(chars?: number): string;
-  /** Stop the server and its children, and remove the temporary directory. */
+  /** Stop the server and its children (it writes its state as it exits), and remove the temporary directory unless the caller gave it. */
   stop(): Promise<void>;
 }
 
@@ -134,7 +142,8 @@ async function isReady(url: string): Promise<boolean> {
 /** Start one dev server and wait until it answers `GET /ok`. */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const repoRoot = options.repoRoot ?? REPO_ROOT;
-  const dir = await mkdtemp(join(tmpdir(), "langgraph-dev-"));
+  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "langgraph-dev-")));
+  const removeDir = () => (options.dir === undefined ? rm(dir, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve());
   const configPath = join(dir, "langgraph.json");
   await writeFile(configPath, await projectConfig(repoRoot, dir));
   // The CLI appends `.langgraph_api` to the project's .gitignore when it is missing; give it one.
@@ -184,7 +193,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         stop() {
           stopped ??= (async () => {
             await killGroup(child);
-            await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+            await removeDir();
           })();
           return stopped;
         },
@@ -194,6 +203,6 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     lastFailure = `langgraphjs dev on port ${port} ${exited ?? `did not answer GET /ok within ${timeoutMs} ms`}.\n--- server output ---\n${tail()}`;
     if (!/EADDRINUSE/.test(output)) break;
   }
-  await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+  await removeDir();
   throw new Error(lastFailure);
 }

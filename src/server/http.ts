@@ -4,7 +4,10 @@
  * handler here either answers a request itself or passes it on (`next()`).
  *
  * Always:
- *   - a body over MAX_BODY_BYTES is answered 413 before any route reads it;
+ *   - a body over MAX_BODY_BYTES is answered 413 before any route reads it,
+ *     and every part of a JSON body (input, context, config, metadata,
+ *     command, a store value, …) is held to its size and depth
+ *     (./request-bounds.ts: 413 or 422, naming the field and the limit);
  *   - streaming or joining a run (`/threads/{id}/runs/{id}/stream|join|cancel`)
  *     first checks that the run exists and is the caller's, because the
  *     server allocates a stream queue for any run id it is asked about and
@@ -39,6 +42,7 @@ import {
   superstepsRefusal,
   type Refusal,
 } from "./state-writes.js";
+import { requestBoundsRefusal } from "./request-bounds.js";
 import { repairWaitBody } from "./wait-errors.js";
 
 /** The largest request body the server accepts (10 MiB); larger ones get 413. */
@@ -71,13 +75,27 @@ function credentials(c: Context): Record<string, string> {
   return headers;
 }
 
-/** The request body as JSON, or undefined when it is not JSON (the route's own validator then answers). */
+/** Each request's body as parsed at the door, so that the checks here parse it once. */
+const parsedBodies = new WeakMap<Request, unknown>();
+
+/**
+ * The request body as JSON, or undefined when it is not JSON (the route's own
+ * validator then answers). A body over MAX_BODY_BYTES fails the read, and the
+ * body limit answers 413.
+ */
 async function jsonBody(c: Context): Promise<unknown> {
-  try {
-    return await c.req.json();
-  } catch {
-    return undefined;
+  if (!parsedBodies.has(c.req.raw)) {
+    const text = await c.req.text();
+    let value: unknown;
+    try {
+      // Not recursive in V8: a body nested as deep as its size allows parses, and the bounds below refuse it.
+      value = JSON.parse(text);
+    } catch {
+      value = undefined;
+    }
+    parsedBodies.set(c.req.raw, value);
   }
+  return parsedBodies.get(c.req.raw);
 }
 
 const identityOf = (c: Context): string | undefined => (c.var as { auth?: { user?: { identity?: string } } }).auth?.user?.identity;
@@ -157,6 +175,13 @@ export function createHttpApp(options: { auth: boolean }): Hono {
       onError: (c) => c.json({ error: "PayloadTooLarge", message: `The request body is larger than ${MAX_BODY_BYTES} bytes.` }, 413),
     }),
   );
+
+  // Every part of a JSON body within its bounds (./request-bounds.ts), before any route reads or stores it.
+  app.use("*", async (c, next) => {
+    if (c.req.raw.body === null) return next();
+    const refusal = requestBoundsRefusal(await jsonBody(c));
+    return refusal ? refused(c, refusal) : next();
+  });
 
   // Ask about a run before streaming or joining it, so an unknown run id allocates nothing.
   const checkRun = async (c: Context, next: Next) => {

@@ -21,8 +21,6 @@
  * Pure functions of the request (and of what the server says about the
  * thread); ./http.ts applies them to the routes, with auth on and off.
  */
-import { DEFAULT_JSON_LIMITS } from "../shared/json.js";
-import { toJsonData } from "../shared/json-data.js";
 import { checkRequestText } from "../settings.js";
 import { checkTasks } from "../reflexion/configuration.js";
 import { ConfigurationError } from "../errors.js";
@@ -31,7 +29,7 @@ import { ValidationInputSchema, ValidationState } from "../validation/state.js";
 
 /** A refusal: the HTTP status and the JSON body `{ error, message }`. */
 export interface Refusal {
-  status: 403 | 409 | 422;
+  status: 403 | 409 | 413 | 422;
   body: { error: string; message: string };
 }
 
@@ -191,27 +189,11 @@ export function pendingRefusal(graphId: string, state: { next?: unknown; tasks?:
 }
 
 /**
- * A resume value is stored by the server before any node reads it, so one it
- * cannot store (nested deeper than its serializer's stack, or too large) would
- * fail the thread instead of being answered. It is held to the same bounds as
- * any answer (src/shared/json-data.ts) here, with room for its wrappers
- * (`{"value": …}`, a protocol command's response list), and refused with the reason.
+ * The refusal of a run's `command` (any graph), or undefined: only `resume`
+ * may be given. Its size and depth are bounded at the door (./request-bounds.ts).
  */
-function resumeRefusal(resume: unknown): Refusal | undefined {
-  if (resume === undefined) return undefined;
-  const data = toJsonData(resume, { maxDepth: DEFAULT_JSON_LIMITS.maxDepth + 4, maxChars: DEFAULT_JSON_LIMITS.maxChars + 1_000 }, "the resume value");
-  if (data.ok) return undefined;
-  return {
-    status: 422,
-    body: { error: "Unprocessable Entity", message: `${data.error}. Nothing was resumed: the run is still paused; answer again with a smaller value.` },
-  };
-}
-
-/** The refusal of a run's `command` (any graph), or undefined: only `resume` may be given, within the bounds of any answer. */
 export function commandRefusal(command: unknown): Refusal | undefined {
   if (!isObject(command)) return undefined;
-  const tooLarge = resumeRefusal(command.resume);
-  if (tooLarge) return tooLarge;
   const used = ["update", "goto"].filter((k) => {
     const v = command[k];
     return v != null && !(Array.isArray(v) && v.length === 0) && !(isObject(v) && Object.keys(v).length === 0);

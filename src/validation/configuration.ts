@@ -6,6 +6,8 @@
 import { z } from "zod";
 import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
+import type { JsonLimits } from "../shared/json.js";
+import { toJsonData } from "../shared/json-data.js";
 import { BUILTIN_SPEC_NAMES, boundedInt, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
 
@@ -15,6 +17,29 @@ export const DEFAULT_MAX_ATTEMPTS = 3;
 export const MAX_ESCALATION_MODELS = 5;
 /** Largest token budget a run may set. */
 export const MAX_TOKEN_BUDGET = 100_000_000;
+
+/**
+ * Bounds of a run's ruleContext. It is kept with the run's settings (a resumed
+ * run reads the same facts), so it is stored in the run's checkpoints; and any
+ * caller of the server may set it. Facts for rules (the services that exist, a
+ * few thousand names) fit well within 100,000 characters and a few levels.
+ */
+export const RULE_CONTEXT_LIMITS: Readonly<JsonLimits> = Object.freeze({ maxChars: 100_000, maxDepth: 32 });
+
+/**
+ * A ruleContext as plain JSON data within RULE_CONTEXT_LIMITS: a fresh copy
+ * (nothing the caller holds can change it during the run), or a
+ * ConfigurationError naming the limit. `what` names it in the message.
+ */
+function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, unknown> {
+  const data = toJsonData(value, RULE_CONTEXT_LIMITS, what);
+  if (!data.ok) {
+    throw new ConfigurationError(
+      `${data.error} (${what} is limited to ${RULE_CONTEXT_LIMITS.maxDepth} levels and ${RULE_CONTEXT_LIMITS.maxChars} characters of JSON); give the rules a smaller set of facts, or let a rule look up what it needs itself.`,
+    );
+  }
+  return data.value as Record<string, unknown>;
+}
 
 /** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
 const escalationStep = z
@@ -68,7 +93,8 @@ export const ValidationConfigSchema = z.object({
     .meta({
       title: "Rule context",
       description:
-        "Facts the spec's code rules may read (their third argument), e.g. the services that exist. It is the caller's word: a rule that needs a trusted fact must look it up itself. Specs supplied as JSON have no code rules and ignore it.",
+        "Facts the spec's code rules may read (their third argument), e.g. the services that exist. It is the caller's word: a rule that needs a trusted fact must look it up itself. Specs supplied as JSON have no code rules and ignore it. " +
+        `At most ${RULE_CONTEXT_LIMITS.maxDepth} levels deep and ${RULE_CONTEXT_LIMITS.maxChars} characters of JSON.`,
     }),
   models: z
     .array(escalationStep, { error: "models must be a list of {model, attempts?} entries" })
@@ -114,6 +140,7 @@ export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 
 export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
   const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
+  if (parsed.ruleContext !== undefined) parsed.ruleContext = checkRuleContext(parsed.ruleContext);
   const { models: steps, ...rest } = parsed;
   if (steps === undefined) return { ...rest, model: parsed.model ?? (options.env ?? readEnvironment()).model };
   // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.

@@ -242,7 +242,7 @@ describe("auth off", () => {
       body: `{"assistant_id":"validation","context":${JSON.stringify(PAUSE)},"command":{"resume":{"value":${deep}}}}`,
     });
     expect(res.status).toBe(422);
-    expect(((await res.json()) as { message: string }).message).toMatch(/^the resume value nests deeper than 68 levels.*the run is still paused/);
+    expect(((await res.json()) as { message: string }).message).toMatch(/^command\.resume nests deeper than 68 levels.*a paused run is still paused/);
     const still = await client.threads.getState<Values>(thread.thread_id);
     expect([still.values.success, still.next, still.tasks.flatMap((t) => t.interrupts).length]).toEqual([false, ["review"], 1]);
     expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
