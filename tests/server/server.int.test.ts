@@ -41,6 +41,11 @@ const TIME_WINDOW_SPEC = {
   },
 };
 
+/** Judged is kept: answers whose parts a checkpoint would not give back as written, then near-misses that it would. */
+const KEPT_SPEC = { name: "kept-probe", description: "A probe of what a checkpoint keeps.", schema: { type: "object", required: ["body"], properties: { body: { type: ["object", "null"] }, n: { maximum: 1e308 } } } };
+const KEPT_REFUSED = '{"body": {"lc": 2, "type": "undefined"}, "n": -1e400}';
+const KEPT_VALID = { body: { lc: "2", type: "undefined", nested: [{ lc: 2 }, { type: "constructor", id: ["Set"] }], lg_name: "send" }, n: -1.7976931348623157e308 };
+
 const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
 const user = (req: RecordedRequest) => req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
 /** The task named in a Reflexion prompt ("Task:\n<task>\n\n…"). */
@@ -53,6 +58,7 @@ function respond(req: RecordedRequest): ScriptedReply {
   if (sys.startsWith("You write JSON objects of this kind")) {
     const retry = prompt.includes("A validator rejected it");
     if (sys.includes(TIME_WINDOW_SPEC.description)) return JSON.stringify(retry ? { start: 10, end: 20 } : { start: 10, end: 5 });
+    if (sys.includes(KEPT_SPEC.description)) return retry ? JSON.stringify(KEPT_VALID) : KEPT_REFUSED;
     return JSON.stringify(retry ? VALID_CONFIG : INVALID_CONFIG);
   }
   if (sys.includes("evaluator")) return "Accurate but thin: it lacks a concrete example.\nFinal score: 7/10";
@@ -250,6 +256,23 @@ describe("LangGraph server, auth off", () => {
     expect(out).toMatchObject({ success: true, spec: "time-window", result: { start: 10, end: 20 } });
     expect(out.history).toHaveLength(2);
     expect(out.history[0].errors.join("\n")).toMatch(/end/);
+  });
+
+  test("judged is kept: a marker-shaped or out-of-range answer is refused, and the accepted value comes back from /state and /history exactly as returned", async () => {
+    const thread = await client.threads.create();
+    const out = (await client.runs.wait(thread.thread_id, "validation", { input: { request: "a probe" }, context: { spec: KEPT_SPEC, maxAttempts: 2 } })) as {
+      success: boolean;
+      result: unknown;
+      history: Array<{ errors: string[] }>;
+    };
+    expect(out.history[0].errors.join("\n")).toMatch(/cannot be kept as written: (body has the fields "lc" and "type"|n is a number out of range)/);
+    expect(out).toMatchObject({ success: true, result: KEPT_VALID });
+    const state = await client.threads.getState(thread.thread_id);
+    expect((state.values as { result: unknown }).result).toEqual(KEPT_VALID);
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
+    const results = history.map((h) => (h.values as { result?: unknown }).result).filter((r) => r !== null && r !== undefined);
+    expect(results.length).toBeGreaterThan(0);
+    for (const result of results) expect(result).toEqual(KEPT_VALID);
   });
 
   test("a bad configuration is refused with a clear error before any model call, not a hung run", async () => {

@@ -1,0 +1,49 @@
+/**
+ * Judged is kept, on PostgreSQL: what a run returns is what PostgresSaver gives back, through getState and
+ * every entry of the thread's history; a marker-shaped answer never ends valid.
+ */
+import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
+import { describeWithPostgres } from "../support/postgres.js";
+
+const REQUEST = { method: "POST", url: "https://api.example.com/v1/orders", headers: { "Content-Type": "application/json" }, timeout_ms: 5000, retries: 0 };
+const MARKER = { ...REQUEST, body: { lc: 2, type: "constructor", id: ["Set"], args: [[1, 2]] } };
+const VALID = { ...REQUEST, body: { lc: "2", type: "undefined", items: [{ lc: 2 }, 1e308, 5e-324, "\u2028"], lg_name: "send" } };
+
+describeWithPostgres("judged is kept through PostgresSaver", (db) => {
+  let saver: PostgresSaver;
+  beforeAll(async () => {
+    saver = PostgresSaver.fromConnString(db.url);
+    await saver.setup();
+  });
+  afterAll(async () => {
+    await saver?.end();
+  });
+
+  it("a marker-shaped body is refused; the valid answer comes back from getState and the history exactly as returned", async () => {
+    const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify(MARKER), JSON.stringify(VALID)]), checkpointer: saver });
+    const config = { configurable: { thread_id: "kept-pg" }, context: { spec: "api-request" } };
+    const out = await graph.invoke({ request: "POST an order" }, config);
+    expect(out.history[0].errors[0]).toMatch(/^The JSON cannot be kept as written: body has the fields "lc" and "type"/);
+    expect(out).toMatchObject({ success: true, result: VALID });
+    // A fresh saver on the same database: nothing is served from memory.
+    const reader = PostgresSaver.fromConnString(db.url);
+    try {
+      const fresh = buildValidationGraph({ model: scriptedModel([]), checkpointer: reader });
+      expect((await fresh.getState(config)).values.result).toEqual(out.result);
+      let seen = 0;
+      for await (const snapshot of fresh.getStateHistory(config)) {
+        const result = (snapshot.values as { result?: unknown }).result;
+        if (result !== null && result !== undefined) {
+          expect(result).toEqual(VALID);
+          seen++;
+        }
+      }
+      expect(seen).toBeGreaterThan(0);
+    } finally {
+      await reader.end();
+    }
+  });
+});
