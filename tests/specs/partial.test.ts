@@ -509,7 +509,7 @@ describe("what the partial checks expose", () => {
     expect(check.errors).toEqual([]);
     check.write("\nAnything else?");
     expect(check.errors).toEqual(expect.arrayContaining([NAME, REPLICAS]));
-    expect(checkTextSync(spec, check.text, "model").errors).toEqual(expect.arrayContaining(check.errors));
+    expect(checkTextSync(spec, check.text, "model").errors).toEqual(expect.arrayContaining([...check.errors]));
   });
 
   it("stop policies: never stops nothing; useless stops when the errors fill a retry's list; first-error at the first", () => {
