@@ -9,6 +9,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError, redactSecrets } from "../errors.js";
+import { mergeChunks } from "./message-chunks.js";
 import { bound } from "./text.js";
 import { usageOf, type TokenUsage } from "./usage.js";
 
@@ -106,7 +107,9 @@ export async function callModel(
 }
 
 /**
- * The call, streamed: the pieces merged into one message as they arrive. When
+ * The call, streamed: the pieces kept as they arrive and merged into one
+ * message once, at the end (merging each piece into the message so far
+ * builds a message per piece). When
  * the watch stops it, the provider's stream is aborted and what arrived is
  * the answer. A provider reports usage at the end of a stream, so a stopped
  * answer (or a stream without usage) counts its output as the pieces that
@@ -114,14 +117,14 @@ export async function callModel(
  */
 async function streamCall(model: BaseChatModel, messages: BaseMessage[], config: RunnableConfig | undefined, watch: StreamWatch): Promise<{ message: AIMessage; stopped: boolean; estimated?: TokenUsage }> {
   const signal = config?.signal ? AbortSignal.any([config.signal, watch.stop]) : watch.stop;
-  let merged: AIMessageChunk | undefined;
+  const chunks: AIMessageChunk[] = [];
   let whole: AIMessage | undefined;
   let pieces = 0;
   let stopped = false;
   try {
     for await (const chunk of await model.stream(messages, { ...config, signal })) {
       if (AIMessageChunk.isInstance(chunk)) {
-        merged = merged === undefined ? chunk : merged.concat(chunk);
+        chunks.push(chunk);
         if (carriesText(chunk)) pieces++;
       } else whole = chunk as AIMessage;
       watch.onChunk(chunk as AIMessage);
@@ -131,7 +134,7 @@ async function streamCall(model: BaseChatModel, messages: BaseMessage[], config:
     if (!watch.stop.aborted || config?.signal?.aborted) throw error;
     stopped = true;
   }
-  const message = whole ?? merged ?? new AIMessageChunk({ content: "" });
+  const message = whole ?? mergeChunks(chunks) ?? new AIMessageChunk({ content: "" });
   // Usage arrives last: when it did, the whole answer was generated and the provider's count stands.
   if (whole !== undefined || message.usage_metadata !== undefined) return { message, stopped };
   return { message, stopped, estimated: { inputTokens: 0, outputTokens: pieces, totalTokens: pieces, calls: 1 } };

@@ -89,7 +89,6 @@ export interface CallWatch {
 
 export class AttemptWatch {
   private check?: PartialCheck;
-  private text = "";
   private stopped?: StoppedDraft;
   private published = { closed: -1, errors: -1, chars: 0 };
 
@@ -98,7 +97,6 @@ export class AttemptWatch {
   /** A fresh reading for one model call (a call in a mode the provider refused is discarded with its reading). */
   start(): CallWatch {
     const controller = new AbortController();
-    this.text = "";
     this.stopped = undefined;
     this.published = { closed: -1, errors: -1, chars: 0 };
     const check = new PartialCheck(this.options.spec, { limits: this.options.limits, context: this.options.context });
@@ -107,7 +105,6 @@ export class AttemptWatch {
       stop: controller.signal,
       write: (piece: string) => {
         if (piece.length === 0 || controller.signal.aborted) return;
-        this.text += piece;
         check.write(piece);
         this.progress();
         const decision = stopDecision(check, this.options.policy, this.options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors);
@@ -121,6 +118,8 @@ export class AttemptWatch {
 
   /** The attempt's answer arrived (or was stopped): publish the final event; the stop, if any, for the draft. */
   finish(): StoppedDraft | undefined {
+    // A complete answer is read as the check step will read it; a stopped one is judged on what arrived, with the errors found before the stop.
+    if (this.stopped === undefined) this.check?.end();
     this.publishEnd();
     return this.stopped;
   }
@@ -139,7 +138,7 @@ export class AttemptWatch {
       value: state.value,
       complete: state.complete,
       errors: state.errors,
-      chars: this.text.length,
+      chars: check?.received ?? 0,
       stopped: this.stopped ? { at: this.stopped.at, reason: this.stopped.reason, detail: this.stopped.detail } : null,
       ...(failed !== undefined ? { failed } : {}),
     });
@@ -151,11 +150,12 @@ export class AttemptWatch {
     if (!check || !this.options.publish) return;
     const closed = check.closedValues;
     const errors = check.errors.length;
-    const since = this.text.length - this.published.chars;
-    const gap = this.text.length <= SMALL_ANSWER_CHARS ? 0 : this.text.length / 16;
+    const chars = check.received;
+    const since = chars - this.published.chars;
+    const gap = chars <= SMALL_ANSWER_CHARS ? 0 : chars / 16;
     const due = errors !== this.published.errors || (closed !== this.published.closed && since >= gap) || since >= Math.max(PARTIAL_EVERY_CHARS, gap);
     if (!due) return;
-    this.published = { closed, errors, chars: this.text.length };
+    this.published = { closed, errors, chars };
     const state = check.state();
     if (state.value === undefined) return;
     this.options.publish({ kind: "partial", attempt: this.options.attempt, value: state.value, complete: state.complete, errors: state.errors });
@@ -165,7 +165,7 @@ export class AttemptWatch {
   private describe(reason: StopReason, detail: string): string {
     if (reason === "broken-json") {
       // The check step's own reading of the text received says where it broke, unless it only sees a cut.
-      const reading = readText(this.text, "model", this.options.limits);
+      const reading = readText(this.check?.text ?? "", "model", this.options.limits);
       if (!reading.ok && !/truncated/i.test(reading.error)) return reading.error;
       return /^The /.test(detail) ? detail : `The answer is not valid JSON: ${detail}.`;
     }

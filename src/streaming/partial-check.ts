@@ -2,25 +2,31 @@
  * Partial checks: a spec's checks run on an answer while it streams. Each
  * value is judged when it closes, by the parts of the spec that certainly
  * apply to it alone (./schema-parts.ts); a member's name as soon as it
- * arrives (`additionalProperties: false`, `propertyNames`); a rule once every
- * input it reads has closed (a rule that also reads the whole document, by
- * declaring a second parameter, once the value has closed). Every message is
- * the full check's own, word for word.
+ * arrives (`additionalProperties: false`, `propertyNames`); the rules once the
+ * whole value has closed (a rule is handed the document and the run's
+ * context, so what it reads cannot be told from its declaration). Every
+ * message is the full check's own, word for word.
  *
  * These checks inform and may stop an attempt early; they never decide that
  * an answer is valid: the check step (../specs/check.ts) judges the complete
- * answer. What they report is certain under the reader's one assumption (the
- * answer holds one JSON value; see ./reader.ts): each error is one the full
- * check reports for the complete answer, provided the value goes on to parse.
- * When in doubt they say nothing: a missing field before its object closes, an
- * unfinished string or number, a count not yet reached, anything under a
- * combinator whose branches could still change, a zod spec's refinements.
+ * answer. An error is published (and may stop the request) only once it is
+ * certain: once the value judged is the one the check step's reader will
+ * choose, whatever follows, or the answer is not accepted at all. Until then
+ * the errors are held. The check step's reader lets a later fenced block
+ * replace a bare value, a broken one or an object in prose, so that point
+ * comes when a fenced block holding the value has closed (its closing line
+ * ended: the check step's own reader then confirms the choice on the text so
+ * far), or at the end of the answer (`end`). When in doubt they say nothing: a
+ * missing field before its object closes, an unfinished string or number, a
+ * count not yet reached, anything under a combinator whose branches could
+ * still change, a zod spec's refinements.
  */
 import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "../specs/ajv.js";
 import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS, EXPLAINED_VALUES, ruleMessages, schemaErrorMessages } from "../specs/validate.js";
 import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
+import { extractJson } from "../shared/json.js";
 import { AnswerReader, type Step } from "./reader.js";
 import { judgeName, judgePart, memberParts, pointerOf, rootParts } from "./schema-parts.js";
 
@@ -59,14 +65,19 @@ export class PartialCheck {
   private readonly maxValueChars: number;
   private found: string[] = [];
   private seen = new Set<string>();
-  /** Errors of an object in prose, kept back until it closes (it may yet turn out not to be JSON). */
+  /** Errors of the value being read, held until it is certain to be the answer's value. */
   private held: string[] = [];
+  /** The value read is the one the check step will judge, if it accepts the answer at all. */
+  private settled = false;
+  /** Where to look for the end of a fenced block's closing line; -1 once that line was judged. */
+  private closingLineFrom?: number;
+  /** The answer so far (kept whole: the check step's reader confirms a choice on it). */
+  private answer = "";
+  /** At the end: the state of the value the check step's reader chose, when it is not the one read. */
+  private chosen?: PartialState;
+  private readonly options: PartialCheckOptions;
   /** The parts of the spec that apply to each open container, outermost first. */
   private readonly frames: Part[][] = [];
-  /** Dotted paths (objects only) of closed values, for the rules' inputs. */
-  private closedPaths = new Set<string>();
-  private rulesRun: boolean[];
-  private readonly ruleInputs: string[][][];
   private wrongRoot?: string;
   private tooManyValues?: string;
   private frozen?: string;
@@ -77,18 +88,77 @@ export class PartialCheck {
     readonly spec: Spec,
     options: PartialCheckOptions = {},
   ) {
+    this.options = options;
     this.context = options.context;
     this.maxErrors = options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
     this.maxValueChars = options.limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
     this.reader = new AnswerReader({ opened: (p, c) => this.opened(p, c), closed: (p, v, parent) => this.closed(p, v, parent), restarted: () => this.restarted() }, options.limits);
-    this.rulesRun = spec.rules.map(() => false);
-    this.ruleInputs = spec.rules.map((rule) => Object.keys(rule.inputs).map((path) => prefixes(path)));
   }
 
   /** Feed the next piece of the answer. */
   write(text: string): void {
+    if (text.length === 0 || this.chosen !== undefined) return;
+    const start = this.answer.length;
+    this.answer += text;
     this.reader.write(text);
     if (this.reader.phase === "unsure") this.frozen ??= this.reader.problem;
+    this.fenceClosed(text, start);
+  }
+
+  /** The answer received so far. */
+  get text(): string {
+    return this.answer;
+  }
+
+  /**
+   * The answer is complete: the check step's reader reads it now, as the
+   * check step will. When it chooses the value read, the held errors are
+   * certain; when it chooses another (a fenced block after a draft), that
+   * value is judged instead; when it reads nothing, nothing is said.
+   */
+  end(): void {
+    if (this.settled || this.chosen !== undefined) return;
+    const read = extractJson(this.answer, this.options.limits);
+    if (!read.ok) return;
+    if (this.isValueRead(read.value)) return this.settle();
+    const again = new PartialCheck(this.spec, this.options);
+    again.write(JSON.stringify(read.value));
+    if (again.isValueRead(read.value)) again.settle();
+    this.chosen = again.state();
+    this.held = [];
+    this.found = [];
+    this.seen = new Set();
+    for (const message of again.found) this.add(message);
+  }
+
+  /**
+   * Once a fenced block holding the value has closed and its closing line
+   * ended, no later text can make the check step's reader choose another
+   * value and accept the answer: a later block that parses makes two, which
+   * it refuses. Its own reading of the text so far confirms the choice.
+   */
+  private fenceClosed(piece: string, start: number): void {
+    if (this.settled || this.closingLineFrom === -1 || this.reader.source !== "fence" || this.reader.phase !== "done") return;
+    this.closingLineFrom ??= this.reader.fenceClosedAt!;
+    const at = piece.indexOf("\n", Math.max(0, this.closingLineFrom - start));
+    if (at < 0) return;
+    this.closingLineFrom = -1;
+    const read = extractJson(this.answer.slice(0, start + at + 1), this.options.limits);
+    if (read.ok && read.source === "fence" && this.isValueRead(read.value)) this.settle();
+  }
+
+  /** Whether `value` is the value the reader read, whole. */
+  private isValueRead(value: unknown): boolean {
+    const phase = this.reader.phase;
+    if (phase !== "done" && phase !== "after") return false;
+    return JSON.stringify(value) === JSON.stringify(this.reader.root);
+  }
+
+  /** The value read is the answer's: its held errors are certain. */
+  private settle(): void {
+    this.settled = true;
+    for (const message of this.held) this.add(message);
+    this.held = [];
   }
 
   /** Characters received. */
@@ -113,15 +183,17 @@ export class PartialCheck {
 
   /** The state to publish: the value so far, what is complete, the certain errors (capped like the check step's report). */
   state(): PartialState {
+    if (this.chosen !== undefined) return { ...this.chosen, errors: capMessages(this.found, { maxErrors: this.maxErrors }).errors };
     return { value: this.reader.snapshot(), complete: this.reader.completePaths(), errors: capMessages(this.found, { maxErrors: this.maxErrors }).errors };
   }
 
   /** Why no continuation can make the answer valid, if that is already certain. */
   hopeless(): Hopeless | null {
     if (this.reader.tooLarge !== undefined) return { reason: "too-large", detail: this.reader.tooLarge };
+    if (this.reader.phase === "broken" && this.reader.certain) return { reason: "broken-json", detail: this.reader.problem ?? "the JSON is not valid" };
+    if (!this.settled) return null;
     if (this.tooManyValues !== undefined) return { reason: "too-large", detail: this.tooManyValues };
-    if (this.reader.phase === "broken") return { reason: "broken-json", detail: this.reader.problem ?? "the JSON is not valid" };
-    if (this.wrongRoot !== undefined && !this.reader.tentative) return { reason: "wrong-root", detail: this.wrongRoot };
+    if (this.wrongRoot !== undefined) return { reason: "wrong-root", detail: this.wrongRoot };
     return null;
   }
 
@@ -154,12 +226,7 @@ export class PartialCheck {
       for (const part of parts) this.report(this.judge(() => judgePart(this.spec, part, value, pointer)));
       const key = path[path.length - 1];
       if (!container && parent !== undefined && !Array.isArray(parent) && typeof key === "string") this.judgeName(this.frames[this.frames.length - 1], path, key);
-      this.rules(path);
-    }
-    if (path.length === 0) {
-      // The whole value closed: an object in prose is now the answer's value, and its errors stand.
-      for (const message of this.held) this.add(message);
-      this.held = [];
+      if (path.length === 0) this.rules();
     }
   }
 
@@ -172,8 +239,6 @@ export class PartialCheck {
   private restarted(): void {
     this.frames.length = 0;
     this.held = [];
-    this.closedPaths = new Set();
-    this.rulesRun = this.spec.rules.map(() => false);
     this.wrongRoot = undefined;
   }
 
@@ -210,20 +275,15 @@ export class PartialCheck {
     return schemaErrorMessages(outcome.errors, outcome.schema, this.maxValueChars);
   }
 
-  /** Run each rule whose inputs have all closed: at once when it reads only its inputs, at the end when it reads the document. */
-  private rules(path: readonly Step[]): void {
+  /**
+   * Run the rules on the whole value. A rule may read the document and the
+   * run's context beyond its inputs (its declared parameters say nothing
+   * sure: a default value, `arguments` or a rest parameter hide them), so
+   * none runs on part of it.
+   */
+  private rules(): void {
     const rules = this.spec.rules;
-    if (rules.length === 0) return;
-    const root = path.length === 0;
-    if (!root) {
-      if (!path.every((step) => typeof step === "string")) return;
-      this.closedPaths.add(path.join("."));
-    }
     for (let i = 0; i < rules.length; i++) {
-      if (this.rulesRun[i]) continue;
-      // A rule that declares more parameters reads the document (or the run's context) beyond its inputs: only the whole value will do.
-      if (!root && (rules[i].check.length !== 1 || !this.ruleInputs[i].every((input) => input.some((p) => this.closedPaths.has(p))))) continue;
-      this.rulesRun[i] = true;
       let messages: string[];
       try {
         messages = ruleMessages(this.spec, i, this.reader.root, this.context);
@@ -236,9 +296,8 @@ export class PartialCheck {
 
   private report(messages: readonly string[]): void {
     for (const message of messages) {
-      if (this.reader.tentative) {
-        if (!this.held.includes(message)) this.held.push(message);
-      } else this.add(message);
+      if (this.settled) this.add(message);
+      else if (this.held.length < MAX_KEPT_ERRORS && !this.held.includes(message)) this.held.push(message);
     }
   }
 
@@ -247,12 +306,6 @@ export class PartialCheck {
     this.seen.add(message);
     this.found.push(message);
   }
-}
-
-/** A rule input's path and each of its ancestors ("a.b.c": "a.b.c", "a.b", "a"): any of them closed means the input has. */
-function prefixes(path: string): string[] {
-  const steps = path.split(".");
-  return steps.map((_, i) => steps.slice(0, steps.length - i).join("."));
 }
 
 /** How much of an answer the stop policy lets through: "never" stops nothing, "useless" stops an answer that cannot help, "first-error" stops at the first certain error. */

@@ -12,11 +12,13 @@
  * nested too deep, an answer past the size limit) and, where the answer leaves
  * what it can follow, that it is unsure.
  *
- * One assumption, stated once: after the JSON value it reads, the answer
- * holds no second one (no other object, no other fenced block). The check
- * step reads such an answer differently (two values are refused, a later
- * fenced block is read instead of a broken one), so what the reader says
- * about a value holds for answers that hold one.
+ * The reader follows the first value it finds. The check step's reader may
+ * still choose another one (a later fenced block replaces a bare value, a
+ * broken one, or an object in prose; a later object in prose replaces a
+ * broken one), so what the reader says about its value becomes certain only
+ * once nothing later can replace it: see `fenceClosedAt` and
+ * ./partial-check.ts. Only an answer too large, or bare JSON nested too deep,
+ * is refused whatever follows (`certain`).
  */
 import { Tokenizer, TokenType } from "@streamparser/json";
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from "../shared/json.js";
@@ -72,6 +74,10 @@ export class AnswerReader {
   source?: ValueSource;
   /** Why the answer is broken, or why the reader is unsure. */
   problem?: string;
+  /** The answer is broken whatever follows (bare JSON nested too deep); other breaks a later value may replace. */
+  certain = false;
+  /** Where the marker that closed the fenced block starts, once the value closed and the marker came (its line may not have ended). */
+  fenceClosedAt?: number;
   /** Set once the answer is past the size limit (certain: it only grows). */
   tooLarge?: string;
   /** The value read so far: containers grow as members close (live; `snapshot` copies it). */
@@ -126,11 +132,6 @@ export class AnswerReader {
   /** Characters received. */
   get received(): number {
     return this.total;
-  }
-
-  /** Whether what is said about the value may still be withdrawn (an object in prose that may yet break). */
-  get tentative(): boolean {
-    return this.source === "prose" && this.phase === "reading";
   }
 
   /** The value so far, with the string being written in its place: a copy, safe to hand on. */
@@ -345,6 +346,7 @@ export class AnswerReader {
         // (everything since the value was whitespace, so it does when a line ended on the way).
         if (fence.valueOnOpenerLine || this.afterNewline) {
           this.afterPos = i;
+          this.fenceClosedAt = i;
           this.phase = "done";
           return;
         }
@@ -443,9 +445,10 @@ export class AnswerReader {
     this.tokenizer = undefined;
   }
 
-  private broken(why: string): void {
+  private broken(why: string, certain = false): void {
     this.phase = "broken";
     this.problem = why;
+    this.certain = certain;
     this.partial = undefined;
     this.tokenizer = undefined;
   }
@@ -524,7 +527,8 @@ export class AnswerReader {
     }
     this.frames.push({ value, array, expect: array ? "value-or-close" : "key-or-close", keys: array ? undefined : new Set(), index: 0, complete: [] });
     if (this.frames.length > this.limits.maxDepth) {
-      this.broken(tooDeep(this.limits.maxDepth));
+      // The check step measures a bare answer's nesting before anything else: no later text can change that.
+      this.broken(tooDeep(this.limits.maxDepth), this.source === "bare");
       throw STOP;
     }
     this.listener.opened([...this.path], value);

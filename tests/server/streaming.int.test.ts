@@ -15,9 +15,10 @@ import { startTokenServer, type TokenServer } from "../streaming/token-server.js
 const START_TIMEOUT = 180_000;
 const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
-// A long answer whose first field is wrong: stopped there, the rest (about 500 tokens) is never generated,
-// with a wide margin for a busy machine, where the client may read the stream late.
-const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API", health_check: { ...(example.health_check as object), path: `/${"a".repeat(2_000)}` } }, null, 2);
+// A fenced answer whose first field is wrong, then a long explanation: its errors are certain once the block's
+// closing line ends, so it is stopped there and the rest (about 500 tokens) is never generated, with a wide
+// margin for a busy machine, where the client may read the stream late.
+const BAD_NAME = `\`\`\`json\n${JSON.stringify({ ...example, service_name: "Payments API" }, null, 2)}\n\`\`\`\n${"The service runs with a health check and sensible limits. ".repeat(35)}`;
 const NAME_ERROR = 'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$';
 
 describe("validated streaming on the LangGraph server", () => {

@@ -18,6 +18,10 @@ const example = spec.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
 const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API" }, null, 2);
 const NAME_ERROR = 'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$';
+/** What a model often writes after its answer: the value's errors are certain once the block closes, so a stop saves this. */
+const EXPLANATION = `\nThis sets up the service with ${"sensible defaults and a health check ".repeat(12)}.`;
+/** An answer in a fenced block, then the explanation. */
+const fenced = (answer: string) => `Here is the configuration:\n\`\`\`json\n${answer}\n\`\`\`\n${EXPLANATION}`;
 const REQUEST = "A deployment config for payments-api";
 
 async function collect<T>(events: AsyncIterable<ValidationStreamEvent<T>>) {
@@ -36,20 +40,20 @@ describe("streamValidated", () => {
     // Default policy: one error does not make the rest useless, so nothing was stopped.
     expect(model.calls.map((c) => c.aborted)).toEqual([false, false]);
     expect(finals.map((f) => [f.attempt, f.stopped])).toEqual([[1, null], [2, null]]);
+    // A bare answer's errors are certain once it ends (until then a fenced block after it would be read instead).
     expect(finals[0].errors).toEqual([NAME_ERROR]);
     expect(finals[1]).toMatchObject({ value: example, complete: [""], errors: [] });
     // The value grows: each partial of attempt 1 holds what the one before held.
     const first = partials.filter((p) => p.attempt === 1);
     expect(first.length).toBeGreaterThan(5);
     expect(first[0].value).toEqual({});
-    expect(first.some((p) => p.errors.length === 0 && p.complete.length === 0)).toBe(true);
-    const named = first.find((p) => p.complete.includes("service_name"))!;
-    expect(named.errors).toEqual([NAME_ERROR]);
+    expect(first.some((p) => p.complete.includes("service_name"))).toBe(true);
+    expect(first.every((p) => p.errors.length === 0)).toBe(true);
     expect(first.at(-1)!.complete).toEqual([""]);
   });
 
   it('stopEarly "first-error": the request stops at the first certain error; the attempt records where and why, and its retry carries the error', async () => {
-    const model = new TokenStreamingModel({ answers: [BAD_NAME, VALID] });
+    const model = new TokenStreamingModel({ answers: [fenced(BAD_NAME), VALID] });
     const { outcome, finals } = await collect(streamValidated({ model, spec, request: REQUEST, stopEarly: "first-error" }));
     expect(outcome).toMatchObject({ success: true, attempts: 2 });
     const [first] = outcome.history;
@@ -57,7 +61,9 @@ describe("streamValidated", () => {
     expect(call.aborted).toBe(true);
     expect(call.generated).toBeLessThan(call.tokens / 2);
     expect(first.stopped).toEqual({ at: first.output.length, reason: "first-error", detail: "it has an error already" });
-    expect(first.output).toBe(BAD_NAME.slice(0, first.output.length));
+    // Stopped where the block's closing line ended, before the explanation.
+    expect(first.output).toBe(fenced(BAD_NAME).slice(0, first.output.length));
+    expect(first.output.length).toBeGreaterThanOrEqual(fenced(BAD_NAME).indexOf(EXPLANATION) - 1);
     expect(first.valid).toBe(false);
     expect(first.errors).toEqual([NAME_ERROR, `The answer was stopped after ${first.output.length} characters at its first error (above). Fix it and give the whole answer again.`]);
     // The usage counts what was generated: the provider's count never came, so the pieces received.
@@ -66,11 +72,11 @@ describe("streamValidated", () => {
     expect(finals[0].stopped).toEqual(first.stopped);
   });
 
-  it('stopEarly "useless" (the default) stops broken JSON, a root of the wrong type, and errors that fill a retry\'s list', async () => {
-    const broken = VALID.replace('"replicas": 3,', '"replicas": 3,,');
-    const wrongRoot = `[\n${VALID}\n]`;
+  it('stopEarly "useless" (the default) stops JSON nested past the bound, a root of the wrong type, and errors that fill a retry\'s list, once certain', async () => {
+    const tooDeep = `{"service_name": ${"[".repeat(70)}${EXPLANATION}`;
+    const wrongRoot = fenced(`[\n${VALID}\n]`);
     for (const [answer, reason] of [
-      [broken, "broken-json"],
+      [tooDeep, "broken-json"],
       [wrongRoot, "wrong-root"],
     ] as const) {
       const model = new TokenStreamingModel({ answers: [answer, VALID] });
@@ -80,20 +86,35 @@ describe("streamValidated", () => {
       expect(model.calls[0].aborted).toBe(true);
       expect(outcome.history[0].errors.at(-1)).toMatch(/^The answer was stopped after \d+ characters: /);
     }
-    // The broken answer's record says where it broke, in the check step's words for the text received.
-    const model = new TokenStreamingModel({ answers: [broken, VALID] });
+    // The record says why, in the check step's words for the text received.
+    const model = new TokenStreamingModel({ answers: [tooDeep, VALID] });
     const { outcome } = await collect(streamValidated({ model, spec, request: REQUEST }));
-    expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^The answer was stopped after \d+ characters: The answer is not valid JSON: .*line 3/)]);
+    expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^The answer was stopped after \d+ characters: The JSON nests deeper than 64 levels/)]);
 
     const dbQuery = builtinSpecs.get("db-query")!;
     const manyBad = JSON.stringify({ ...(dbQuery.example as object), filters: Array.from({ length: 30 }, (_, i) => ({ column: `c${i}`, op: "~", value: i })) }, null, 2);
-    const db = new TokenStreamingModel({ answers: [manyBad, JSON.stringify(dbQuery.example)] });
+    const db = new TokenStreamingModel({ answers: [fenced(manyBad), JSON.stringify(dbQuery.example)] });
     const run = await collect(streamValidated({ model: db, spec: dbQuery, request: "orders" }));
     expect(run.outcome.history[0].stopped?.reason).toBe("too-many-errors");
     expect(db.calls[0].generated).toBeLessThan(db.calls[0].tokens);
     // The retry carries as many errors as a validator's report does, then why the answer was stopped.
-    expect(run.outcome.history[0].errors).toHaveLength(21);
+    expect(run.outcome.history[0].errors).toHaveLength(22);
+    expect(run.outcome.history[0].errors[20]).toMatch(/^…and \d+ more problems$/);
     expect(run.outcome.history[0].errors[0]).toMatch(/^filters\[0\]\.op is "~"; it must be one of/);
+  });
+
+  it("the issue's drafts are not stopped: a broken draft, then the corrected answer in a fence; [] then a fence; both valid at once", async () => {
+    for (const answer of [`${VALID.replace(/}$/, ",}")}\n\`\`\`json\n${VALID}\n\`\`\``, `[]\n\`\`\`json\n${VALID}\n\`\`\``]) {
+      for (const stopEarly of ["useless", "first-error"] as const) {
+        const model = new TokenStreamingModel({ answers: [answer], tokenChars: 1 });
+        const { outcome, finals } = await collect(streamValidated({ model, spec, request: REQUEST, stopEarly }));
+        expect(outcome).toMatchObject({ success: true, attempts: 1 });
+        expect(outcome.history[0].stopped).toBeUndefined();
+        expect(model.calls[0].aborted).toBe(false);
+        // The final event shows the value the check step read, not the draft.
+        expect(finals[0]).toMatchObject({ stopped: null, value: example, complete: [""], errors: [] });
+      }
+    }
   });
 
   it('stopEarly "never": the whole answer arrives, and its progress is still published', async () => {
@@ -125,7 +146,7 @@ describe("the graph while tokens stream", () => {
   });
 
   it("LangGraph's messages mode streams tokens: the partial checks run and the stop policy applies", async () => {
-    const model = new TokenStreamingModel({ answers: [BAD_NAME, VALID] });
+    const model = new TokenStreamingModel({ answers: [fenced(BAD_NAME), VALID] });
     const graph = buildValidationGraph({ model, spec });
     const kinds = new Set<string>();
     let final: Record<string, any> = {};

@@ -19,9 +19,11 @@ import { startTokenServer, type TokenReply, type TokenServer } from "./token-ser
 const spec = builtinSpecs.get("deployment-config")!;
 const example = spec.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
-// A long answer whose first field is wrong: stopped there, the rest (about 500 tokens) is never generated,
-// with a wide margin for a busy machine, where the client may read the stream late.
-const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API", health_check: { ...(example.health_check as object), path: `/${"a".repeat(2_000)}` } }, null, 2);
+const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API" }, null, 2);
+// A fenced answer with a wrong field, then a long explanation: its errors are certain once the block's closing
+// line ends (nothing after it could be read instead), so it is stopped there and the rest (about 500 tokens) is
+// never generated, with a wide margin for a busy machine, where the client may read the stream late.
+const STOPPABLE = `\`\`\`json\n${BAD_NAME}\n\`\`\`\n${"The service runs with a health check and sensible limits. ".repeat(35)}`;
 const NAME_ERROR = 'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$';
 const TOOL = "deployment-config_output";
 
@@ -50,7 +52,7 @@ describe("stopping early through ChatOpenAI over HTTP", () => {
   for (const outputMode of ["text", "json_object", "json_schema", "tool"] as const) {
     it(`${outputMode}: the first error stops the request; the server generates no more; the retry carries the error`, async () => {
       const reply = (text: string): TokenReply => (outputMode === "tool" ? { tool: TOOL, args: text } : { content: text });
-      replies = [reply(BAD_NAME), reply(VALID)];
+      replies = [reply(STOPPABLE), reply(VALID)];
       const before = server.served.length;
       let outcome: any;
       const partialValues: unknown[] = [];
