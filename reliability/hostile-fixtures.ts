@@ -30,8 +30,10 @@ export const hostileFixtures: HostileFixture[] = [
   { name: "nesting 100,000 levels deep", answer: () => "[".repeat(100_000) + "]".repeat(100_000), valid: false },
   { name: "object nesting 100,000 levels deep inside a field", answer: () => withField("x", '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000)), valid: false },
   { name: "5 MB answer", answer: () => withField("padding", JSON.stringify("x".repeat(5_000_000))), valid: false },
-  { name: "__proto__ key at the top level", answer: () => VALID.replace(/^\{/, '{"__proto__":{"polluted":true},'), valid: true },
-  { name: "__proto__ key nested", answer: () => replace("resources.cpu_limit", '0.5,"__proto__":{"polluted":true}'), valid: true },
+  // A field named __proto__ is refused: LangGraph's checkpoint would not give it back as written (src/shared/kept.ts).
+  { name: "__proto__ key at the top level", answer: () => VALID.replace(/^\{/, '{"__proto__":{"polluted":true},'), valid: false },
+  { name: "__proto__ key nested", answer: () => replace("resources.cpu_limit", '0.5,"__proto__":{"polluted":true}'), valid: false },
+  { name: "a checkpoint marker's shape", answer: () => withField("labels", '{"lc":2,"type":"undefined"}'), valid: false },
   { name: "constructor key", answer: () => withField("constructor", '{"prototype":{"polluted":true}}'), valid: true },
   { name: "prototype key", answer: () => withField("prototype", '{"polluted":true}'), valid: true },
   { name: "__proto__ replacing a required object", answer: () => replace("resources", '{"__proto__":{"cpu_limit":1,"memory_limit_mb":512}}'), valid: false },
