@@ -119,15 +119,53 @@ export function fetchWithDeadline(timeoutMs: number, fetchImpl: typeof fetch = (
     const timer = setTimeout(() => deadline.abort(new ModelTimeoutError(timeoutMs, streamed)), timeoutMs);
     timer.unref();
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    let response: Response;
     try {
-      const response = await fetchImpl(input, { ...init, signal });
-      streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
-      return response;
+      response = await fetchImpl(input, { ...init, signal });
     } catch (error) {
       clearTimeout(timer);
       throw error;
     }
+    streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+    return settledWith(response, () => clearTimeout(timer));
   };
+}
+
+/**
+ * The response, with `done` called once its body has ended, failed or been cancelled (at once when it
+ * has none): a finished request keeps no deadline timer, and so nothing the timer holds (its abort
+ * signal, the caller's context).
+ */
+function settledWith(response: Response, done: () => void): Response {
+  if (response.body === null) {
+    done();
+    return response;
+  }
+  const source = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let chunk: Awaited<ReturnType<typeof source.read>>;
+      try {
+        chunk = await source.read();
+      } catch (error) {
+        done();
+        controller.error(error);
+        return;
+      }
+      if (chunk.done) {
+        done();
+        controller.close();
+      } else controller.enqueue(chunk.value);
+    },
+    cancel(reason) {
+      done();
+      return source.cancel(reason);
+    },
+  });
+  const settled = new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  // The client names the URL in its logs and errors.
+  Object.defineProperty(settled, "url", { value: response.url });
+  return settled;
 }
 
 /** The chat model a node should call for this run and role. */

@@ -220,7 +220,7 @@ describe("command line against the scripted server", () => {
 
   // Real processes: what only a process shows.
   it("as a process: a retried model call, LangGraph's retry lines on stderr, stdout exactly the JSON, exit 0", async () => {
-    server.setReplies([{ fault: "null-content" }, VALID]);
+    server.setReplies([{ fault: "no-choices" }, VALID]);
     const r = await runCliProcess(["x"], env());
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('Retrying task "generate"');

@@ -1,6 +1,6 @@
 /** The model factory, the whole-answer deadline of model requests, and provider error text. */
 import { ChatOpenAI } from "@langchain/openai";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError, ModelTimeoutError, ProviderError, redactSecrets, registerSecret } from "../../src/errors.js";
 import { createChatModel, fetchWithDeadline } from "../../src/models.js";
@@ -68,6 +68,23 @@ describe("the whole-answer deadline of a model request", () => {
     const wrapped = ProviderError.from(error, "generate");
     expect(wrapped.message).toMatch(/TimeoutError: Request timed out: no complete answer within 50 ms \(LLM_TIMEOUT_MS\); the answer had started streaming/);
     expect(wrapped.transient).toBe(true);
+  });
+
+  it("a finished request keeps no timer: after N requests read whole, failed or cancelled, no deadline is left pending", async () => {
+    vi.useFakeTimers();
+    try {
+      const answer: typeof fetch = async () => new Response('{"ok": true}', { headers: { "content-type": "application/json" } });
+      const fetcher = fetchWithDeadline(60_000, answer);
+      const before = vi.getTimerCount();
+      for (let i = 0; i < 20; i++) expect(await (await fetcher("http://model.test/")).json()).toEqual({ ok: true });
+      for (let i = 0; i < 5; i++) await (await fetcher("http://model.test/")).body!.cancel();
+      await expect(fetchWithDeadline(60_000, async () => Promise.reject(new Error("refused")))("http://model.test/")).rejects.toThrow("refused");
+      const empty = await fetchWithDeadline(60_000, async () => new Response(null, { status: 204 }))("http://model.test/");
+      expect(empty.status).toBe(204);
+      expect(vi.getTimerCount()).toBe(before);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("the caller's own abort still cancels the request", async () => {
