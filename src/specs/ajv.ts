@@ -11,15 +11,14 @@
 import { Ajv, type Options, type ValidateFunction } from "ajv";
 import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
 import { correctKeywords, schemaForAjv } from "./ajv-gaps.js";
+import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
 import { ecmaPatternToRe2 } from "./regex.js";
 
-// ajv-formats and ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
+// ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
 const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
-const addFormats = cjs<(ajv: Ajv) => Ajv>(addFormatsModule);
 type AjvClass = new (options: Options) => Ajv;
 const Ajv2019 = cjs<AjvClass>(Ajv2019Module);
 const Ajv2020 = cjs<AjvClass>(Ajv2020Module);
@@ -125,6 +124,7 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
   const dialect = dialectOf(schema);
   // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
   const compiled = schemaForAjv(schema, dialect);
+  refuseUnjudgedFormats(schema, dialect);
   const ajv = new CLASSES[dialect]({
     ...baseOptions,
     allErrors: options.allErrors,
@@ -132,7 +132,7 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     validateSchema: false,
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
-  addFormats(ajv);
+  addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
   return ajv.compile(compiled);

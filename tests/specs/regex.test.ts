@@ -122,11 +122,11 @@ function generateString(next: () => number): string {
 }
 
 describe("translated patterns agree with JavaScript's RegExp (the u flag) on generated patterns and strings", () => {
-  it("3,000 patterns × 40 strings, whitespace, line terminators, astral characters and lone surrogates included", () => {
+  it("1,500 patterns × 40 strings, whitespace, line terminators, astral characters and lone surrogates included", () => {
     const next = random(20261201);
     const disagreements: string[] = [];
     let compared = 0;
-    for (let p = 0; p < 3_000 && disagreements.length < 10; p++) {
+    for (let p = 0; p < 1_500 && disagreements.length < 10; p++) {
       const pattern = generatePattern(next);
       let ecma: RegExp;
       try {
@@ -143,6 +143,6 @@ describe("translated patterns agree with JavaScript's RegExp (the u flag) on gen
       }
     }
     expect(disagreements).toEqual([]);
-    expect(compared).toBeGreaterThan(80_000);
+    expect(compared).toBeGreaterThan(40_000);
   });
 });
