@@ -5,19 +5,20 @@
  * the schema's `$schema` (draft-07 when absent, 2019-09, 2020-12); any other
  * `$schema` is refused. Built-in specs are trusted code and use JavaScript's
  * RegExp; specs supplied at run time are not, so their `pattern`s run on RE2
- * (linear time) and a pattern RE2 cannot run is refused.
+ * (linear time), translated to keep ECMA-262's meaning (regex.ts), and a
+ * pattern RE2 cannot run is refused.
  */
 import { Ajv, type Options, type ValidateFunction } from "ajv";
 import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
-import addFormatsModule from "ajv-formats";
 import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
 import { correctKeywords, schemaForAjv } from "./ajv-gaps.js";
+import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
+import { ecmaPatternToRe2 } from "./regex.js";
 
-// ajv-formats and ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
+// ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
 const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
-const addFormats = cjs<(ajv: Ajv) => Ajv>(addFormatsModule);
 type AjvClass = new (options: Options) => Ajv;
 const Ajv2019 = cjs<AjvClass>(Ajv2019Module);
 const Ajv2020 = cjs<AjvClass>(Ajv2020Module);
@@ -63,12 +64,13 @@ export class PatternBudgetSpent extends Error {
 }
 
 /**
- * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes.
+ * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes,
+ * after translating the pattern so RE2 gives it the meaning ECMA-262 does.
  * ajv shares compiled patterns across schemas keyed by `toString()`, so each
  * pattern needs its own key (as a RegExp's "/source/flags" is).
  */
 function re2Engine(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
-  const compiled = RE2JS.compile(pattern);
+  const compiled = RE2JS.compile(ecmaPatternToRe2(pattern));
   const key = `re2:/${pattern}/${flags}`;
   const test = (s: string) => {
     patternBudget.used += s.length;
@@ -122,6 +124,7 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
   const dialect = dialectOf(schema);
   // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
   const compiled = schemaForAjv(schema, dialect);
+  refuseUnjudgedFormats(schema, dialect);
   const ajv = new CLASSES[dialect]({
     ...baseOptions,
     allErrors: options.allErrors,
@@ -129,7 +132,7 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     validateSchema: false,
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
-  addFormats(ajv);
+  addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
   return ajv.compile(compiled);

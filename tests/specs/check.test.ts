@@ -19,11 +19,11 @@ const PADDED = { type: "string", not: { pattern: "^y" } };
 describe("a spent pattern budget never reads as a pass", () => {
   // Each spec forbids something with a pattern under a keyword that turns "no match" into a pass.
   const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
-    ["not", { type: "object", properties: { pad: PADDED, q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } }, { pad: PAD, q: "DROP TABLE users" }],
+    ["not", { type: "object", properties: { pad: PADDED, q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } }, { pad: PAD, q: "DROP TABLE users" }],
     ["if/then", { type: "object", properties: { pad: PADDED, q: { type: "string" } }, if: { properties: { q: { pattern: "^admin" } } }, then: { required: ["approval"] } }, { pad: PAD, q: "admin-delete" }],
     ["patternProperties", { type: "object", properties: { pad: PADDED }, patternProperties: { "^secret": { type: "integer" } } }, { pad: PAD, secret_key: "leaked" }],
     ["propertyNames", { type: "object", properties: { pad: PADDED }, propertyNames: { not: { pattern: "^__" } } }, { pad: PAD, __proto_like: 1 }],
-    ["the same field", { type: "object", properties: { q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } }, { q: `${PAD}DROP TABLE users` }],
+    ["the same field", { type: "object", properties: { q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } }, { q: `${PAD}DROP TABLE users` }],
   ];
   it.each(cases)("under %s, in the same answer as 250,001 characters elsewhere", async (_label, schema, value) => {
     const spec = resolveSpec({ name: "guarded", schema });
@@ -39,7 +39,7 @@ describe("a spent pattern budget never reads as a pass", () => {
   });
 
   it("a value that fits the budget is judged on its merits", () => {
-    const spec = resolveSpec({ type: "object", properties: { q: { type: "string", not: { pattern: "(?i)drop\\s+table" } } } });
+    const spec = resolveSpec({ type: "object", properties: { q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } });
     expect(validateAgainstSpec(spec, { q: "select 1", pad: "x".repeat(1000) }).valid).toBe(true);
   });
 });

@@ -1,10 +1,12 @@
 /**
  * Runs the official JSON-Schema-Test-Suite (vendored in tests/fixtures/json-schema-test-suite) through
  * `validateAgainstSpec`, once with code specs (`defineSpec`) and once with run-time specs (`resolveSpec`),
- * and classifies every case. Used by tests/specs/official-suite.test.ts; `summaryTable` gives the numbers
- * for documentation:
+ * and classifies every case. The suite has two parts: the required tests (each dialect's top-level files)
+ * and the optional ones (its optional/ folder: regex dialect, big numbers, content, formats). Used by
+ * tests/specs/official-suite.test.ts; `summaryTable` gives the numbers for documentation:
  *
  *   npx tsx -e 'import("./tests/specs/official-suite.support.ts").then((m) => console.log(m.summaryTable(m.runOfficialSuite())))'
+ *   npx tsx -e 'import("./tests/specs/official-suite.support.ts").then((m) => console.log(m.summaryTable(m.runOfficialSuite(m.loadSuite("optional")))))'
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -19,6 +21,10 @@ export const DIALECTS = ["draft7", "draft2020-12"] as const;
 export const KINDS = ["code", "run-time"] as const;
 export type SuiteDialect = (typeof DIALECTS)[number];
 export type SpecKind = (typeof KINDS)[number];
+export type SuitePart = "required" | "optional";
+
+/** The folders of each part, under each dialect's folder (the optional files vendored: see the fixtures' README). */
+const PART_FOLDERS: Record<SuitePart, string[]> = { required: [""], optional: ["optional", "optional/format"] };
 
 const META_2020_12 = "https://json-schema.org/draft/2020-12/schema";
 /** Where the suite's remote schemas live; this harness does not serve them (they are not vendored). */
@@ -70,14 +76,17 @@ export interface SuiteResult {
   skippedRemote: string[];
 }
 
-/** Every group of the vendored suite (top-level files of each dialect), in a stable order. */
-export function loadSuite(): SuiteGroup[] {
+/** Every group of one part of the vendored suite, in a stable order; `file` is the path under the dialect's folder. */
+export function loadSuite(part: SuitePart = "required"): SuiteGroup[] {
   const groups: SuiteGroup[] = [];
   for (const dialect of DIALECTS) {
-    const dir = join(SUITE_DIR, dialect);
-    for (const file of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
-      const parsed = JSON.parse(readFileSync(join(dir, file), "utf8")) as Array<{ description: string; schema: unknown; tests: SuiteTest[] }>;
-      for (const group of parsed) groups.push({ dialect, file, description: group.description, schema: group.schema, tests: group.tests });
+    for (const folder of PART_FOLDERS[part]) {
+      const dir = join(SUITE_DIR, dialect, folder);
+      for (const name of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+        const file = folder === "" ? name : `${folder}/${name}`;
+        const parsed = JSON.parse(readFileSync(join(dir, name), "utf8")) as Array<{ description: string; schema: unknown; tests: SuiteTest[] }>;
+        for (const group of parsed) groups.push({ dialect, file, description: group.description, schema: group.schema, tests: group.tests });
+      }
     }
   }
   return groups;

@@ -286,7 +286,7 @@ describe("patterns in run-time specs run on RE2", () => {
 
   it("refuses a pattern that is not a regular expression at all", () => {
     const error = specError(() => resolveSpec(unique({ type: "string", pattern: "[" })));
-    expect(error.message).toMatch(/not a valid JSON Schema: .*missing closing \]/);
+    expect(error.message).toMatch(/not a valid JSON Schema: .*not a valid ECMA-262 regular expression.*Unterminated character class/);
   });
 
   it("lets trusted, code-defined specs use JavaScript's RegExp", () => {
