@@ -1,8 +1,9 @@
-/** What the createAgent tests share: deployment answers (valid and with three defects, two of them cross-field rules) and scripted model turns. */
+/** What the createAgent tests share: deployment answers (valid and with three defects, two of them cross-field rules), a spec whose rule reads the run's context, and scripted model turns. */
 import { AIMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { answerToolName } from "../../src/agents/answer.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { defineSpec } from "../../src/specs/spec.js";
 
 export const deploymentSpec = builtinSpecs.get("deployment-config")!;
 /** The answer tool's name for the deployment-config spec. */
@@ -45,4 +46,21 @@ export function promptAt(model: ReturnType<typeof fakeModel>, n: number): BaseMe
 /** The agent's structuredResponse at run time (LangChain types it only when createAgent is given a responseFormat; the typed answer is responseOutcome). */
 export function structuredResponseOf(state: object): unknown {
   return (state as { structuredResponse?: unknown }).structuredResponse;
+}
+
+/** The deployment spec with a rule that reads the run's context: replicas within the team's quota. */
+export function quotaSpec() {
+  return defineSpec<Record<string, unknown>, { maxReplicas: number }>({
+    name: "quota-deploy",
+    description: "A deployment within the team's replica quota.",
+    schema: deploymentSpec.schema,
+    rules: [
+      {
+        id: "within-quota",
+        description: "replicas must not exceed the team's quota.",
+        inputs: { replicas: "integer" },
+        check: (v, _doc, context) => (v.replicas > context.maxReplicas ? `replicas is ${v.replicas}; the team's quota is ${context.maxReplicas}` : null),
+      },
+    ],
+  });
 }

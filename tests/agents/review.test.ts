@@ -16,7 +16,7 @@ import { noAnswerText } from "../../src/agents/prompts.js";
 import { checkText, checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema } from "../../src/validation/nodes.js";
-import { answerTurn, callTurn, deploymentSpec, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid } from "./agent.support.js";
+import { answerTurn, callTurn, deploymentSpec, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid, quotaSpec } from "./agent.support.js";
 
 async function pausedAgent(extraTurns: Array<() => ReturnType<typeof answerTurn>> = []) {
   const model = scriptedTurns([() => answerTurn(threeDefects), ...extraTurns]);
@@ -215,19 +215,7 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
   });
 
   it("the spec's rules read the context the run started with, not the resume call's", async () => {
-    const quota = defineSpec<Record<string, unknown>, { maxReplicas: number }>({
-      name: "quota-deploy",
-      description: "A deployment within the team's replica quota.",
-      schema: deploymentSpec.schema,
-      rules: [
-        {
-          id: "within-quota",
-          description: "replicas must not exceed the team's quota.",
-          inputs: { replicas: "integer" },
-          check: (v, _doc, context) => (v.replicas > context.maxReplicas ? `replicas is ${v.replicas}; the team's quota is ${context.maxReplicas}` : null),
-        },
-      ],
-    });
+    const quota = quotaSpec();
     const paused = await pausedTicketAgent({ spec: quota, first: valid, context: { maxReplicas: 5 }, ruleContext: (run) => run.context });
     expect(paused.out.responseOutcome?.errors).toEqual(["replicas is 8; the team's quota is 5"]);
     const out = await paused.agent.invoke(new Command({ resume: { value: valid } }), { ...paused.config, context: { maxReplicas: 100 } });

@@ -16,7 +16,7 @@ import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { rejectionSection, retryPrompt } from "../../src/validation/prompts.js";
-import { ANSWER, answerTurn, callTurn, deploymentSpec, promptAt, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid } from "./agent.support.js";
+import { ANSWER, answerTurn, callTurn, deploymentSpec, promptAt, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid, quotaSpec } from "./agent.support.js";
 
 const ask = { messages: [new HumanMessage(REQUEST)] };
 const errorsOf = async (value: unknown) => (await checkValue(deploymentSpec, value)).errors;
@@ -188,19 +188,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
   });
 
   it("hands the run's context to the spec's code rules (ruleContext), as guardedTool does", async () => {
-    const quota = defineSpec<Record<string, unknown>, { maxReplicas: number }>({
-      name: "quota-deploy",
-      description: "A deployment within the team's replica quota.",
-      schema: deploymentSpec.schema,
-      rules: [
-        {
-          id: "within-quota",
-          description: "replicas must not exceed the team's quota.",
-          inputs: { replicas: "integer" },
-          check: (v, _doc, context) => (v.replicas > context.maxReplicas ? `replicas is ${v.replicas}; the team's quota is ${context.maxReplicas}` : null),
-        },
-      ],
-    });
+    const quota = quotaSpec();
     const answer = (args: unknown) => () => callTurn([{ name: "extract-quota-deploy", args }]);
     const model = scriptedTurns([answer(valid), answer({ ...valid, replicas: 4 })]);
     const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: quota, ruleContext: (run: { context: unknown }) => run.context })] });
