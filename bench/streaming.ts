@@ -369,7 +369,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "",
     `- Valid answers are never stopped, under any policy: ${validNeverStopped ? "held" : "**not held**"}.`,
     `- The default policy (\`useless\`) makes no more calls per valid output than no streaming checks, for every answer: ${callsHeld ? "held" : "**not held**"}.`,
-    `- \`first-error\` saves the most tokens on a single defect, but its retry hears of one error at a time: an answer with an error in each of its ${policies.items} items needs about one attempt per item (a run allows ${MAX_ATTEMPTS}).`,
+    `- The simulated answers are bare JSON. An error in a bare draft is not certain until the answer ends (a fenced block after it would be read instead, as the check step's reader does), so no policy stops them mid-answer, and here stopping saves nothing. A stop saves tokens only once an answer's value is certain: a fenced block whose closing line has ended, followed by more text, or a root, size or nesting that no later text can change. \`first-error\`'s retry hears of one error at a time.`,
     "",
     "### CPU cost of the partial checks",
     "",
