@@ -7,6 +7,7 @@
  * limited before `JSON.parse`, so a hostile answer fails cleanly. `JSON.parse`
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
+import { repairSlips } from "./json-repair.js";
 import { findUnkept } from "./kept.js";
 import { pathStep } from "./paths.js";
 import { lineAndColumn, quote } from "./text.js";
@@ -23,8 +24,14 @@ export const DEFAULT_JSON_LIMITS: JsonLimits = { maxChars: 1_000_000, maxDepth: 
 export type JsonSource = "bare" | "fence" | "prose";
 
 export type ExtractResult =
-  | { ok: true; value: unknown; source: JsonSource }
+  /** `repairs`: the syntax slips repaired in a model's answer (./json-repair.ts), when there were any. */
+  | { ok: true; value: unknown; source: JsonSource; repairs?: string[] }
   | { ok: false; error: string };
+
+export interface ExtractOptions {
+  /** Repair syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) in text that does not parse as it is (default true). */
+  repair?: boolean;
+}
 
 /**
  * A model's answer, read tolerantly: bare JSON, a fenced block, or one object in prose; otherwise an exact, bounded error for the model.
@@ -37,8 +44,18 @@ export type ExtractResult =
  * if (read.ok) console.log(read.value, read.source); // { replicas: 3 } "prose"
  * ```
  */
-export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): ExtractResult {
+export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, options: ExtractOptions = {}): ExtractResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
+  const repairing = options.repair !== false;
+  /** JSON.parse, then (for a model's answer) the same text with its syntax slips repaired; the text read is what the duplicate-key check reads. */
+  const read = (body: string): { ok: true; value: unknown; text: string; repairs?: string[] } | { ok: false; error: Error } => {
+    const plain = parse(body);
+    if (plain.ok) return { ...plain, text: body };
+    const repaired = repairing ? repairSlips(body) : undefined;
+    if (repaired === undefined) return plain;
+    const again = parse(repaired.text);
+    return again.ok ? { ok: true, value: again.value, text: repaired.text, repairs: repaired.repairs } : plain;
+  };
   if (typeof answer !== "string") return fail(`The answer was ${answer === null ? "null" : typeof answer}, not text; reply with one JSON object.`);
   const text = answer.replace(/^\uFEFF/, "").trim();
   if (text.length === 0) return fail("The answer was empty; reply with one JSON object and nothing else.");
@@ -51,13 +68,13 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
   if (first === "{" || first === "[" || first === '"' || /^[-\d tfn]/.test(first)) {
     const scan = scanBrackets(text, maxDepth);
     if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
-    const whole = parse(text);
-    if (whole.ok) return accept(text, whole.value, "bare");
+    const whole = read(text);
+    if (whole.ok) return accept(whole.text, whole.value, "bare", whole.repairs);
     if (first === "{" || first === "[") {
       // It starts like JSON: report its own error, unless it is one clean object followed by
       // prose, or a later part is a clean object (both are read as prose below).
       const lead = scan.segments[0];
-      const cleanObject = first === "{" && lead !== undefined && lead.start === 0 && parse(text.slice(0, lead.end)).ok;
+      const cleanObject = first === "{" && lead !== undefined && lead.start === 0 && read(text.slice(0, lead.end)).ok;
       if (scan.segments.length <= 1 && !cleanObject) {
         const problem = parseProblem(text, whole.error, scan);
         return fail(problem.truncated ? `T${problem.detail.slice(1)}` : `The answer is not valid JSON: ${problem.detail}`);
@@ -71,13 +88,15 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
     const parsed: unknown[] = [];
     let firstError: string | undefined;
     let parsedBody = "";
+    let parsedRepairs: string[] | undefined;
     for (const fence of fences) {
       const scan = scanBrackets(fence.body, maxDepth);
       if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
-      const result = parse(fence.body);
+      const result = read(fence.body);
       if (result.ok) {
         parsed.push(result.value);
-        parsedBody = fence.body;
+        parsedBody = result.text;
+        parsedRepairs = result.repairs;
       }
       else if (firstError === undefined && (fence.lang === "" || /json/i.test(fence.lang) || /^\s*[{[]/.test(fence.body))) {
         const locate = (pos: number) => {
@@ -88,7 +107,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
         firstError = `The ${fence.closed ? "" : "unclosed "}${fence.marker}${fence.lang} block starting at line ${fence.line} is not valid JSON: ${detail}`;
       }
     }
-    if (parsed.length === 1) return accept(parsedBody, parsed[0], "fence");
+    if (parsed.length === 1) return accept(parsedBody, parsed[0], "fence", parsedRepairs);
     if (parsed.length > 1) return fail(`The answer has ${parsed.length} separate JSON blocks; reply with exactly one JSON object.`);
     if (firstError) return fail(firstError);
   }
@@ -98,13 +117,15 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
   if (scan.tooDeep) return fail(tooDeepMessage(maxDepth));
   const candidates: unknown[] = [];
   let candidateBody = "";
+  let candidateRepairs: string[] | undefined;
   let firstError: string | undefined;
   for (const seg of scan.segments) {
     const body = text.slice(seg.start, seg.end);
-    const result = parse(body);
+    const result = read(body);
     if (result.ok) {
       candidates.push(result.value);
-      candidateBody = body;
+      candidateBody = result.text;
+      candidateRepairs = result.repairs;
     }
     else if (firstError === undefined) {
       const at = lineAndColumn(text, seg.start);
@@ -112,7 +133,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}): 
       firstError = `The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${detail}`;
     }
   }
-  if (candidates.length === 1) return accept(candidateBody, candidates[0], "prose");
+  if (candidates.length === 1) return accept(candidateBody, candidates[0], "prose", candidateRepairs);
   if (candidates.length > 1) return fail(`The answer has ${candidates.length} separate JSON objects; reply with exactly one JSON object.`);
   if (firstError) return fail(firstError);
   if (scan.unclosedAt !== undefined) {
@@ -168,7 +189,7 @@ function fail(error: string): ExtractResult {
  * The value read, unless its text names a field twice (JSON.parse would silently keep the last one)
  * or it holds what would not be kept as judged (a number out of range, a checkpoint marker's shape: ./kept.ts).
  */
-function accept(json: string, value: unknown, source: JsonSource): ExtractResult {
+function accept(json: string, value: unknown, source: JsonSource, repairs?: string[]): ExtractResult {
   const duplicate = findDuplicateKey(json);
   if (duplicate) {
     const where = duplicate.path === "" ? "the top-level object" : duplicate.path;
@@ -176,7 +197,7 @@ function accept(json: string, value: unknown, source: JsonSource): ExtractResult
   }
   const unkept = findUnkept(value);
   if (unkept !== undefined) return fail(`The JSON cannot be kept as written: ${unkept}.`);
-  return { ok: true, value, source };
+  return repairs === undefined ? { ok: true, value, source } : { ok: true, value, source, repairs };
 }
 
 /**

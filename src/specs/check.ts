@@ -35,6 +35,8 @@ export type Reader = "model" | "exact";
 /** A verdict: the validation report, and the JSON value that was read (valid or not; absent when the input was not JSON). */
 export interface Verdict<T = unknown> extends ValidationReport<T> {
   parsed?: unknown;
+  /** The syntax slips the model's reader repaired before the value was judged (absent when there were none). */
+  repairs?: string[];
 }
 
 export interface CheckOptions<C = unknown> {
@@ -45,6 +47,8 @@ export interface CheckOptions<C = unknown> {
   what?: string;
   /** Longest the asynchronous rules and a zod spec's asynchronous refinements may take, in ms (default 10 s); past it the value is invalid. */
   timeoutMs?: number;
+  /** The model's reader repairs syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) before judging (default true). The exact reader never does. */
+  repair?: boolean;
 }
 
 /** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
@@ -65,9 +69,10 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  */
 export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   try {
-    const parsed = readText(text, read, options.limits, options.what);
+    const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
-    return await judge(spec, parsed.value, options, true);
+    const verdict = await judge(spec, parsed.value, options, true);
+    return parsed.repairs === undefined ? verdict : { ...verdict, repairs: parsed.repairs };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }
@@ -138,19 +143,19 @@ export function validateAgainstSpec<T, C>(spec: Spec<T, C>, value: unknown, limi
 }
 
 /** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkTextSync<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): Verdict<T> {
+export function checkTextSync<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {}): Verdict<T> {
   try {
-    const parsed = readText(text, read, options.limits, options.what);
+    const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
-    return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value };
+    return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value, ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }) };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }
 }
 
 /** Read text as a model's answer or as exactly one JSON value. */
-export function readText(text: unknown, read: Reader, limits?: Partial<JsonLimits>, what?: string): ExtractResult {
-  return read === "model" ? extractJson(text, limits) : parseExactJson(text, limits, what);
+export function readText(text: unknown, read: Reader, limits?: Partial<JsonLimits>, what?: string, repair?: boolean): ExtractResult {
+  return read === "model" ? extractJson(text, limits, { repair }) : parseExactJson(text, limits, what);
 }
 
 /** A value given as data, read as JSON data; reading it may not throw (a Proxy's traps can): that is a refusal too. */

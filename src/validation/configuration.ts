@@ -87,6 +87,11 @@ export const ValidationConfigSchema = z.object({
       '"useless" when the rest cannot help (the JSON is broken, the root is the wrong type, the answer is past the size limit, or its errors already fill a retry\'s list), "first-error" at its first certain error, "never" not at all. ' +
       "Applies when the run streams model tokens (streamValidated, the LangGraph server, or LangGraph's messages mode).",
   }),
+  repairSyntax: withDefault(z.boolean({ error: "repairSyntax must be true or false" }), true).meta({
+    title: "Repair syntax slips",
+    description:
+      "Repair a model's syntax slips without another call: trailing commas, comments, single-quoted strings and keys, unquoted keys, Python's True/False/None. Each repair is listed in the attempt's record (repairs), and the repaired value is judged whole. Nothing is guessed: a truncated answer is never completed. A person's answer is always read exactly.",
+  }),
   ruleContext: z
     .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
     .optional()

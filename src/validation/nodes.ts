@@ -100,6 +100,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       outputMode: cfg.outputMode,
       attemptLimit: cfg.maxAttempts,
       stopEarly: cfg.stopEarly,
+      repairSyntax: cfg.repairSyntax,
       ...(cfg.ruleContext !== undefined ? { ruleContext: cfg.ruleContext } : {}),
       ...(cfg.models !== undefined ? { models: cfg.models } : {}),
       ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens, tokenLimit: cfg.maxTokens } : {}),
@@ -168,7 +169,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const refusal = state.draft?.refusal;
     if (refusal !== undefined) return refused(state, run, refusal);
     const output = state.draft?.output ?? "";
-    const report = await checkText(spec, output, "model", { context: run.ruleContext });
+    const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false });
     const previous = state.history.at(-1);
     // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
     const stopped = state.draft?.stopped;
@@ -191,6 +192,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
           ...modelRecord(state, output),
           errors,
           valid: report.valid,
+          ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
           ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
         },
       ],

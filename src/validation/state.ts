@@ -29,6 +29,10 @@ export const AttemptRecordSchema = z.object({
     .string()
     .optional()
     .meta({ title: "Refusal", description: "The provider's refusal (bounded, secrets redacted), when it declined to answer: the attempt was not validated" }),
+  repairs: z
+    .array(z.string())
+    .optional()
+    .meta({ title: "Repairs", description: "Syntax slips repaired in the model's answer before it was judged (the repairSyntax setting)" }),
   stopped: z
     .object({
       at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
@@ -93,6 +97,8 @@ export const RunSettingsSchema = z
     attemptLimit: z.number(),
     /** When a streamed answer's request is stopped (fixed for the run, so a resume keeps it; absent in runs started before it was recorded). */
     stopEarly: z.enum(["never", "useless", "first-error"]).optional(),
+    /** Whether the model's syntax slips are repaired (absent in runs started before it was recorded: repaired). */
+    repairSyntax: z.boolean().optional(),
     /** Facts the spec's code rules read, given with the run. */
     ruleContext: z.record(z.string(), z.unknown()).optional(),
     /** The escalation list (each step's attempts filled in); absent when the run names one model. */

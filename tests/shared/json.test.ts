@@ -10,8 +10,11 @@ function read(answer: unknown, source?: "bare" | "fence" | "prose"): unknown {
 }
 
 /** The error for `answer`, failing the test when a value was read; every error is bounded. */
-function error(answer: unknown, limits?: Parameters<typeof extractJson>[1]): string {
-  const result: ExtractResult = extractJson(answer, limits);
+/** The reader's messages for slips it can repair, as the model gets them with repairs turned off. */
+const NO_REPAIR = { repair: false };
+
+function error(answer: unknown, limits?: Parameters<typeof extractJson>[1], options?: Parameters<typeof extractJson>[2]): string {
+  const result: ExtractResult = extractJson(answer, limits, options);
   if (result.ok) throw new Error(`expected an error, got ${JSON.stringify(result.value)} from ${result.source}`);
   expect(result.error.length).toBeLessThan(500);
   expect(result.error.length).toBeGreaterThan(10);
@@ -91,7 +94,7 @@ describe("fenced JSON", () => {
 
   it("says where a broken fence is, with line and column in the answer", () => {
     const answer = 'Sure:\n```json\n{\n  "a": 1,\n  "b": [1,]\n}\n```\nDone.';
-    expect(error(answer)).toBe(
+    expect(error(answer, {}, NO_REPAIR)).toBe(
       'The ```json block starting at line 2 is not valid JSON: Unexpected token \']\' at line 5, column 11 (near " \\"a\\": 1, \\"b\\": [1,] }"). JSON does not allow a trailing comma.',
     );
   });
@@ -197,28 +200,28 @@ describe("JSON syntax errors give a line and column", () => {
   });
 
   it("a trailing comma in an object", () => {
-    expect(error('{"a": 1,\n "b": 2,\n}')).toBe(
+    expect(error('{"a": 1,\n "b": 2,\n}', {}, NO_REPAIR)).toBe(
       'The answer is not valid JSON: Expected double-quoted property name at line 3, column 1 (near "{\\"a\\": 1, \\"b\\": 2, }"). JSON does not allow a trailing comma.',
     );
   });
 
   it("a trailing comma in an array after an earlier, valid array", () => {
-    expect(error('{"a":[1],"b":[2,]}')).toMatch(/Unexpected token '\]' at line 1, column 17 /);
+    expect(error('{"a":[1],"b":[2,]}', {}, NO_REPAIR)).toMatch(/Unexpected token '\]' at line 1, column 17 /);
     const long = `{"first": [1, 2, 3], "second_field_with_a_long_name": [4, 5,], "third": 6}`;
-    expect(error(long)).toMatch(new RegExp(`Unexpected token '\\]' at line 1, column ${long.indexOf(",]") + 2} `));
+    expect(error(long, {}, NO_REPAIR)).toMatch(new RegExp(`Unexpected token '\\]' at line 1, column ${long.indexOf(",]") + 2} `));
   });
 
   it("a line comment", () => {
-    expect(error('{\n  "a": 1, // the answer\n  "b": 2\n}')).toMatch(/^The answer is not valid JSON: .* at line 2, column 11 .* JSON does not allow comments\.$/);
+    expect(error('{\n  "a": 1, // the answer\n  "b": 2\n}', {}, NO_REPAIR)).toMatch(/^The answer is not valid JSON: .* at line 2, column 11 .* JSON does not allow comments\.$/);
   });
 
   it("a block comment", () => {
-    expect(error('{"a": /* one */ 1}')).toMatch(/^The answer is not valid JSON: Unexpected token '\/' at line 1, column 7 .* JSON does not allow comments\.$/);
+    expect(error('{"a": /* one */ 1}', {}, NO_REPAIR)).toMatch(/^The answer is not valid JSON: Unexpected token '\/' at line 1, column 7 .* JSON does not allow comments\.$/);
   });
 
   it("single quotes and unquoted keys", () => {
-    expect(error("{'a': 1}")).toMatch(/at line 1, column 2 .* JSON strings and keys need double quotes\.$/);
-    expect(error("{a: 1}")).toMatch(/at line 1, column 2 /);
+    expect(error("{'a': 1}", {}, NO_REPAIR)).toMatch(/at line 1, column 2 .* JSON strings and keys need double quotes\.$/);
+    expect(error("{a: 1}", {}, NO_REPAIR)).toMatch(/at line 1, column 2 /);
   });
 
   it("Infinity, -Infinity and undefined", () => {
@@ -303,7 +306,7 @@ describe("hostile sizes", () => {
       "\u0001".repeat(big),
       `{"a": ${"1".repeat(big)}`,
       `{"a": "${"\u0001".repeat(big)}"}`,
-      `{"a": [${"1,".repeat(big / 2)}]}`,
+      `{"a": [${"1,".repeat(big / 2)}] x}`,
       `Prose ${"word ".repeat(big / 5)} {"a": NaN}`,
       `\`\`\`json\n{"${"k".repeat(big)}": NaN}\n\`\`\``,
       `{"a": 1} {"b": 2} ${"{}".repeat(big / 2)}`,
