@@ -137,3 +137,13 @@ describe("zod specs' formats keep working", () => {
     expect(() => defineSpec({ name: "zod-format", description: "", schema: z.string().startsWith("a") })).toThrow(SpecError);
   });
 });
+
+describe("a host name's cost is bounded", () => {
+  it("a value of a million characters is judged at once as not a host name (253 octets at most)", () => {
+    for (const format of ["hostname", "idn-hostname"]) {
+      const spec = resolveSpec({ name: "h", schema: { type: "object", properties: { h: { type: "string", format } } } });
+      expect(validateAgainstSpec(spec, { h: `${"a.".repeat(500_000)}com` }).valid, format).toBe(false);
+      expect(validateAgainstSpec(spec, { h: "example.com" }).valid, format).toBe(true);
+    }
+  });
+});
