@@ -10,6 +10,8 @@
  *   - `$ref` beside `$id` below the root: in draft-07 the `$id` must not change
  *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end.
  * Replaced by a corrected keyword:
+ *   - `multipleOf`: ajv divides in floating point, so 0.07 is not a multiple of 0.01
+ *     and 939.1800000000001 is (and 1e308 / 0.5 overflows); decided exactly instead;
  *   - `if` (2019-09, 2020-12): ajv counted what `if` evaluated even when `if` failed;
  *   - `unevaluatedItems`: ajv misread a count of evaluated items known only at run time;
  *   - `const`, `enum`: ajv's equality calls an object's "valueOf"/"toString", so an
@@ -59,6 +61,7 @@ export function correctKeywords(ajv: Ajv, dialect: Dialect, schema: Node): void 
   };
   replace(constKeyword);
   replace(enumKeyword);
+  replace(multipleOfKeyword);
   // What subschemas evaluated matters only to unevaluatedProperties/unevaluatedItems (2019-09 and later).
   if (dialect !== "draft-07" && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
     replace(ifKeyword);
@@ -377,5 +380,43 @@ const unevaluatedItemsKeyword: CodeKeywordDefinition = {
       cxt.ok(valid);
     }
     it.items = true;
+  },
+};
+
+/**
+ * A finite number as an exact decimal, digits × 10^exponent, read from its
+ * shortest round-trip form (String(n)): the decimal a JSON text wrote for it,
+ * since JSON.parse of that text gives back this number.
+ */
+function decimalOf(n: number): { digits: bigint; exponent: number } {
+  const [coefficient, exponent = "0"] = String(Math.abs(n)).split("e");
+  const [whole, fraction = ""] = coefficient.split(".");
+  return { digits: BigInt(whole + fraction), exponent: Number(exponent) - fraction.length };
+}
+
+/**
+ * Whether `value` is an integer multiple of `divisor`, decided exactly on
+ * their decimal forms (0.07 is a multiple of 0.01; 939.1800000000001 is not).
+ * Not a number, infinite or a zero divisor: not a multiple.
+ */
+export function isMultipleOf(value: number, divisor: number): boolean {
+  if (!Number.isFinite(value) || !Number.isFinite(divisor) || divisor === 0) return false;
+  if (Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0;
+  const v = decimalOf(value);
+  const d = decimalOf(divisor);
+  // v.digits × 10^v.exponent ÷ (d.digits × 10^d.exponent) is an integer; bring both to the smaller exponent.
+  const shift = v.exponent - d.exponent;
+  return shift >= 0 ? (v.digits * 10n ** BigInt(shift)) % d.digits === 0n : v.digits % (d.digits * 10n ** BigInt(-shift)) === 0n;
+}
+
+const multipleOfKeyword: CodeKeywordDefinition = {
+  keyword: "multipleOf",
+  type: "number",
+  schemaType: "number",
+  $data: true,
+  error: { message: ({ schemaCode }) => str`must be multiple of ${schemaCode}`, params: ({ schemaCode }) => _`{multipleOf: ${schemaCode}}` },
+  code(cxt: KeywordCxt) {
+    const { gen, data, schemaCode } = cxt;
+    cxt.fail$data(_`!${gen.scopeValue("func", { ref: isMultipleOf })}(${data}, ${schemaCode})`);
   },
 };
