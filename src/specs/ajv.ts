@@ -3,7 +3,8 @@
  * ajv instance of its own, so the compiled code (and anything the schema
  * registered, such as an `$id`) is freed with the spec. The dialect follows
  * the schema's `$schema` (draft-07 when absent, 2019-09, 2020-12); any other
- * `$schema` is refused. Built-in specs are trusted code and use JavaScript's
+ * `$schema` is refused. Each dialect keeps its own meaning: up to draft-07 a
+ * `$ref` replaces the keywords beside it. Built-in specs are trusted code and use JavaScript's
  * RegExp; specs supplied at run time are not, so their `pattern`s run on RE2
  * (linear time), translated to keep ECMA-262's meaning (regex.ts), and a
  * pattern RE2 cannot run is refused.
@@ -32,6 +33,11 @@ const DIALECTS: Record<string, Dialect> = {
 };
 
 const CLASSES: Record<Dialect, AjvClass> = { "draft-07": Ajv as unknown as AjvClass, "2019-09": Ajv2019, "2020-12": Ajv2020 };
+
+/** Up to draft-07, "$ref" replaces its siblings: the keywords beside it are ignored. */
+export function refReplacesSiblings(dialect: Dialect): boolean {
+  return dialect === "draft-07";
+}
 
 /** The dialect a schema declares with `$schema` (draft-07 when it declares none). */
 export function dialectOf(schema: Record<string, unknown>): Dialect {
@@ -130,6 +136,8 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     allErrors: options.allErrors,
     verbose: true,
     validateSchema: false,
+    // ajv's option for the standard's meaning of "$ref" up to draft-07 (by default it applies the siblings too).
+    ignoreKeywordsWithRef: refReplacesSiblings(dialect),
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)

@@ -20,7 +20,6 @@ import { KINDS, loadSuite, runOfficialSuite, type SuiteResult } from "./official
 const DELIBERATE_REFUSALS: Array<{ where: RegExp; why: string }> = [
   { where: /^draft2020-12\/format\.json › /, why: '"format" is asserted: a string that is not a valid email, date, uri… is refused' },
   { where: /› (properties|required properties) whose names are Javascript object property names › all present/, why: 'a field named "__proto__" is refused: a LangGraph checkpoint would not give it back as written (src/shared/kept.ts)' },
-  { where: /^draft7\/ref\.json › ref overrides any sibling keywords › /, why: 'in draft-07, keywords beside "$ref" are applied too (stricter than the standard, never looser)' },
 ];
 
 /** Valid values of the optional tests refused on purpose, and why. */
@@ -69,8 +68,8 @@ describe("the official JSON Schema test suite, through validateAgainstSpec", () 
   });
 
   it("agrees with the suite on nearly every case it does not refuse at definition (it cannot pass by refusing)", () => {
-    // Measured: draft-07 849 (code) and 819 (run-time) of 904; 2020-12 1101 and 1073 of 1250.
-    const floors = { draft7: { code: 845, "run-time": 815 }, "draft2020-12": { code: 1095, "run-time": 1068 } } as const;
+    // Measured: draft-07 850 (code) and 820 (run-time) of 904; 2020-12 1101 and 1073 of 1250.
+    const floors = { draft7: { code: 846, "run-time": 816 }, "draft2020-12": { code: 1095, "run-time": 1068 } } as const;
     for (const dialect of ["draft7", "draft2020-12"] as const) {
       for (const kind of KINDS) {
         const t = result.tallies[dialect][kind];
