@@ -8,7 +8,10 @@
  * Rewritten before compiling (same meaning, in a form ajv judges right):
  *   - a field named "__proto__" in `properties` or `dependencies`: ajv skips that name;
  *   - `$ref` beside `$id` below the root: in draft-07 the `$id` must not change
- *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end.
+ *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end;
+ *   - keywords the dialect does not define but ajv reads all the same (OpenAPI's
+ *     `nullable`; `id`, which ajv refuses), and unknown keywords ajv cannot be told
+ *     to ignore (names outside its keyword syntax): removed, so they are ignored.
  * Replaced by a corrected keyword:
  *   - `multipleOf`: ajv divides in floating point, so 0.07 is not a multiple of 0.01
  *     and 939.1800000000001 is (and 1e308 / 0.5 overflows); decided exactly instead;
@@ -47,7 +50,7 @@ export function schemaForAjv(schema: Node, dialect: Dialect): Node {
   if (result === undefined) {
     const visits = [...subschemas(schema)];
     refuseMisjudged(schema, visits);
-    result = visits.some(({ schema: s, path }) => needsRewrite(s, path === "#")) ? rewrite(schema, true, dialect) : schema;
+    result = visits.some(({ schema: s, path }) => needsRewrite(s, path === "#", dialect)) ? rewrite(schema, true, dialect) : schema;
     rewritten.set(schema, result);
   }
   return result;
@@ -182,10 +185,24 @@ function inPlace(start: Node, resources: Map<Node, Node>): Set<Node> | "anything
 const PROTO = "__proto__";
 const PROTO_PATTERN = "^__proto__$";
 
-function needsRewrite(schema: Node, isRoot: boolean): boolean {
+/** Keywords ajv reads although the dialect does not define them. */
+export function readByAjvAlone(keyword: string, dialect: Dialect): boolean {
+  return keyword === "nullable" || keyword === "id";
+}
+
+/** Whether ajv can be told to ignore an unknown keyword of this name (it takes names of its own syntax only, and none of Object.prototype's). */
+export function registrable(keyword: string): boolean {
+  return /^[a-z_$][a-z0-9_$:-]*$/i.test(keyword) && !(keyword in Object.prototype);
+}
+
+/** Removed before compiling: what the dialect does not define and ajv would not ignore. */
+const removedKeyword = (keyword: string, dialect: Dialect) => readByAjvAlone(keyword, dialect) || !registrable(keyword);
+
+function needsRewrite(schema: Node, isRoot: boolean, dialect: Dialect): boolean {
   const properties = own(schema, "properties");
   const dependencies = own(schema, "dependencies");
   return (
+    Object.keys(schema).some((key) => removedKeyword(key, dialect)) ||
     (isNode(properties) && Object.hasOwn(properties, PROTO)) ||
     (isNode(dependencies) && Object.hasOwn(dependencies, PROTO)) ||
     (!isRoot && typeof own(schema, "$id") === "string" && Object.hasOwn(schema, "$ref"))
@@ -197,7 +214,7 @@ const withFields = (entries: Array<[string, unknown]>): Node => Object.fromEntri
 
 /** A copy of the schema (and of the subschemas that change), in a form ajv judges right. */
 function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
-  let entries = Object.entries(node);
+  let entries = Object.entries(node).filter(([key]) => !removedKeyword(key, dialect));
   const get = (key: string) => entries.find(([k]) => k === key)?.[1];
   const set = (key: string, value: unknown) => {
     entries = entries.some(([k]) => k === key) ? entries.map(([k, v]) => [k, k === key ? value : v]) : [...entries, [key, value]];

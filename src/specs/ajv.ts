@@ -14,8 +14,9 @@ import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
-import { correctKeywords, schemaForAjv } from "./ajv-gaps.js";
+import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
 import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
+import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
 import { ecmaPatternToRe2 } from "./regex.js";
 
 // ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
@@ -128,9 +129,6 @@ export function checkSchema(schema: Record<string, unknown>): void {
  */
 export function compileSchema(schema: Record<string, unknown>, options: { untrusted: boolean; allErrors: boolean }): ValidateFunction {
   const dialect = dialectOf(schema);
-  // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
-  const compiled = schemaForAjv(schema, dialect);
-  refuseUnjudgedFormats(schema, dialect);
   const ajv = new CLASSES[dialect]({
     ...baseOptions,
     allErrors: options.allErrors,
@@ -143,7 +141,30 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
+  // Unknown keywords are annotations (keywords.ts): ajv is told to ignore them, or they are removed (ajv-gaps.ts).
+  for (const keyword of new Set(ignoredKeywordsOf(schema, ajv, dialect).map((i) => i.keyword))) {
+    if (registrable(keyword) && !readByAjvAlone(keyword, dialect)) ajv.addKeyword({ keyword });
+  }
+  // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
+  const compiled = schemaForAjv(schema, dialect);
+  refuseUnjudgedFormats(schema, dialect);
   return ajv.compile(compiled);
+}
+
+const ignored = new WeakMap<Record<string, unknown>, readonly IgnoredKeyword[]>();
+
+/**
+ * The keywords of a schema its dialect does not define, which validation
+ * ignores (as the standard says), each with where it is. Throws SpecError for
+ * a likely misspelling of a validating keyword or a constraint-like one.
+ */
+export function ignoredKeywordsOf(schema: Record<string, unknown>, ajv: Ajv = checker(dialectOf(schema)), dialect: Dialect = dialectOf(schema)): readonly IgnoredKeyword[] {
+  let found = ignored.get(schema);
+  if (found === undefined) {
+    found = Object.freeze(unknownKeywords(schema, (keyword) => Object.hasOwn(ajv.RULES.keywords, keyword) && !readByAjvAlone(keyword, dialect)));
+    ignored.set(schema, found);
+  }
+  return found;
 }
 
 /**

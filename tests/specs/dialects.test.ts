@@ -59,3 +59,95 @@ describe('draft-07: "$ref" replaces the keywords beside it', () => {
     }
   });
 });
+
+describe("unknown keywords: ignored as the standard says, and listed; likely mistakes refused", () => {
+  /** The message of the SpecError defining `schema` throws, for either kind of spec (the same for both). */
+  function refusal(schema: unknown): string {
+    const messages = [
+      () => defineSpec({ name: "dialect", description: "", schema: schema as JsonSchema }),
+      () => resolveSpec({ name: "dialect", schema: schema as JsonSchema }),
+    ].map((define) => {
+      try {
+        define();
+      } catch (error) {
+        expect((error as Error).name).toBe("SpecError");
+        return (error as Error).message;
+      }
+      throw new Error("expected the spec to be refused");
+    });
+    expect(messages[1]).toBe(messages[0]);
+    return messages[0];
+  }
+
+  it("annotations real schemas carry are ignored, and listed on the spec with where they are", () => {
+    const schema = {
+      self: { vendor: "com.acme", name: "order" },
+      type: "object",
+      links: [{ rel: "self" }],
+      properties: {
+        id: { type: "string", readonly: true, example: "a1", "x-order": 1 },
+        price: { type: "number", nullable: true, "x-ms.unit": "EUR" },
+      },
+    };
+    for (const $schema of [undefined, S2019, S2020]) {
+      for (const spec of bothKinds($schema ? { $schema, ...schema } : schema)) {
+        expect(validateAgainstSpec(spec, { id: "a1", price: 9.5 }).valid).toBe(true);
+        expect(validateAgainstSpec(spec, { id: 1 }).errors).toEqual(["id is 1 (integer); it must be a string"]);
+        // OpenAPI's "nullable" is not JSON Schema: ignored, so null stays what "type" says (ajv alone would allow it).
+        expect(validateAgainstSpec(spec, { price: null }).errors).toEqual(["price is null; it must be a number"]);
+        expect(spec.ignoredKeywords).toEqual([
+          { keyword: "self", at: "#" },
+          { keyword: "links", at: "#" },
+          { keyword: "nullable", at: "#/properties/price" },
+          { keyword: "x-ms.unit", at: "#/properties/price" },
+          { keyword: "readonly", at: "#/properties/id" },
+          { keyword: "example", at: "#/properties/id" },
+          { keyword: "x-order", at: "#/properties/id" },
+        ]);
+      }
+    }
+    for (const spec of bothKinds({ type: "string" })) expect(spec.ignoredKeywords).toEqual([]);
+  });
+
+  it("a draft-04 \"id\" in a draft-07 schema is ignored, not refused", () => {
+    for (const spec of bothKinds({ id: "http://example.com/order", type: "object", properties: { n: { type: "integer" } } })) {
+      expect(validateAgainstSpec(spec, { n: 1.5 }).errors).toEqual(["n is 1.5 (number); it must be an integer"]);
+      expect(spec.ignoredKeywords).toEqual([{ keyword: "id", at: "#" }]);
+    }
+  });
+
+  it("a likely misspelling of a validating keyword is refused, naming it, where it is and the keyword meant", () => {
+    expect(refusal({ type: "object", properties: { name: { type: "string", minLenght: 3 } } })).toBe(
+      'Spec "dialect" is refused: unknown keyword "minLenght" at #/properties/name: did you mean "minLength"? A keyword the standard does not define is ignored, so this constraint would not be checked; correct it, or rename it "x-minLenght" to keep it as a note the validator ignores.',
+    );
+    expect(refusal({ type: "object", additonalProperties: false })).toContain('did you mean "additionalProperties"?');
+    expect(refusal({ oneof: [{ type: "string" }] })).toContain('did you mean "oneOf"?');
+    expect(refusal({ ref: "#/definitions/a", definitions: { a: {} } })).toContain('did you mean "$ref"?');
+    expect(refusal({ type: "object", requried: ["a"] })).toContain('did you mean "required"?');
+  });
+
+  it("a constraint-like custom keyword is refused with what the standard calls it", () => {
+    expect(refusal({ type: "number", min: 0 })).toBe(
+      'Spec "dialect" is refused: "min" at # is not a JSON Schema keyword, so the constraint it seems to state would not be checked; use "minimum" or "minLength" or "minItems" instead, or rename it "x-min" to keep it as a note the validator ignores.',
+    );
+    expect(refusal({ type: "string", errorMessage: "must be a name" })).toContain("this package writes every error message itself: remove it");
+  });
+
+  it("short words near a keyword are not taken for misspellings, and vendor extensions never are", () => {
+    for (const schema of [{ note: "x", them: 1, id: "a", types: ["a"], "x-minLenght": 3, "x-min": 1 }]) {
+      for (const spec of bothKinds(schema)) expect(spec.ignoredKeywords.map((i) => i.keyword)).toEqual(Object.keys(schema));
+    }
+  });
+
+  it('an inline spec with a "schema" field that is not an object is refused, not read as a bare schema of ignored keywords', () => {
+    for (const schema of [false, true, "string", 1]) {
+      expect(() => resolveSpec({ name: "wrapped", schema } as never)).toThrow(/spec schema must be a JSON Schema object/);
+    }
+  });
+
+  it('a "$ref" into an ignored keyword is refused: nothing there is read as a schema', () => {
+    expect(refusal({ $ref: "#/components/schemas/Order", components: { schemas: { Order: { type: "object" } } } })).toContain(
+      '"$ref" "#/components/schemas/Order" at # points into "components", which is not a JSON Schema keyword',
+    );
+  });
+});
