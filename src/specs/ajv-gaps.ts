@@ -7,7 +7,7 @@
  *
  * Rewritten before compiling (same meaning, in a form ajv judges right):
  *   - a field named "__proto__" in `properties` or `dependencies`: ajv skips that name;
- *   - `$ref` beside `$id` below the root: in draft-07 the `$id` must not change
+ *   - `$ref` beside `$id` below the root: up to draft-07 the `$id` must not change
  *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end;
  *   - keywords the dialect does not define but ajv reads all the same (OpenAPI's
  *     `nullable`; `id`, which ajv refuses), and unknown keywords ajv cannot be told
@@ -27,7 +27,7 @@
 import { _, Name, str, type Ajv, type CodeKeywordDefinition, type KeywordCxt } from "ajv";
 import { Type } from "ajv/dist/compile/util.js";
 import { SpecError } from "../errors.js";
-import type { Dialect } from "./ajv.js";
+import { refReplacesSiblings, type Dialect } from "./dialect.js";
 import { childSchemas, SUBSCHEMA_KEYWORDS, subschemas, type Visit } from "./limits.js";
 
 type Node = Record<string, unknown>;
@@ -66,7 +66,7 @@ export function correctKeywords(ajv: Ajv, dialect: Dialect, schema: Node): void 
   replace(enumKeyword);
   replace(multipleOfKeyword);
   // What subschemas evaluated matters only to unevaluatedProperties/unevaluatedItems (2019-09 and later).
-  if (dialect !== "draft-07" && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
+  if (!refReplacesSiblings(dialect) && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
     replace(ifKeyword);
     replace(unevaluatedItemsKeyword);
   }
@@ -187,13 +187,16 @@ const PROTO_PATTERN = "^__proto__$";
 
 /** Keywords ajv reads although the dialect does not define them. */
 export function readByAjvAlone(keyword: string, dialect: Dialect): boolean {
-  return keyword === "nullable" || keyword === "id";
+  return keyword === "nullable" || (keyword === "id" && dialect !== "draft-04");
 }
 
 /** Whether ajv can be told to ignore an unknown keyword of this name (it takes names of its own syntax only, and none of Object.prototype's). */
 export function registrable(keyword: string): boolean {
   return /^[a-z_$][a-z0-9_$:-]*$/i.test(keyword) && !(keyword in Object.prototype);
 }
+
+/** The keyword that names a schema resource: draft-04's "id", "$id" since. */
+const idKeyword = (dialect: Dialect) => (dialect === "draft-04" ? "id" : "$id");
 
 /** Removed before compiling: what the dialect does not define and ajv would not ignore. */
 const removedKeyword = (keyword: string, dialect: Dialect) => readByAjvAlone(keyword, dialect) || !registrable(keyword);
@@ -205,7 +208,7 @@ function needsRewrite(schema: Node, isRoot: boolean, dialect: Dialect): boolean 
     Object.keys(schema).some((key) => removedKeyword(key, dialect)) ||
     (isNode(properties) && Object.hasOwn(properties, PROTO)) ||
     (isNode(dependencies) && Object.hasOwn(dependencies, PROTO)) ||
-    (!isRoot && typeof own(schema, "$id") === "string" && Object.hasOwn(schema, "$ref"))
+    (!isRoot && typeof own(schema, idKeyword(dialect)) === "string" && Object.hasOwn(schema, "$ref"))
   );
 }
 
@@ -255,9 +258,9 @@ function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
     const then = Array.isArray(dependent) ? (dependent.length > 0 ? { required: dependent } : undefined) : dependent;
     if (then !== undefined) addToAllOf({ if: { required: [PROTO] }, then });
   }
-  if (!isRoot && typeof get("$id") === "string" && entries.some(([k]) => k === "$ref")) {
-    if (dialect === "draft-07") {
-      remove("$id"); // draft-07 ignores every keyword beside "$ref", so "$id" must not change where it points
+  if (!isRoot && typeof get(idKeyword(dialect)) === "string" && entries.some(([k]) => k === "$ref")) {
+    if (refReplacesSiblings(dialect)) {
+      remove(idKeyword(dialect)); // up to draft-07 every keyword beside "$ref" is ignored, so an id must not change where it points
     } else {
       const ref = get("$ref"); // the same reference, resolved against the same "$id", one level down
       remove("$ref");

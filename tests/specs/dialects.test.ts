@@ -151,3 +151,67 @@ describe("unknown keywords: ignored as the standard says, and listed; likely mis
     );
   });
 });
+
+describe("draft-04 and draft-06, each with its own meaning", () => {
+  const S04 = "http://json-schema.org/draft-04/schema#";
+  const S06 = "http://json-schema.org/draft-06/schema#";
+
+  it('draft-04: a boolean "exclusiveMaximum"/"exclusiveMinimum" makes its bound exclusive', () => {
+    const schema = { $schema: S04, type: "object", properties: { pct: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 100, exclusiveMaximum: true } } };
+    for (const spec of bothKinds(schema)) {
+      expect(validateAgainstSpec(spec, { pct: 50 }).valid).toBe(true);
+      expect(validateAgainstSpec(spec, { pct: 100 }).errors).toEqual(["pct is 100; it must be < 100"]);
+      expect(validateAgainstSpec(spec, { pct: 0 }).errors).toEqual(["pct is 0; it must be > 0"]);
+      expect(errorsBothWays(spec, { pct: 100 }).partial).toEqual(["pct is 100; it must be < 100"]);
+    }
+    // A numeric exclusiveMaximum is draft-06's: in draft-04 the schema does not conform.
+    expect(() => defineSpec({ name: "d4", description: "", schema: { $schema: S04, exclusiveMaximum: 5 } })).toThrow(/does not conform to JSON Schema draft-04/);
+  });
+
+  it('draft-04: "id" names a schema, and a "$ref" to it resolves; "$ref" replaces its siblings', () => {
+    const schema = {
+      $schema: S04,
+      id: "http://example.com/root.json",
+      definitions: { positive: { id: "#positive", type: "integer", minimum: 1 } },
+      properties: { n: { $ref: "#positive", maximum: 0 } },
+    };
+    const spec = defineSpec({ name: "dialect", description: "", schema });
+    expect(validateAgainstSpec(spec, { n: 5 }).valid).toBe(true);
+    expect(validateAgainstSpec(spec, { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
+    expect(spec.ignoredKeywords).toEqual([]);
+    // Run-time specs follow JSON pointers only (docs/specs.md): the anchor is refused with what to use instead.
+    expect(() => resolveSpec({ name: "dialect", schema })).toThrow(/only JSON pointers into the spec itself/);
+    const pointer = { ...schema, properties: { n: { $ref: "#/definitions/positive", maximum: 0 } } };
+    expect(validateAgainstSpec(resolveSpec({ name: "dialect", schema: pointer }), { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
+  });
+
+  it("draft-04: keywords that came later (const, contains, propertyNames, if) are ignored and listed", () => {
+    const schema = { $schema: S04, properties: { a: { const: 1 }, b: { contains: { type: "string" } } }, propertyNames: { maxLength: 1 } };
+    for (const spec of bothKinds(schema)) {
+      expect(validateAgainstSpec(spec, { a: 2, b: [1], long: 1 }).valid).toBe(true);
+      expect(spec.ignoredKeywords.map((i) => `${i.at} ${i.keyword}`).sort()).toEqual(["# propertyNames", "#/properties/a const", "#/properties/b contains"]);
+    }
+  });
+
+  it("draft-06: const, contains, propertyNames and numeric exclusive bounds apply; if/then/else came later and are ignored", () => {
+    const schema = {
+      $schema: S06,
+      properties: { kind: { const: "a" }, tags: { contains: { const: "x" } }, n: { exclusiveMaximum: 10 } },
+      if: { required: ["kind"] },
+      then: { required: ["n"] },
+    };
+    for (const spec of bothKinds(schema)) {
+      expect(validateAgainstSpec(spec, { kind: "a" }).valid).toBe(true);
+      expect(validateAgainstSpec(spec, { kind: "b", n: 10 }).errors).toEqual(['kind is "b"; it must be "a"', "n is 10; it must be < 10"]);
+      expect(validateAgainstSpec(spec, { tags: ["y"] }).valid).toBe(false);
+      expect(spec.ignoredKeywords.map((i) => i.keyword).sort()).toEqual(["if", "then"]);
+    }
+  });
+
+  it("the https spellings of the draft URIs are read too; an unknown $schema is refused naming the five dialects", () => {
+    for (const $schema of ["https://json-schema.org/draft-04/schema", "https://json-schema.org/draft-06/schema#", "https://json-schema.org/draft-07/schema#"]) {
+      for (const spec of bothKinds({ $schema, type: "integer" })) expect(validateAgainstSpec(spec, 1.5).valid).toBe(false);
+    }
+    expect(() => defineSpec({ name: "d3", description: "", schema: { $schema: "http://json-schema.org/draft-03/schema#" } })).toThrow(/draft-04 .*draft-06 .*2019-09 .*2020-12/);
+  });
+});
