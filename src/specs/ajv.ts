@@ -139,7 +139,7 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
   correctKeywords(ajv, dialect, schema);
   for (const keyword of LATER_KEYWORDS[dialect] ?? []) ajv.removeKeyword(keyword);
   // Unknown keywords are annotations (keywords.ts): ajv is told to ignore them, or they are removed (ajv-gaps.ts).
-  for (const keyword of new Set(ignoredKeywordsOf(schema, ajv, dialect).map((i) => i.keyword))) {
+  for (const keyword of new Set(ignoredKeywordsOf(schema).map((i) => i.keyword))) {
     if (registrable(keyword) && !readByAjvAlone(keyword, dialect)) ajv.addKeyword({ keyword });
   }
   // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
@@ -155,13 +155,19 @@ const ignored = new WeakMap<Record<string, unknown>, readonly IgnoredKeyword[]>(
  * ignores (as the standard says), each with where it is. Throws SpecError for
  * a likely misspelling of a validating keyword or a constraint-like one.
  */
-export function ignoredKeywordsOf(schema: Record<string, unknown>, ajv: Ajv = checker(dialectOf(schema)), dialect: Dialect = dialectOf(schema)): readonly IgnoredKeyword[] {
+export function ignoredKeywordsOf(schema: Record<string, unknown>): readonly IgnoredKeyword[] {
   let found = ignored.get(schema);
   if (found === undefined) {
-    found = Object.freeze(unknownKeywords(schema, (keyword) => Object.hasOwn(ajv.RULES.keywords, keyword) && !readByAjvAlone(keyword, dialect)));
+    const dialect = dialectOf(schema);
+    found = Object.freeze(unknownKeywords(schema, (keyword) => defines(dialect, keyword)));
     ignored.set(schema, found);
   }
   return found;
+}
+
+/** Whether the dialect defines a keyword: its ajv class knows it, and it is neither one ajv alone reads nor one that came later. */
+function defines(dialect: Dialect, keyword: string): boolean {
+  return Object.hasOwn(checker(dialect).RULES.keywords, keyword) && !readByAjvAlone(keyword, dialect) && !(LATER_KEYWORDS[dialect] ?? []).includes(keyword);
 }
 
 /**
