@@ -42,7 +42,7 @@ export const BAD_INPUTS: BadInputCase[] = [
   v("unknown spec name", OK_REQUEST, { spec: "deployment" }, /Unknown spec "deployment": use one of deployment-config/),
   v("inline spec that is not JSON", OK_REQUEST, { spec: "{not json" }, /inline spec is not valid JSON/),
   v("inline spec that is not a valid JSON Schema", OK_REQUEST, { spec: { schema: { type: "strin" } } }, /not a valid JSON Schema/),
-  v("inline spec with an unknown keyword", OK_REQUEST, { spec: { schema: { type: "string", minimim: 3 } } }, /unknown keyword: "minimim"/),
+  v("inline spec with an unknown keyword", OK_REQUEST, { spec: { schema: { type: "string", minimim: 3 } } }, /unknown keyword "minimim" at #: did you mean "minimum"\?/),
   v("inline spec with a lookahead pattern", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(?=a)a+$" } } }, /RE2, a linear-time engine/),
   v("inline spec with a backreference", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(a)\\1$" } } }, /RE2, a linear-time engine/),
   v("inline spec that is an array", OK_REQUEST, { spec: [1, 2] }, /spec must be a built-in spec name or an inline JSON spec/),

@@ -13,6 +13,7 @@ export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Sp
 export { builtinSpecs, resolveSpec, type InlineSpec, type SpecRef } from "./specs/registry.js";
 export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
+export type { IgnoredKeyword } from "./specs/keywords.js";
 export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.js";
 
 // The validation graph

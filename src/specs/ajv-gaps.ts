@@ -7,9 +7,14 @@
  *
  * Rewritten before compiling (same meaning, in a form ajv judges right):
  *   - a field named "__proto__" in `properties` or `dependencies`: ajv skips that name;
- *   - `$ref` beside `$id` below the root: in draft-07 the `$id` must not change
- *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end.
+ *   - `$ref` beside `$id` below the root: up to draft-07 the `$id` must not change
+ *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end;
+ *   - keywords the dialect does not define but ajv reads all the same (OpenAPI's
+ *     `nullable`; `id`, which ajv refuses), and unknown keywords ajv cannot be told
+ *     to ignore (names outside its keyword syntax): removed, so they are ignored.
  * Replaced by a corrected keyword:
+ *   - `multipleOf`: ajv divides in floating point, so 0.07 is not a multiple of 0.01
+ *     and 939.1800000000001 is (and 1e308 / 0.5 overflows); decided exactly instead;
  *   - `if` (2019-09, 2020-12): ajv counted what `if` evaluated even when `if` failed;
  *   - `unevaluatedItems`: ajv misread a count of evaluated items known only at run time;
  *   - `const`, `enum`: ajv's equality calls an object's "valueOf"/"toString", so an
@@ -22,7 +27,7 @@
 import { _, Name, str, type Ajv, type CodeKeywordDefinition, type KeywordCxt } from "ajv";
 import { Type } from "ajv/dist/compile/util.js";
 import { SpecError } from "../errors.js";
-import type { Dialect } from "./ajv.js";
+import { refReplacesSiblings, type Dialect } from "./dialect.js";
 import { childSchemas, SUBSCHEMA_KEYWORDS, subschemas, type Visit } from "./limits.js";
 
 type Node = Record<string, unknown>;
@@ -45,7 +50,7 @@ export function schemaForAjv(schema: Node, dialect: Dialect): Node {
   if (result === undefined) {
     const visits = [...subschemas(schema)];
     refuseMisjudged(schema, visits);
-    result = visits.some(({ schema: s, path }) => needsRewrite(s, path === "#")) ? rewrite(schema, true, dialect) : schema;
+    result = visits.some(({ schema: s, path }) => needsRewrite(s, path === "#", dialect)) ? rewrite(schema, true, dialect) : schema;
     rewritten.set(schema, result);
   }
   return result;
@@ -59,8 +64,9 @@ export function correctKeywords(ajv: Ajv, dialect: Dialect, schema: Node): void 
   };
   replace(constKeyword);
   replace(enumKeyword);
+  replace(multipleOfKeyword);
   // What subschemas evaluated matters only to unevaluatedProperties/unevaluatedItems (2019-09 and later).
-  if (dialect !== "draft-07" && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
+  if (!refReplacesSiblings(dialect) && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
     replace(ifKeyword);
     replace(unevaluatedItemsKeyword);
   }
@@ -179,13 +185,30 @@ function inPlace(start: Node, resources: Map<Node, Node>): Set<Node> | "anything
 const PROTO = "__proto__";
 const PROTO_PATTERN = "^__proto__$";
 
-function needsRewrite(schema: Node, isRoot: boolean): boolean {
+/** Keywords ajv reads although the dialect does not define them. */
+export function readByAjvAlone(keyword: string, dialect: Dialect): boolean {
+  return keyword === "nullable" || (keyword === "id" && dialect !== "draft-04");
+}
+
+/** Whether ajv can be told to ignore an unknown keyword of this name (it takes names of its own syntax only, and none of Object.prototype's). */
+export function registrable(keyword: string): boolean {
+  return /^[a-z_$][a-z0-9_$:-]*$/i.test(keyword) && !(keyword in Object.prototype);
+}
+
+/** The keyword that names a schema resource: draft-04's "id", "$id" since. */
+const idKeyword = (dialect: Dialect) => (dialect === "draft-04" ? "id" : "$id");
+
+/** Removed before compiling: what the dialect does not define and ajv would not ignore. */
+const removedKeyword = (keyword: string, dialect: Dialect) => readByAjvAlone(keyword, dialect) || !registrable(keyword);
+
+function needsRewrite(schema: Node, isRoot: boolean, dialect: Dialect): boolean {
   const properties = own(schema, "properties");
   const dependencies = own(schema, "dependencies");
   return (
+    Object.keys(schema).some((key) => removedKeyword(key, dialect)) ||
     (isNode(properties) && Object.hasOwn(properties, PROTO)) ||
     (isNode(dependencies) && Object.hasOwn(dependencies, PROTO)) ||
-    (!isRoot && typeof own(schema, "$id") === "string" && Object.hasOwn(schema, "$ref"))
+    (!isRoot && typeof own(schema, idKeyword(dialect)) === "string" && Object.hasOwn(schema, "$ref"))
   );
 }
 
@@ -194,7 +217,7 @@ const withFields = (entries: Array<[string, unknown]>): Node => Object.fromEntri
 
 /** A copy of the schema (and of the subschemas that change), in a form ajv judges right. */
 function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
-  let entries = Object.entries(node);
+  let entries = Object.entries(node).filter(([key]) => !removedKeyword(key, dialect));
   const get = (key: string) => entries.find(([k]) => k === key)?.[1];
   const set = (key: string, value: unknown) => {
     entries = entries.some(([k]) => k === key) ? entries.map(([k, v]) => [k, k === key ? value : v]) : [...entries, [key, value]];
@@ -235,9 +258,9 @@ function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
     const then = Array.isArray(dependent) ? (dependent.length > 0 ? { required: dependent } : undefined) : dependent;
     if (then !== undefined) addToAllOf({ if: { required: [PROTO] }, then });
   }
-  if (!isRoot && typeof get("$id") === "string" && entries.some(([k]) => k === "$ref")) {
-    if (dialect === "draft-07") {
-      remove("$id"); // draft-07 ignores every keyword beside "$ref", so "$id" must not change where it points
+  if (!isRoot && typeof get(idKeyword(dialect)) === "string" && entries.some(([k]) => k === "$ref")) {
+    if (refReplacesSiblings(dialect)) {
+      remove(idKeyword(dialect)); // up to draft-07 every keyword beside "$ref" is ignored, so an id must not change where it points
     } else {
       const ref = get("$ref"); // the same reference, resolved against the same "$id", one level down
       remove("$ref");
@@ -377,5 +400,43 @@ const unevaluatedItemsKeyword: CodeKeywordDefinition = {
       cxt.ok(valid);
     }
     it.items = true;
+  },
+};
+
+/**
+ * A finite number as an exact decimal, digits × 10^exponent, read from its
+ * shortest round-trip form (String(n)): the decimal a JSON text wrote for it,
+ * since JSON.parse of that text gives back this number.
+ */
+function decimalOf(n: number): { digits: bigint; exponent: number } {
+  const [coefficient, exponent = "0"] = String(Math.abs(n)).split("e");
+  const [whole, fraction = ""] = coefficient.split(".");
+  return { digits: BigInt(whole + fraction), exponent: Number(exponent) - fraction.length };
+}
+
+/**
+ * Whether `value` is an integer multiple of `divisor`, decided exactly on
+ * their decimal forms (0.07 is a multiple of 0.01; 939.1800000000001 is not).
+ * Not a number, infinite or a zero divisor: not a multiple.
+ */
+export function isMultipleOf(value: number, divisor: number): boolean {
+  if (!Number.isFinite(value) || !Number.isFinite(divisor) || divisor === 0) return false;
+  if (Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0;
+  const v = decimalOf(value);
+  const d = decimalOf(divisor);
+  // v.digits × 10^v.exponent ÷ (d.digits × 10^d.exponent) is an integer; bring both to the smaller exponent.
+  const shift = v.exponent - d.exponent;
+  return shift >= 0 ? (v.digits * 10n ** BigInt(shift)) % d.digits === 0n : v.digits % (d.digits * 10n ** BigInt(-shift)) === 0n;
+}
+
+const multipleOfKeyword: CodeKeywordDefinition = {
+  keyword: "multipleOf",
+  type: "number",
+  schemaType: "number",
+  $data: true,
+  error: { message: ({ schemaCode }) => str`must be multiple of ${schemaCode}`, params: ({ schemaCode }) => _`{multipleOf: ${schemaCode}}` },
+  code(cxt: KeywordCxt) {
+    const { gen, data, schemaCode } = cxt;
+    cxt.fail$data(_`!${gen.scopeValue("func", { ref: isMultipleOf })}(${data}, ${schemaCode})`);
   },
 };

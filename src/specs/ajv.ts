@@ -2,49 +2,52 @@
  * How a spec's JSON Schema becomes a validator. Every spec is compiled in an
  * ajv instance of its own, so the compiled code (and anything the schema
  * registered, such as an `$id`) is freed with the spec. The dialect follows
- * the schema's `$schema` (draft-07 when absent, 2019-09, 2020-12); any other
- * `$schema` is refused. Built-in specs are trusted code and use JavaScript's
- * RegExp; specs supplied at run time are not, so their `pattern`s run on RE2
- * (linear time), translated to keep ECMA-262's meaning (regex.ts), and a
- * pattern RE2 cannot run is refused.
+ * the schema's `$schema` (draft-07 when absent; draft-04, draft-06, 2019-09,
+ * 2020-12); any other `$schema` is refused. Each dialect keeps its own
+ * meaning: up to draft-07 a `$ref` replaces the keywords beside it, draft-04
+ * names a schema with `id` and makes `exclusiveMaximum` a boolean, and a
+ * keyword a dialect does not define yet is ignored there. Built-in specs are
+ * trusted code and use JavaScript's RegExp; specs supplied at run time are
+ * not, so their `pattern`s run on RE2 (linear time), translated to keep
+ * ECMA-262's meaning (regex.ts), and a pattern RE2 cannot run is refused.
  */
 import { Ajv, type Options, type ValidateFunction } from "ajv";
 import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
+import draft06MetaSchema from "ajv/dist/refs/json-schema-draft-06.json" with { type: "json" };
+import AjvDraft04Module from "ajv-draft-04";
 import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
-import { correctKeywords, schemaForAjv } from "./ajv-gaps.js";
+import { dialectOf, refReplacesSiblings, withCanonicalSchemaUri, type Dialect } from "./dialect.js";
+import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
 import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
+import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
 import { ecmaPatternToRe2 } from "./regex.js";
+
+export { dialectOf, refReplacesSiblings, type Dialect } from "./dialect.js";
 
 // ajv's dialect builds are CommonJS; under NodeNext their default export is the module object.
 const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
 type AjvClass = new (options: Options) => Ajv;
 const Ajv2019 = cjs<AjvClass>(Ajv2019Module);
 const Ajv2020 = cjs<AjvClass>(Ajv2020Module);
+const AjvDraft04 = cjs<AjvClass>(AjvDraft04Module);
 
-export type Dialect = "draft-07" | "2019-09" | "2020-12";
+// ajv-draft-04 is ajv's own class for draft-04; draft-06 is draft-07's class with draft-06's meta-schema.
+const CLASSES: Record<Dialect, AjvClass> = { "draft-04": AjvDraft04, "draft-06": Ajv as unknown as AjvClass, "draft-07": Ajv as unknown as AjvClass, "2019-09": Ajv2019, "2020-12": Ajv2020 };
 
-const DIALECTS: Record<string, Dialect> = {
-  "http://json-schema.org/draft-07/schema": "draft-07",
-  "https://json-schema.org/draft/2019-09/schema": "2019-09",
-  "https://json-schema.org/draft/2020-12/schema": "2020-12",
+/** Keywords the dialect's ajv class knows but the dialect does not define yet (they came later): ignored there, as unknown keywords are. */
+const LATER_KEYWORDS: Partial<Record<Dialect, string[]>> = {
+  "draft-04": ["const", "contains", "propertyNames", "if", "then", "else"],
+  "draft-06": ["if", "then", "else"],
 };
 
-const CLASSES: Record<Dialect, AjvClass> = { "draft-07": Ajv as unknown as AjvClass, "2019-09": Ajv2019, "2020-12": Ajv2020 };
-
-/** The dialect a schema declares with `$schema` (draft-07 when it declares none). */
-export function dialectOf(schema: Record<string, unknown>): Dialect {
-  const declared = schema.$schema;
-  if (declared === undefined) return "draft-07";
-  if (typeof declared !== "string") throw new SpecError(`"$schema" must be a string; got ${JSON.stringify(declared)?.slice(0, 60)}.`);
-  const key = declared.replace(/#$/, "").replace(/^https:\/\/json-schema\.org\/draft-07\//, "http://json-schema.org/draft-07/");
-  const dialect = DIALECTS[key];
-  if (dialect) return dialect;
-  throw new SpecError(
-    `Unsupported "$schema" ${JSON.stringify(declared.slice(0, 100))}: use draft-07 (http://json-schema.org/draft-07/schema#, or no "$schema"), ` +
-      "2019-09 (https://json-schema.org/draft/2019-09/schema) or 2020-12 (https://json-schema.org/draft/2020-12/schema).",
-  );
+/** An ajv instance of the dialect's class, which knows the dialect's meta-schema. */
+function newAjv(dialect: Dialect, options: Options): Ajv {
+  const ajv = new CLASSES[dialect](options);
+  // With $data on, the meta-schema must allow {"$data": …} where a keyword's value goes, as ajv's own dialects do.
+  if (dialect === "draft-06") ajv.addMetaSchema(ajv.$dataMetaSchema(draft06MetaSchema, ["/properties"]));
+  return ajv;
 }
 
 /**
@@ -100,7 +103,7 @@ const checkers = new Map<Dialect, Ajv>();
 function checker(dialect: Dialect): Ajv {
   let ajv = checkers.get(dialect);
   if (ajv === undefined) {
-    ajv = new CLASSES[dialect]({ ...baseOptions, allErrors: true });
+    ajv = newAjv(dialect, { ...baseOptions, allErrors: true });
     checkers.set(dialect, ajv);
   }
   return ajv;
@@ -110,7 +113,7 @@ function checker(dialect: Dialect): Ajv {
 export function checkSchema(schema: Record<string, unknown>): void {
   const dialect = dialectOf(schema);
   const meta = checker(dialect);
-  if (!meta.validateSchema(schema)) {
+  if (!meta.validateSchema(withCanonicalSchemaUri(schema, dialect))) {
     throw new Error(`the schema does not conform to JSON Schema ${dialect}: ${meta.errorsText(meta.errors, { dataVar: "schema" })}`);
   }
 }
@@ -122,20 +125,49 @@ export function checkSchema(schema: Record<string, unknown>): void {
  */
 export function compileSchema(schema: Record<string, unknown>, options: { untrusted: boolean; allErrors: boolean }): ValidateFunction {
   const dialect = dialectOf(schema);
-  // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
-  const compiled = schemaForAjv(schema, dialect);
-  refuseUnjudgedFormats(schema, dialect);
-  const ajv = new CLASSES[dialect]({
+  const ajv = newAjv(dialect, {
     ...baseOptions,
     allErrors: options.allErrors,
     verbose: true,
     validateSchema: false,
+    // ajv's option for the standard's meaning of "$ref" up to draft-07 (by default it applies the siblings too).
+    ignoreKeywordsWithRef: refReplacesSiblings(dialect),
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
+  for (const keyword of LATER_KEYWORDS[dialect] ?? []) ajv.removeKeyword(keyword);
+  // Unknown keywords are annotations (keywords.ts): ajv is told to ignore them, or they are removed (ajv-gaps.ts).
+  for (const keyword of new Set(ignoredKeywordsOf(schema).map((i) => i.keyword))) {
+    if (registrable(keyword) && !readByAjvAlone(keyword, dialect)) ajv.addKeyword({ keyword });
+  }
+  // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
+  const compiled = withCanonicalSchemaUri(schemaForAjv(schema, dialect), dialect);
+  refuseUnjudgedFormats(schema, dialect);
   return ajv.compile(compiled);
+}
+
+const ignored = new WeakMap<Record<string, unknown>, readonly IgnoredKeyword[]>();
+
+/**
+ * The keywords of a schema its dialect does not define, which validation
+ * ignores (as the standard says), each with where it is. Throws SpecError for
+ * a likely misspelling of a validating keyword or a constraint-like one.
+ */
+export function ignoredKeywordsOf(schema: Record<string, unknown>): readonly IgnoredKeyword[] {
+  let found = ignored.get(schema);
+  if (found === undefined) {
+    const dialect = dialectOf(schema);
+    found = Object.freeze(unknownKeywords(schema, (keyword) => defines(dialect, keyword)));
+    ignored.set(schema, found);
+  }
+  return found;
+}
+
+/** Whether the dialect defines a keyword: its ajv class knows it, and it is neither one ajv alone reads nor one that came later. */
+function defines(dialect: Dialect, keyword: string): boolean {
+  return Object.hasOwn(checker(dialect).RULES.keywords, keyword) && !readByAjvAlone(keyword, dialect) && !(LATER_KEYWORDS[dialect] ?? []).includes(keyword);
 }
 
 /**

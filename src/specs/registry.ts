@@ -92,7 +92,8 @@ function compileInline(value: unknown, text: string | undefined): Spec {
     return cached;
   }
   const obj = value as Record<string, unknown>;
-  const wrapped = "schema" in obj && typeof obj.schema === "object";
+  // Any "schema" field makes it a wrapped spec: read as a bare schema, its unknown keywords would be ignored and accept anything.
+  const wrapped = Object.hasOwn(obj, "schema");
   const spec = defineSpec(
     {
       name: wrapped && typeof obj.name === "string" ? obj.name : "inline",

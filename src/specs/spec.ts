@@ -6,7 +6,8 @@
 import type { ValidateFunction } from "ajv";
 import { z } from "zod";
 import { SpecError } from "../errors.js";
-import { checkSchema, compileSchema } from "./ajv.js";
+import { checkSchema, compileSchema, ignoredKeywordsOf } from "./ajv.js";
+import type { IgnoredKeyword } from "./keywords.js";
 import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
 import { measureZodSchema } from "./zod.js";
 
@@ -67,6 +68,8 @@ export interface Spec<T = unknown, C = any> {
   readonly checkSchema: ValidateFunction;
   /** The schema's explanation (ajv, all errors with the offending values), compiled on first use. */
   readonly validateSchema: ValidateFunction;
+  /** Keywords of the schema its dialect does not define: annotations, which validation ignores (as the standard says). */
+  readonly ignoredKeywords: readonly IgnoredKeyword[];
   /** Whether the spec came from run-time JSON (its patterns run on RE2, and its cost is bounded). */
   readonly untrusted: boolean;
   /** For a run-time spec: the most subschemas that can apply to one value of an answer. */
@@ -148,6 +151,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
     example: definition.example,
     checkSchema: verdict,
     validateSchema: lazyExplanation(schema, untrusted),
+    ignoredKeywords: ignoredKeywordsOf(schema),
     untrusted,
     applicationsPerValue,
     zod,

@@ -18,7 +18,7 @@
  * counts what its members evaluated (`unevaluated*`): then it is judged whole.
  */
 import type { ErrorObject, ValidateFunction } from "ajv";
-import { compileSchema, dialectOf, type Dialect } from "../specs/ajv.js";
+import { compileSchema, dialectOf, refReplacesSiblings, type Dialect } from "../specs/ajv.js";
 import { subschemas } from "../specs/limits.js";
 import type { Spec } from "../specs/spec.js";
 import type { Step } from "./reader.js";
@@ -124,10 +124,13 @@ function expand(sp: SpecParts, start: Node[]): Node[] {
     const node = stack.pop()!;
     if (seen.has(node)) continue;
     seen.add(node);
-    out.push(node);
-    const all = own(node, "allOf");
-    if (Array.isArray(all)) for (let i = all.length - 1; i >= 0; i--) if (isNode(all[i])) stack.push(all[i] as Node);
     const ref = own(node, "$ref");
+    // Up to draft-07 a "$ref" replaces its siblings: only its target applies.
+    if (ref === undefined || !refReplacesSiblings(sp.dialect)) {
+      out.push(node);
+      const all = own(node, "allOf");
+      if (Array.isArray(all)) for (let i = all.length - 1; i >= 0; i--) if (isNode(all[i])) stack.push(all[i] as Node);
+    }
     if (typeof ref === "string") {
       const target = resolve(sp, ref);
       if (target !== undefined) stack.push(target);

@@ -154,6 +154,46 @@ describe("corrected keywords: const and enum (equality reads only the values' ow
   });
 });
 
+describe("corrected keyword: multipleOf (decided exactly on the numbers' decimal forms)", () => {
+  const price = { type: "number", multipleOf: 0.01 };
+  /** Every price 0.00–999.99, as JSON.parse reads it from the text a model writes. */
+  const prices = Array.from({ length: 100_000 }, (_, cents) => JSON.parse((cents / 100).toFixed(2)) as number);
+
+  it("ajv alone refuses 0.07 and accepts 939.1800000000001 with multipleOf 0.01", () => {
+    expect(rawAjv("draft-07", price)(0.07), UPGRADE).toBe(false);
+    expect(rawAjv("draft-07", price)(939.1800000000001), UPGRADE).toBe(true);
+  });
+
+  it("every price 0.00–999.99 is a multiple of 0.01, and 939.1800000000001 is not, in every dialect and kind of spec", () => {
+    for (const $schema of [undefined, S2019, S2020]) {
+      const schema = { ...($schema ? { $schema } : {}), type: "array", items: price };
+      for (const spec of [code(schema), resolveSpec({ name: "gap", schema: schema as JsonSchema })]) {
+        expect(spec.checkSchema(prices), `${$schema ?? "draft-07"} ${spec.untrusted ? "run-time" : "code"}`).toBe(true);
+        expect(validateAgainstSpec(spec, [1.5, 939.1800000000001]).errors).toEqual(["[1] is 939.1800000000001; it must be a multiple of 0.01"]);
+      }
+    }
+  });
+
+  it("exact on small, large and negative numbers, and through $data", () => {
+    const cases: Array<[number, number, boolean]> = [
+      [0.0075, 0.0001, true],
+      [0.00751, 0.0001, false],
+      [1e308, 0.5, true],
+      [1e308, 0.123456789, false],
+      [12391239123, 1e-8, true],
+      [-0.3, 0.1, true],
+      [4.5, 1.5, true],
+      [35, 1.5, false],
+      [0, 0.01, true],
+    ];
+    for (const [value, divisor, expected] of cases) expect(verdict({ multipleOf: divisor }, value), `${value} multipleOf ${divisor}`).toBe(expected);
+    const step = { properties: { step: { type: "number" }, price: { multipleOf: { $data: "1/step" } } } };
+    expect(verdict(step, { step: 0.01, price: 0.57 })).toBe(true);
+    expect(verdict(step, { step: 0.01, price: 0.575 })).toBe(false);
+    expect(verdict(step, { step: "x", price: 0.57 })).toBe(false);
+  });
+});
+
 describe('refused: "$dynamicRef"', () => {
   const paths = suiteGroup("draft2020-12/dynamicRef.json", "multiple dynamic paths to the $dynamicRef keyword");
   const scopes = suiteGroup("draft2020-12/dynamicRef.json", "$dynamicRef avoids the root of each schema, but scopes are still registered");

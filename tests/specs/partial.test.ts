@@ -503,6 +503,17 @@ describe("what the partial checks expose", () => {
     expect(check.errors).toEqual(expect.arrayContaining([NAME, REPLICAS, "resources.cpu_limit is 0.5; replicas=30 requires resources.cpu_limit >= 1.0", "health_check is missing; it is required"]));
   });
 
+  it("multipleOf with a decimal divisor: the partial checks agree with the check step, exactly", () => {
+    const prices = resolveSpec({ name: "prices", schema: { type: "object", properties: { items: { type: "array", items: { type: "number", multipleOf: 0.01 } } } } });
+    const answer = '{"items": [0.07, 0.14, 0.29, 0.57, 939.1800000000001]}';
+    const check = new PartialCheck(prices);
+    check.write(answer);
+    check.end();
+    const full = checkTextSync(prices, answer, "model", { limits: ALL });
+    expect(check.errors).toEqual(["items[4] is 939.1800000000001; it must be a multiple of 0.01"]);
+    expect(full.errors).toEqual(check.errors);
+  });
+
   it("a fenced answer's errors are certain once its block's closing line ends", () => {
     const check = new PartialCheck(spec);
     check.write('Here:\n```json\n{"service_name": "Payments", "replicas": 30}\n');

@@ -183,7 +183,7 @@ describe("inline specs", () => {
 
   it("refuses a schema with an unknown keyword", () => {
     const error = specError(() => resolveSpec(JSON.stringify(unique({ type: "string", maxLenght: 3 }))));
-    expect(error.message).toContain('unknown keyword: "maxLenght"');
+    expect(error.message).toContain('unknown keyword "maxLenght" at #: did you mean "maxLength"?');
   });
 
   it("refuses a schema with an unknown format", () => {
