@@ -227,7 +227,7 @@ function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | 
   if (zod !== undefined) {
     // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
     if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
-    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits));
+    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
     else if (messages.length === 0) {
       // A transform's output is the result: it must be JSON data like any other.
       const copy = toJsonData(zod.data, limits, "the output");

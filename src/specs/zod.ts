@@ -7,8 +7,10 @@
  * what to change. The walk also notes asynchronous refinements and
  * transforms: they can only be judged by the asynchronous check step.
  */
+import { z } from "zod";
 import * as core from "zod/v4/core";
 import { SpecError } from "../errors.js";
+import { ASSERTED_FORMATS } from "./formats.js";
 
 export const ZOD_SPEC_LIMITS = Object.freeze({
   /** Most zod schemas in one spec (every nested one counted once). */
@@ -99,4 +101,106 @@ export function runZodSync(schema: unknown, value: unknown): ZodOutcome {
   const ctx = { async: true };
   const config = core.config();
   return { success: false, error: { issues: result.issues.map((issue) => core.util.finalizeIssue(issue as core.$ZodRawIssue, ctx, config)) } };
+}
+
+/** A zod schema's JSON Schema, and the zod checks it could not carry (zod alone judges those). */
+export interface ZodJsonSchema {
+  schema: Record<string, unknown>;
+  /** Keys of the zod checks with no JSON Schema form here (see zodCheckKey); their issues are reported even when the schema fails too. */
+  zodOnly: ReadonlySet<string>;
+}
+
+/** zod's format names whose JSON Schema name differs (zod's toJSONSchema maps them the same way). */
+const JSON_FORMAT_NAMES: Record<string, string> = { guid: "uuid", url: "uri", datetime: "date-time" };
+
+/** Regex flags that do not change what `test` accepts on a whole string (ajv reads every pattern with "u"). */
+const HARMLESS_FLAGS = /^[gyud]*$/;
+
+/** How a zod format issue and the check that raised it are matched: the format, and for a regex its pattern. */
+export function zodCheckKey(issue: { format?: unknown; pattern?: unknown }): string {
+  return issue.format === "regex" ? `regex ${String(issue.pattern)}` : String(issue.format);
+}
+
+/** What to use instead of a zod type that has no JSON form. */
+const INSTEAD: Record<string, string> = {
+  date: "z.iso.datetime() or z.iso.date() (an ISO 8601 string)",
+  bigint: "z.int() (a safe integer) or z.string().regex(/^-?\\d+$/) for larger integers",
+  map: "z.record(keySchema, valueSchema)",
+  set: "z.array(itemSchema)",
+  nan: "z.number() (JSON has no NaN)",
+  undefined: ".optional() on the field, or z.null()",
+  void: ".optional() on the field, or z.null()",
+};
+
+/**
+ * The JSON Schema of a zod schema, fit for this package's validator. zod's
+ * `toJSONSchema` writes some checks as formats no JSON Schema validator knows
+ * ("starts_with", "cuid", "e164", "jwt" …), mostly beside a `pattern` that
+ * says the same; and it writes a regex's source without its flags. So here:
+ * a format the standard defines stays (this package asserts it); any other
+ * format, and a content encoding other than base64, is dropped; a pattern
+ * whose flags change its meaning (i, m, s, v) or that does not compile the
+ * way ajv reads patterns is dropped. What is dropped with no pattern left is
+ * judged by zod alone, which the check step runs last on every zod spec.
+ */
+export function zodToJsonSchema(schema: z.ZodType, name: string): ZodJsonSchema {
+  const zodOnly = new Set<string>();
+  const converted = z.toJSONSchema(schema, {
+    // draft-07: what ajv's default dialect and most providers' structured-output modes read.
+    target: "draft-7",
+    io: "input",
+    unrepresentable: ({ zodSchema, path }) => {
+      const type = String(zodSchema._zod.def.type);
+      const where = path.length > 0 ? ` at ${path.join(".")}` : "";
+      const instead = INSTEAD[type] ?? "a JSON type (string, number, boolean, null, array or object), with other checks in .refine()";
+      throw new SpecError(`Spec ${JSON.stringify(name)}: its zod schema has no JSON Schema form${where}: z.${type}() is not JSON data; use ${instead}`);
+    },
+    override: ({ zodSchema, jsonSchema }) => fitStringSchema(zodSchema, jsonSchema as Record<string, unknown>, zodOnly),
+  });
+  return { schema: converted as Record<string, unknown>, zodOnly };
+}
+
+interface FormatCheckDef {
+  check?: string;
+  format?: string;
+  pattern?: RegExp;
+}
+
+function fitStringSchema(schema: core.$ZodType, json: Record<string, unknown>, zodOnly: Set<string>): void {
+  const def = schema._zod.def as { type: string; checks?: Array<{ _zod: { def: FormatCheckDef } }> };
+  if (def.type !== "string") return;
+  const list = schema._zod.traits.has("$ZodCheck") ? [schema as unknown as { _zod: { def: FormatCheckDef } }, ...(def.checks ?? [])] : (def.checks ?? []);
+  const formatKept = typeof json.format === "string" && ASSERTED_FORMATS.includes(json.format);
+  for (const check of list) {
+    const { check: kind, format, pattern } = check._zod.def;
+    if (kind !== "string_format" || format === undefined) continue;
+    const exact = pattern instanceof RegExp && keepsMeaning(pattern);
+    if (pattern instanceof RegExp && !exact) removePattern(json, pattern.source);
+    const asFormat = formatKept && json.format === (JSON_FORMAT_NAMES[format] ?? format);
+    if (!exact && !asFormat) zodOnly.add(zodCheckKey({ format, pattern }));
+  }
+  if (!formatKept) delete json.format;
+  if (json.contentEncoding !== undefined && json.contentEncoding !== "base64") delete json.contentEncoding;
+}
+
+/** Whether ajv (which reads a pattern with the "u" flag) gives this regex's source the meaning the regex has. */
+function keepsMeaning(pattern: RegExp): boolean {
+  if (!HARMLESS_FLAGS.test(pattern.flags)) return false;
+  if (pattern.flags.includes("u")) return true;
+  try {
+    new RegExp(pattern.source, "u");
+  } catch {
+    return false;
+  }
+  // Without "u" a few escapes read differently (\u{…}, surrogate pairs); only ASCII sources are taken as the same.
+  return /^[\x00-\x7f]*$/.test(pattern.source) && !/\\u\{/.test(pattern.source);
+}
+
+function removePattern(json: Record<string, unknown>, source: string): void {
+  if (json.pattern === source) delete json.pattern;
+  if (Array.isArray(json.allOf)) {
+    const rest = json.allOf.filter((part: Record<string, unknown>) => part?.pattern !== source);
+    if (rest.length === 0) delete json.allOf;
+    else json.allOf = rest;
+  }
 }
