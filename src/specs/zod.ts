@@ -164,6 +164,9 @@ interface FormatCheckDef {
   check?: string;
   format?: string;
   pattern?: RegExp;
+  /** z.url()'s options: JSON Schema's "uri" cannot say them. */
+  protocol?: RegExp;
+  hostname?: RegExp;
 }
 
 function fitStringSchema(schema: core.$ZodType, json: Record<string, unknown>, zodOnly: Set<string>): void {
@@ -172,11 +175,11 @@ function fitStringSchema(schema: core.$ZodType, json: Record<string, unknown>, z
   const list = schema._zod.traits.has("$ZodCheck") ? [schema as unknown as { _zod: { def: FormatCheckDef } }, ...(def.checks ?? [])] : (def.checks ?? []);
   const formatKept = typeof json.format === "string" && ASSERTED_FORMATS.includes(json.format);
   for (const check of list) {
-    const { check: kind, format, pattern } = check._zod.def;
+    const { check: kind, format, pattern, protocol, hostname } = check._zod.def;
     if (kind !== "string_format" || format === undefined) continue;
     const exact = pattern instanceof RegExp && keepsMeaning(pattern);
     if (pattern instanceof RegExp && !exact) removePattern(json, pattern.source);
-    const asFormat = formatKept && json.format === (JSON_FORMAT_NAMES[format] ?? format);
+    const asFormat = formatKept && json.format === (JSON_FORMAT_NAMES[format] ?? format) && protocol === undefined && hostname === undefined;
     if (!exact && !asFormat) zodOnly.add(zodCheckKey({ format, pattern }));
   }
   if (!formatKept) delete json.format;
