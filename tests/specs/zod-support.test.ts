@@ -117,7 +117,9 @@ const CASES: Case[] = [
   c("transforms and pipes", "z.coerce.number()", z.coerce.number(), 3, "x"),
   c("refinements", ".refine(…)", z.number().refine((n) => n % 2 === 0, "must be even"), 2, 3),
   c("refinements", ".superRefine(…)", z.string().superRefine((s, ctx) => (s.includes(" ") ? ctx.addIssue({ code: "custom", message: "no spaces" }) : undefined)), "ab", "a b"),
-  c("refinements", ".check(…)", z.number().check((ctx) => (ctx.value > 9 ? ctx.issues.push({ code: "custom", message: "one digit", input: ctx.value }) : undefined)), 9, 10),
+  c("refinements", ".check(…)", z.number().check((ctx) => {
+    if (ctx.value > 9) ctx.issues.push({ code: "custom", message: "one digit", input: ctx.value });
+  }), 9, 10),
   c("refinements", ".brand()", z.string().min(1).brand("Name"), "a", ""),
   c("recursion", "z.lazy(…)", Tree, { name: "a", children: [{ name: "b", children: [] }] }, { name: "a", children: [{ name: 1, children: [] }] }),
 ];
