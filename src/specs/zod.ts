@@ -180,7 +180,12 @@ function fitStringSchema(schema: core.$ZodType, json: Record<string, unknown>, z
     const exact = pattern instanceof RegExp && keepsMeaning(pattern);
     if (pattern instanceof RegExp && !exact) removePattern(json, pattern.source);
     const asFormat = formatKept && json.format === (JSON_FORMAT_NAMES[format] ?? format) && protocol === undefined && hostname === undefined;
-    if (!exact && !asFormat) zodOnly.add(zodCheckKey({ format, pattern }));
+    if (!exact && !asFormat) {
+      zodOnly.add(zodCheckKey({ format, pattern }));
+      // The model reads the JSON Schema: say in words what it can no longer say as a keyword.
+      const words = pattern instanceof RegExp && format === "regex" ? `must match ${String(pattern)}` : `must pass zod's ${format} check`;
+      json.description = typeof json.description === "string" ? `${json.description} (${words})` : words;
+    }
   }
   if (!formatKept) delete json.format;
   if (json.contentEncoding !== undefined && json.contentEncoding !== "base64") delete json.contentEncoding;

@@ -126,3 +126,19 @@ describe("SpecOutput", () => {
     expect(outcome.result.tag).toBe(3);
   });
 });
+
+describe("checks the JSON Schema cannot carry", () => {
+  it("are judged by zod with a message naming the check, even beside schema errors, and are told to the model in words", () => {
+    const Login = z.object({ token: z.jwt(), user: z.string().regex(/^[a-z]+$/i), age: z.number() });
+    const spec = resolveSpec(Login);
+    const token = (spec.schema.properties as Record<string, Record<string, unknown>>).token;
+    expect(token).toEqual({ type: "string", description: "must pass zod's jwt check" });
+    expect((spec.schema.properties as Record<string, Record<string, unknown>>).user).toEqual({ type: "string", description: "must match /^[a-z]+$/i" });
+    expect(validateAgainstSpec(spec, { token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIn0.c2ln", user: "AdA", age: 3 }).valid).toBe(true);
+    expect(validateAgainstSpec(spec, { token: "abc", user: "a1", age: "3" }).errors).toEqual([
+      'age is "3" (string); it must be a number',
+      'token is "abc"; Invalid JWT (zod check jwt)',
+      'user is "a1"; Invalid string: must match pattern /^[a-z]+$/i (zod check regex)',
+    ]);
+  });
+});
