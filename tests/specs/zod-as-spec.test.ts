@@ -13,6 +13,8 @@ import { generateValidated, type ValidationOutcome } from "../../src/validation/
 import { streamValidated } from "../../src/validation/stream.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
+import { validatedResponse } from "../../src/agents/validated-response.js";
+import { guardTools } from "../../src/agents/guard-tools.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Account = z
@@ -86,6 +88,14 @@ describe("a zod schema is a spec", () => {
     expect(await tool.invoke(good)).toBe("opened");
     expect(String(await tool.invoke({ ...good, id: "x" }))).toContain('id is "x"; it must match the pattern');
     expect(seen).toEqual(["@ada"]);
+  });
+
+  it("validatedResponse and guardTools take it; the answer is typed from it", () => {
+    const middleware = validatedResponse({ spec: Account });
+    expectTypeOf(middleware).toEqualTypeOf<ReturnType<typeof validatedResponse<z.output<typeof Account>>>>();
+    expect(middleware.name).toBe("validatedResponse");
+    expect(guardTools({ tools: { open_account: Account } }).name).toBeTypeOf("string");
+    expect(() => validatedResponse({ spec: z.string() })).toThrow(/needs "type": "object"/);
   });
 
   it("name and description come from the schema's metadata, else defaults; defineSpec needs neither", () => {
