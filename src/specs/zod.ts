@@ -137,10 +137,11 @@ const INSTEAD: Record<string, string> = {
  * `toJSONSchema` writes some checks as formats no JSON Schema validator knows
  * ("starts_with", "cuid", "e164", "jwt" …), mostly beside a `pattern` that
  * says the same; and it writes a regex's source without its flags. So here:
- * a format the standard defines stays (this package asserts it); any other
- * format, and a content encoding other than base64, is dropped; a pattern
- * whose flags change its meaning (i, m, s, v) or that does not compile the
- * way ajv reads patterns is dropped. What is dropped with no pattern left is
+ * a format the standard defines stays (this package asserts it) unless it is
+ * stricter than zod's check; any other format, and a content encoding other
+ * than base64, is dropped; a pattern whose flags change its meaning (i, m, s,
+ * v), that does not compile the way ajv reads patterns, or that is stricter
+ * than zod's check, is dropped. What is dropped with no pattern left is
  * judged by zod alone, which the check step runs last on every zod spec.
  */
 export function zodToJsonSchema(schema: z.ZodType, name: string): ZodJsonSchema {
@@ -169,16 +170,27 @@ interface FormatCheckDef {
   hostname?: RegExp;
 }
 
+/**
+ * Standard formats this package judges more strictly than zod's checks that emit them (measured: a
+ * host name with a trailing dot, a duration with a fraction, a URL the WHATWG parser takes but RFC 3986
+ * does not). zod's verdict is the spec's, so in a zod spec they are left to zod's own check.
+ */
+const STRICTER_THAN_ZOD = new Set(["hostname", "duration", "uri"]);
+/** zod checks whose runtime check is not their pattern: the pattern is stricter (dropped), or only the shape (kept; zod checks the rest). */
+const PATTERN_STRICTER = new Set(["ipv6", "cidrv6"]);
+const PATTERN_SHAPE_ONLY = new Set(["credit_card", "iban"]);
+
 function fitStringSchema(schema: core.$ZodType, json: Record<string, unknown>, zodOnly: Set<string>): void {
   const def = schema._zod.def as { type: string; checks?: Array<{ _zod: { def: FormatCheckDef } }> };
   if (def.type !== "string") return;
   const list = schema._zod.traits.has("$ZodCheck") ? [schema as unknown as { _zod: { def: FormatCheckDef } }, ...(def.checks ?? [])] : (def.checks ?? []);
-  const formatKept = typeof json.format === "string" && ASSERTED_FORMATS.includes(json.format);
+  const formatKept = typeof json.format === "string" && ASSERTED_FORMATS.includes(json.format) && !STRICTER_THAN_ZOD.has(json.format);
   for (const check of list) {
     const { check: kind, format, pattern, protocol, hostname } = check._zod.def;
     if (kind !== "string_format" || format === undefined) continue;
-    const exact = pattern instanceof RegExp && keepsMeaning(pattern);
-    if (pattern instanceof RegExp && !exact) removePattern(json, pattern.source);
+    const usable = pattern instanceof RegExp && keepsMeaning(pattern) && !PATTERN_STRICTER.has(format);
+    if (pattern instanceof RegExp && !usable) removePattern(json, pattern.source);
+    const exact = usable && !PATTERN_SHAPE_ONLY.has(format);
     const asFormat = formatKept && json.format === (JSON_FORMAT_NAMES[format] ?? format) && protocol === undefined && hostname === undefined;
     if (!exact && !asFormat) {
       zodOnly.add(zodCheckKey({ format, pattern }));
