@@ -114,7 +114,7 @@ describe("a zod schema is a spec", () => {
     const verdict = await checkValue(42 as never, good);
     expect(verdict.valid).toBe(false);
     expect(verdict.errors[0]).toMatch(/the spec given could not be used .*a zod schema; got number/);
-    await expect(generateValidated({ model: scriptedModel([]), spec: 42 as never, request: "x" })).rejects.toThrow(/a Spec from defineSpec or a zod schema; got 42/);
+    await expect(generateValidated({ model: scriptedModel([]), spec: 42 as never, request: "x" })).rejects.toThrow(/or a Spec \(resolveSpec\(zodSchema\) makes one; generateValidated and the builders take a zod schema as it is\); got 42/);
   });
 });
 
