@@ -6,6 +6,9 @@
  * a stack of its own, and refused beyond the limits with a message that says
  * what to change. The walk also notes asynchronous refinements and
  * transforms: they can only be judged by the asynchronous check step.
+ *
+ * Then its JSON Schema is derived (zodToJsonSchema), keeping only what says
+ * exactly what zod's checks say; the rest is judged by zod, which runs last.
  */
 import { z } from "zod";
 import * as core from "zod/v4/core";
