@@ -10,7 +10,7 @@ export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, Trustw
 
 // Specs and validation (pure: no model, no graph)
 export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
-export { builtinSpecs, resolveSpec, type InlineSpec, type SpecRef } from "./specs/registry.js";
+export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRef } from "./specs/registry.js";
 export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";

@@ -20,7 +20,7 @@ import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.j
 import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
 
 export interface GuardToolsOptions {
-  /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, or a Spec). Other tools run as they are. */
+  /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, a Spec, or a zod schema). Other tools run as they are. */
   tools: Record<string, SpecRef>;
   /** Calls a guarded tool may get whose arguments fail, in a row, in one turn, before it refuses (1-10, default 3), as guardedTool. */
   maxAttempts?: number;

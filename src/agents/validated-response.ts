@@ -19,7 +19,7 @@ import { randomUUID } from "node:crypto";
 import { ConfigurationError, SpecError } from "../errors.js";
 import { bound } from "../shared/text.js";
 import type { CheckLimits } from "../specs/check.js";
-import { resolveSpec, type SpecRef } from "../specs/registry.js";
+import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../validation/prompts.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
@@ -30,8 +30,8 @@ import { reviewStep } from "./review.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 
 export interface ValidatedResponseOptions<T> {
-  /** What a valid answer is: a built-in spec name, an inline JSON spec, or a Spec from defineSpec (a zod spec types the answer). Its schema must describe an object. */
-  spec: Spec<T> | SpecRef;
+  /** What a valid answer is: a zod schema or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
+  spec: SpecLike<T>;
   /** Answers the model may give in a run before the answer fails (1-10, default 3). */
   maxAttempts?: number;
   /** Model turns that call the agent's other tools in a run; a turn past them ends the answer without one, stop reason "no_answer" (0-20, default 5). */
@@ -72,7 +72,7 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  * ```
  */
 export function validatedResponse<T = unknown>(options: ValidatedResponseOptions<T>) {
-  const spec = resolveSpec(options.spec as SpecRef) as Spec<T>;
+  const spec = resolveSpec(options.spec) as Spec<T>;
   if (spec.schema.type !== "object") {
     throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`);
   }

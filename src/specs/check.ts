@@ -23,6 +23,7 @@
 import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
 import { readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
 import { describeThrown } from "../shared/text.js";
+import { isSpec, resolveSpec, type SpecLike } from "./registry.js";
 import type { Spec } from "./spec.js";
 import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
@@ -67,8 +68,10 @@ export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  * console.log(fromModel.errors, fromPerson.errors);
  * ```
  */
-export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+  let spec: Spec<T, C> | undefined;
   try {
+    spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
     const verdict = await judge(spec, parsed.value, options, true);
@@ -90,8 +93,10 @@ export async function checkText<T, C>(spec: Spec<T, C>, text: unknown, read: Rea
  * if (!verdict.valid) console.error(verdict.errors);
  * ```
  */
-export async function checkValue<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+export async function checkValue<T, C>(given: SpecLike<T, C>, value: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+  let spec: Spec<T, C> | undefined;
   try {
+    spec = specOf(given);
     return await judge(spec, value, options, false);
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
@@ -103,12 +108,12 @@ export async function checkValue<T, C>(spec: Spec<T, C>, value: unknown, options
  * call's arguments): text is read exactly (one JSON value and nothing else),
  * anything else as JSON data.
  */
-export async function checkGiven<T, C>(spec: Spec<T, C>, given: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+export async function checkGiven<T, C>(spec: SpecLike<T, C>, given: unknown, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   return typeof given === "string" ? checkText(spec, given, "exact", options) : checkValue(spec, given, options);
 }
 
 /** `checkGiven`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkGivenSync<T, C>(spec: Spec<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): ValidationReport<T> {
+export function checkGivenSync<T, C>(spec: SpecLike<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): ValidationReport<T> {
   return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : validateAgainstSpec(spec, given, options.limits, options.context);
 }
 
@@ -132,8 +137,10 @@ export function givenAsText(given: unknown, verdict: Verdict): string {
  * console.log(report.valid, report.errors); // false, every problem with its field path
  * ```
  */
-export function validateAgainstSpec<T, C>(spec: Spec<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+  let spec: Spec<T, C> | undefined;
   try {
+    spec = specOf(given);
     const data = readData(value, limits);
     if (!data.ok) return refused([data.error]);
     return judgeSync(spec, data.value, limits, context);
@@ -143,8 +150,10 @@ export function validateAgainstSpec<T, C>(spec: Spec<T, C>, value: unknown, limi
 }
 
 /** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkTextSync<T, C>(spec: Spec<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {}): Verdict<T> {
+export function checkTextSync<T, C>(given: SpecLike<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {}): Verdict<T> {
+  let spec: Spec<T, C> | undefined;
   try {
+    spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
     return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value, ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }) };
@@ -232,7 +241,7 @@ function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | 
   if (zod !== undefined) {
     // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
     if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
-    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits));
+    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
     else if (messages.length === 0) {
       // A transform's output is the result: it must be JSON data like any other.
       const copy = toJsonData(zod.data, limits, "the output");
@@ -248,7 +257,13 @@ function refused<T>(messages: string[], limits?: Partial<CheckLimits>): Validati
   return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
 }
 
-function couldNotJudge(spec: Spec, error: unknown): string {
+/** The spec a check was given: a Spec as it is, anything else (a zod schema, a built-in name, inline JSON) resolved as resolveSpec does. */
+function specOf<T, C>(given: SpecLike<T, C>): Spec<T, C> {
+  return (isSpec(given) ? given : resolveSpec(given)) as Spec<T, C>;
+}
+
+function couldNotJudge(spec: Spec | undefined, error: unknown): string {
+  if (spec === undefined) return `the spec given could not be used (${describeThrown(error, 300)}); the value is not accepted`;
   const reason = error instanceof RangeError ? "it is too large or too deeply nested for the validator" : describeThrown(error, 160);
   return `the spec ${JSON.stringify(spec.name)} could not judge the value (${reason}); the value is not accepted`;
 }

@@ -4,13 +4,14 @@
  * distinct text and kept in a small LRU cache.
  */
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import { SpecError } from "../errors.js";
 import { apiRequestSpec } from "./builtin/api-request.js";
 import { dbQuerySpec } from "./builtin/db-query.js";
 import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
-import { defineSpec, type JsonSchema, type Spec } from "./spec.js";
+import { defineSpec, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
 
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map(
   [deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]),
@@ -18,8 +19,11 @@ export const builtinSpecs: ReadonlyMap<string, Spec> = new Map(
 
 export const DEFAULT_SPEC_NAME = deploymentConfigSpec.name;
 
-/** A reference to a spec: a built-in name, JSON text of an inline spec, an inline spec object, or a Spec. */
-export type SpecRef = string | Spec | InlineSpec | JsonSchema;
+/** A reference to a spec: a built-in name, JSON text of an inline spec, an inline spec object, a Spec, or a zod schema. */
+export type SpecRef = string | Spec | InlineSpec | JsonSchema | z.ZodType;
+
+/** What a function that takes a spec accepts, typed: a Spec, a zod schema (`T` is its output), or any other SpecRef. */
+export type SpecLike<T = unknown, C = any> = Spec<T, C> | z.ZodType<T> | SpecRef;
 
 /** An inline spec as JSON: a JSON Schema with optional name and description. Cross-field rules use `$data` and `if`/`then`. */
 export interface InlineSpec {
@@ -38,8 +42,25 @@ export function isSpec(value: unknown): value is Spec {
   return typeof value === "object" && value !== null && typeof (value as Spec).validateSchema === "function";
 }
 
+export function isZodSchema(value: unknown): value is z.ZodType {
+  return value instanceof z.ZodType;
+}
+
+/** The spec of each zod schema given where a spec is taken, made once (name and description from its metadata). */
+const zodSpecs = new WeakMap<z.ZodType, Spec>();
+
+function zodSpec(schema: z.ZodType): Spec {
+  let spec = zodSpecs.get(schema);
+  if (spec === undefined) {
+    spec = defineSpec({ schema });
+    zodSpecs.set(schema, spec);
+  }
+  return spec;
+}
+
 /**
- * Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change.
+ * Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change. A zod
+ * schema becomes a spec as `defineSpec({ schema })` makes it, once per schema.
  *
  * @example
  * ```ts
@@ -50,8 +71,10 @@ export function isSpec(value: unknown): value is Spec {
  * console.log(builtin.name, inline.name);
  * ```
  */
+export function resolveSpec<R extends SpecRef>(ref: R): Spec<SpecOutput<R>>;
 export function resolveSpec(ref: SpecRef): Spec {
   if (isSpec(ref)) return ref;
+  if (isZodSchema(ref)) return zodSpec(ref);
   if (typeof ref === "string") {
     const trimmed = ref.trim();
     const builtin = builtinSpecs.get(trimmed);
@@ -70,17 +93,21 @@ export function resolveSpec(ref: SpecRef): Spec {
     }
     throw new SpecError(
       `Unknown spec ${JSON.stringify(trimmed.slice(0, 80))}: use one of ${[...builtinSpecs.keys()].join(", ")}, ` +
-        `or an inline JSON spec such as {"name": "my-spec", "schema": {"type": "object", ...}}.`,
+        `an inline JSON spec such as {"name": "my-spec", "schema": {"type": "object", ...}}, a Spec from defineSpec, or a zod schema.`,
     );
   }
   if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined);
-  throw new SpecError(`A spec must be a built-in name or a JSON object; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`);
+  throw new SpecError(
+    `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a zod schema; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
+  );
 }
 
 function compileInline(value: unknown, text: string | undefined): Spec {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new SpecError("An inline spec must be a JSON object: a JSON Schema, or {name, description, schema}.");
   }
+  // {name, description, schema: a zod schema}: a definition in code, as defineSpec takes it.
+  if (isZodSchema((value as { schema?: unknown }).schema)) return defineSpec(value as { name?: string; description?: string; schema: z.ZodType });
   const key = text ?? safeStringify(value);
   if (key.length > MAX_INLINE_SPEC_CHARS) {
     throw new SpecError(`The inline spec is ${key.length} characters of JSON, over the limit of ${MAX_INLINE_SPEC_CHARS}.`);

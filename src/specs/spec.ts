@@ -9,7 +9,7 @@ import { SpecError } from "../errors.js";
 import { checkSchema, compileSchema, ignoredKeywordsOf } from "./ajv.js";
 import type { IgnoredKeyword } from "./keywords.js";
 import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
-import { measureZodSchema } from "./zod.js";
+import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
 export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
@@ -40,8 +40,10 @@ export interface BusinessRule<C = any> {
 }
 
 export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType, C = any> {
-  name: string;
-  description: string;
+  /** 1-64 letters, digits, ".", "_" or "-"; defaults to the schema's title (from zod's `.meta({ title })`) made into a name, else "output". */
+  name?: string;
+  /** What the value is, for the prompt; defaults to the schema's description (zod's `.describe()` or `.meta({ description })`). */
+  description?: string;
   /**
    * A JSON Schema, or a zod 4 schema. A zod schema's JSON Schema (for the
    * validator's exact messages, the prompt and Studio) is derived from it
@@ -54,8 +56,8 @@ export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | 
   example?: unknown;
 }
 
-/** The type of a valid value: the zod schema's output, or unknown for a JSON Schema. */
-export type SpecOutput<S> = S extends z.ZodType ? z.output<S> : unknown;
+/** The type of a valid value: a Spec's type, a zod schema's output, or unknown (a JSON Schema, a built-in name, inline JSON). */
+export type SpecOutput<S> = S extends Spec<infer T, any> ? T : S extends z.ZodType ? z.output<S> : unknown;
 
 /** A compiled spec; `T` is the type of a value that passes it. */
 export interface Spec<T = unknown, C = any> {
@@ -78,9 +80,26 @@ export interface Spec<T = unknown, C = any> {
   readonly zod?: z.ZodType<T>;
   /** For a zod spec: whether it has asynchronous refinements or transforms (only the asynchronous check step can judge it). */
   readonly zodAsync?: boolean;
+  /** For a zod spec: keys of its checks that have no JSON Schema form here, judged by zod alone (see zod.ts). */
+  readonly zodOnly?: ReadonlySet<string>;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
+
+/** A spec's name when neither it nor its schema's title gives one. */
+const UNNAMED_SPEC = "output";
+/** A spec's description when neither it nor its schema gives one (the prompt shows the schema after it). */
+const DEFAULT_DESCRIPTION = "the value described by the JSON Schema below";
+
+/** Name and description as given, else from the schema's title and description, else the defaults. */
+function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; description: unknown } {
+  const root = schema !== null && typeof schema === "object" ? (schema as JsonSchema) : {};
+  const title = typeof root.title === "string" ? root.title.trim().toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+|-+$/g, "").slice(0, 64) : "";
+  return {
+    name: definition.name ?? (title !== "" ? title : UNNAMED_SPEC),
+    description: definition.description ?? (typeof root.description === "string" ? root.description : DEFAULT_DESCRIPTION),
+  };
+}
 
 /**
  * Make a spec; the schema is compiled here, once. Throws SpecError when it does not compile.
@@ -103,19 +122,21 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
   let jsonSchema = definition.schema as JsonSchema;
   // Measured before anything walks it recursively: a schema too large or deep is refused with what to change.
-  const zodShape = zod ? measureZodSchema(zod, String(definition.name)) : undefined;
+  const zodShape = zod ? measureZodSchema(zod, String(definition.name ?? UNNAMED_SPEC)) : undefined;
+  let zodOnly: ReadonlySet<string> | undefined;
   if (zod) {
     try {
-      // draft-07: what ajv's default dialect and most providers' structured-output modes read.
-      jsonSchema = z.toJSONSchema(zod, { target: "draft-7", io: "input" }) as JsonSchema;
+      ({ schema: jsonSchema, zodOnly } = zodToJsonSchema(zod, String(definition.name ?? UNNAMED_SPEC)));
     } catch (error) {
+      if (error instanceof SpecError) throw error;
       problems.push(`its zod schema has no JSON Schema form (${(error as Error).message.slice(0, 200)}); use JSON-representable types and put other checks in .refine()`);
     }
   }
-  if (typeof definition.name !== "string" || !NAME.test(definition.name)) {
-    problems.push(`spec name must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(definition.name)}`);
+  const { name, description } = namesOf(definition, jsonSchema);
+  if (typeof name !== "string" || !NAME.test(name)) {
+    problems.push(`spec name must be 1-64 letters, digits, ".", "_" or "-"; got ${JSON.stringify(name)}`);
   }
-  if (typeof definition.description !== "string") problems.push("spec description must be a string");
+  if (typeof description !== "string") problems.push("spec description must be a string");
   if (jsonSchema === null || typeof jsonSchema !== "object" || Array.isArray(jsonSchema)) {
     problems.push("spec schema must be a JSON Schema object or a zod schema");
   }
@@ -124,7 +145,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
     if (ids.has(rule.id)) problems.push(`two rules share the id "${rule.id}"`);
     ids.add(rule.id);
   }
-  if (problems.length > 0) throw new SpecError(problems.map((p) => `Spec ${JSON.stringify(definition.name)}: ${p}`));
+  if (problems.length > 0) throw new SpecError(problems.map((p) => `Spec ${JSON.stringify(name)}: ${p}`));
 
   const untrusted = options.untrusted ?? false;
   const schema = jsonSchema;
@@ -137,15 +158,15 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
     verdict = compileSchema(schema, { untrusted, allErrors: false });
   } catch (error) {
     const reason = (error as Error).message;
-    if (error instanceof SpecError) throw new SpecError(`Spec ${JSON.stringify(definition.name)} is refused: ${reason}`);
+    if (error instanceof SpecError) throw new SpecError(`Spec ${JSON.stringify(name)} is refused: ${reason}`);
     const hint = /regexp|Perl syntax/i.test(reason)
       ? " (patterns in specs supplied at run time run on RE2, a linear-time engine: lookaround and backreferences are not supported)"
       : "";
-    throw new SpecError(`Spec ${JSON.stringify(definition.name)} is not a valid JSON Schema: ${reason}${hint}`);
+    throw new SpecError(`Spec ${JSON.stringify(name)} is not a valid JSON Schema: ${reason}${hint}`);
   }
   return Object.freeze({
-    name: definition.name,
-    description: definition.description,
+    name,
+    description,
     schema,
     rules: Object.freeze([...(definition.rules ?? [])]),
     example: definition.example,
@@ -156,6 +177,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
     applicationsPerValue,
     zod,
     zodAsync: zodShape?.async,
+    zodOnly,
   }) as Spec<SpecOutput<S>, C>;
 }
 

@@ -8,6 +8,7 @@ import type { ErrorObject } from "ajv";
 import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "./ajv.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
+import { zodCheckKey } from "./zod.js";
 import { childPath, pathOf, pointerToPath } from "../shared/paths.js";
 import { readOnlyCopy } from "../shared/json-data.js";
 import { bound, describeThrown, describeValue } from "../shared/text.js";
@@ -163,13 +164,21 @@ function patternBudgetMessage(): string {
   return `the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read, so its pattern checks could not all run and the value is not accepted; shorten the strings`;
 }
 
-/** zod's issues as messages. With the schema failed, ajv has already described the structure: zod adds its refinements. */
-export function zodIssueMessages(issues: ReadonlyArray<{ code?: string; path: PropertyKey[]; message: string }>, value: unknown, schemaPassed: boolean, limits?: Partial<ValidationLimits>): string[] {
+type ZodIssueLike = { code?: string; path: PropertyKey[]; message: string; format?: unknown; pattern?: unknown };
+
+/**
+ * zod's issues as messages. With the schema failed, ajv has already described the structure: zod adds
+ * its refinements and the checks the JSON Schema could not carry (`zodOnly`, keyed by zodCheckKey).
+ */
+export function zodIssueMessages(issues: ReadonlyArray<ZodIssueLike>, value: unknown, schemaPassed: boolean, limits?: Partial<ValidationLimits>, zodOnly?: ReadonlySet<string>): string[] {
   const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
   const messages: string[] = [];
   for (const issue of issues) {
-    if (!schemaPassed && issue.code !== "custom") continue;
-    messages.push(boundMessage(describeZodIssue(issue, value, maxValueChars)));
+    const format = issue.code === "invalid_format";
+    if (!schemaPassed && issue.code !== "custom" && !(format && zodOnly?.has(zodCheckKey(issue)))) continue;
+    // A format check's message names the zod check it came from (the JSON Schema may not carry it).
+    const named = format && typeof issue.format === "string" ? { ...issue, message: `${issue.message} (zod check ${issue.format})` } : issue;
+    messages.push(boundMessage(describeZodIssue(named, value, maxValueChars)));
   }
   if (schemaPassed && messages.length === 0) messages.push("the value does not pass the spec's zod schema");
   return messages;

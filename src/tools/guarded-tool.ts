@@ -12,15 +12,15 @@ import { tool, type DynamicStructuredTool, type ToolRuntime } from "@langchain/c
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
 import { ConfigurationError, SpecError } from "../errors.js";
-import { resolveSpec, type SpecRef } from "../specs/registry.js";
+import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./arguments.js";
 import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord, type ToolCallRef } from "./budget.js";
 import { invalidCallText, refusalText, toolDescription, type CallFacts } from "./prompts.js";
 
 export interface GuardedToolOptions<Args = any, Output = unknown> {
-  /** What valid arguments are: a built-in spec name, a Spec from defineSpec (with code rules), or an inline JSON spec. Its schema must describe an object. */
-  spec: SpecRef;
+  /** What valid arguments are: a zod schema or a Spec from defineSpec (both type `args`), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
+  spec: SpecLike<Args>;
   /** The tool's name as the model sees it: 1-64 letters, digits, "_" or "-". */
   name: string;
   /** What the tool does, for the model; defaults to the spec's description. The spec's cross-field rules are appended. */

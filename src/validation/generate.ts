@@ -7,8 +7,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
 import type { TokenUsage } from "../shared/usage.js";
-import type { SpecRef } from "../specs/registry.js";
-import type { Spec } from "../specs/spec.js";
+import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
 import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js";
 
@@ -59,8 +58,8 @@ export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extend
   model?: ModelSource;
   /** The model name asked of the factory (the run setting `model`); defaults to LLM_MODEL. */
   modelName?: string;
-  /** The spec: a Spec from defineSpec (typed), a built-in name or an inline JSON spec. */
-  spec: Spec<T, C> | SpecRef;
+  /** The spec: a zod schema or a Spec from defineSpec (both type the result), a built-in name or an inline JSON spec. */
+  spec: SpecLike<T, C>;
   /** Facts the spec's code rules read (their third argument), typed from the spec. */
   ruleContext?: C;
   /** What to generate, in plain words. */
@@ -133,7 +132,8 @@ export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
     graph: graphFor(model, checkpointer),
     input: { request },
     config: {
-      context: { ...settings, spec: spec as SpecRef },
+      // A zod schema goes into the run's settings as its Spec (made once per schema), as a Spec from defineSpec does.
+      context: { ...settings, spec: isZodSchema(spec) ? resolveSpec(spec) : (spec as SpecRef) },
       signal,
       ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? ("sync" as const) } : {}),
     },

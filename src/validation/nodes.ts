@@ -8,7 +8,7 @@ import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
-import { builtinSpecs, fingerprintSpec, isSpec, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
+import { builtinSpecs, fingerprintSpec, isSpec, isZodSchema, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
@@ -23,7 +23,7 @@ export const MAX_RECORDED_OUTPUT_CHARS = 20_000;
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
   /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;
-  /** Default spec for runs that name none: a built-in name, an inline JSON spec, or a Spec from defineSpec (with code rules). */
+  /** Default spec for runs that name none: a built-in name, an inline JSON spec, a Spec from defineSpec (with code rules), or a zod schema. */
   spec?: SpecRef;
   /** Default attempt limit for runs that set none (1-10). */
   maxAttempts?: number;
@@ -32,9 +32,14 @@ export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInp
 /** The configuration defaults a builder was given: its `defaults`, with `spec` and `maxAttempts` on top. */
 export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<ValidationConfigInput> {
   const defaults: Partial<ValidationConfigInput> = { ...options.defaults };
-  if (options.spec !== undefined) defaults.spec = options.spec as ValidationConfigInput["spec"];
+  if (options.spec !== undefined) defaults.spec = (builderSpecOf(options) ?? options.spec) as ValidationConfigInput["spec"];
   if (options.maxAttempts !== undefined) defaults.maxAttempts = options.maxAttempts;
   return { env: options.env, defaults };
+}
+
+/** The builder's own code-defined spec (a Spec, or a zod schema's Spec), if it was given one. */
+function builderSpecOf(options: ValidationNodeOptions): Spec | undefined {
+  return isSpec(options.spec) || isZodSchema(options.spec) ? resolveSpec(options.spec) : undefined;
 }
 
 export function makeValidationNodes(options: ValidationNodeOptions) {
@@ -43,7 +48,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
   // here, the builder's own or one a run was given in its context. Those are held weakly, by name and
   // fingerprint: a run's own context holds its spec for as long as the run goes on, however many other
   // specs come and go, and a spec no run holds any more is freed with its map entry.
-  const builderSpec = isSpec(options.spec) ? options.spec : undefined;
+  const builderSpec = builderSpecOf(options);
   const runSpecs = new Map<string, WeakRef<Spec>>();
   const forget = new FinalizationRegistry<string>((key) => {
     if (runSpecs.get(key)?.deref() === undefined) runSpecs.delete(key);
