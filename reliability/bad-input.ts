@@ -45,7 +45,7 @@ export const BAD_INPUTS: BadInputCase[] = [
   v("inline spec with an unknown keyword", OK_REQUEST, { spec: { schema: { type: "string", minimim: 3 } } }, /unknown keyword "minimim" at #: did you mean "minimum"\?/),
   v("inline spec with a lookahead pattern", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(?=a)a+$" } } }, /RE2, a linear-time engine/),
   v("inline spec with a backreference", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(a)\\1$" } } }, /RE2, a linear-time engine/),
-  v("inline spec that is an array", OK_REQUEST, { spec: [1, 2] }, /spec must be a built-in spec name or an inline JSON spec/),
+  v("inline spec that is an array", OK_REQUEST, { spec: [1, 2] }, /spec must be a built-in spec name, an inline JSON spec/),
   v("a misspelt setting (maxAttempt)", OK_REQUEST, { maxAttempt: 5 }, /no setting "maxAttempt"; did you mean "maxAttempts"\?/),
   v("an unknown setting", OK_REQUEST, { colour: "blue" }, /no setting "colour"/),
   v("an unknown outputMode", OK_REQUEST, { outputMode: "xml" }, /outputMode must be one of "text", "json_object", "json_schema", "tool"/),
