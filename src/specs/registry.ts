@@ -129,6 +129,16 @@ function compileInline(value: unknown, text: string | undefined): Spec {
     },
     { untrusted: true },
   );
+  // A bare schema none of whose own keywords means anything (e.g. {"name": …, "schem": …}) would accept any value:
+  // almost surely a wrapped spec with its "schema" field misspelt or missing.
+  const keys = Object.keys(obj).filter((k) => k !== "$schema" && k !== "$id" && k !== "title" && k !== "description");
+  const ignoredAtRoot = new Set(spec.ignoredKeywords.filter((k) => k.at === "#").map((k) => k.keyword));
+  if (!wrapped && keys.length > 0 && keys.every((k) => ignoredAtRoot.has(k))) {
+    throw new SpecError(
+      `The inline spec has no "schema" field, and read as a bare JSON Schema none of its fields (${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ")}) constrains anything, so it would accept any value. ` +
+        `Give {name, description, schema} with the JSON Schema under "schema".`,
+    );
+  }
   inlineCache.set(key, spec);
   // Each spec owns its ajv instance: dropping the oldest frees its compiled code.
   if (inlineCache.size > INLINE_SPEC_CACHE_SIZE) inlineCache.delete(inlineCache.keys().next().value as string);
