@@ -15,6 +15,13 @@ export const SIMULATED_MODEL = "simulated";
 export interface Environment {
   openaiApiKey?: string;
   openaiBaseUrl?: string;
+  /** For `anthropic/…` models (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
+  anthropicApiKey?: string;
+  anthropicBaseUrl?: string;
+  /** For `ollama/…` models: the Ollama server (OLLAMA_BASE_URL; the client's default is http://127.0.0.1:11434). */
+  ollamaBaseUrl?: string;
+  /** For `google-genai/…` models (GOOGLE_API_KEY, or GEMINI_API_KEY). */
+  googleApiKey?: string;
   /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
   model: string;
   /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
@@ -44,6 +51,10 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
   return {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
     openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
+    anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
+    anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
+    ollamaBaseUrl: nonEmpty(env.OLLAMA_BASE_URL),
+    googleApiKey: nonEmpty(env.GOOGLE_API_KEY) ?? nonEmpty(env.GEMINI_API_KEY),
     model: nonEmpty(env.LLM_MODEL) ?? DEFAULT_MODEL,
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),

@@ -45,7 +45,7 @@ function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, 
 const escalationStep = z
   .strictObject(
     {
-      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model name, asked of the model factory." }),
+      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server." }),
       attempts: boundedInt("each models entry's attempts", 1, 10)
         .optional()
         .meta({ title: "Attempts", description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left." }),
@@ -67,7 +67,7 @@ export const ValidationConfigSchema = z.object({
   }),
   model: modelName("model").optional().meta({
     title: "Model",
-    description: `Chat model name; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+    description: `Chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
   }),
   temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
   stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
@@ -104,7 +104,7 @@ export const ValidationConfigSchema = z.object({
     .meta({
       title: "Models (escalation)",
       description:
-        'Models to try in order, e.g. a cheap one first and a stronger one after it failed: [{"model": "small", "attempts": 2}, {"model": "large"}]. ' +
+        'Models to try in order, e.g. a local one first and a hosted one after it failed: [{"model": "ollama/llama3.2", "attempts": 2}, {"model": "anthropic/claude-sonnet-4-5"}]. ' +
         "Each makes its attempts (default 1), then the next takes over with the same exact errors; the last makes every attempt left of maxAttempts. " +
         "Replaces model; each attempt's record names its model, and usageByModel keeps the tokens per model.",
     }),

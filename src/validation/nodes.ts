@@ -122,7 +122,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     ];
     const budget = overBudget(run, state.usage, messages);
     if (budget) return { ...starting?.writes, draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
-    const model = resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
+    const model = await resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
     const watch = streamsTokens(config)
