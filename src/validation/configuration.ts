@@ -10,6 +10,8 @@ import type { JsonLimits } from "../shared/json.js";
 import { toJsonData } from "../shared/json-data.js";
 import { BUILTIN_SPEC_NAMES, boundedInt, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
+import { parseModelName } from "../model-names.js";
+import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -74,12 +76,16 @@ export const ValidationConfigSchema = z.object({
     title: "Stop on no progress",
     description: "End early when an attempt has exactly the same errors as the one before it.",
   }),
-  outputMode: withDefault(z.enum(["text", "json_object", "json_schema", "tool"], { error: 'outputMode must be one of "text", "json_object", "json_schema", "tool"' }), "text").meta({
-    title: "Output mode",
-    description:
-      'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
-      "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
-  }),
+  outputMode: z
+    .enum(OUTPUT_MODES, { error: `outputMode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}` })
+    .optional()
+    .meta({
+      title: "Output mode",
+      description:
+        'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows), "tool" (a forced tool call) ' +
+        'or "auto" (each provider\'s own structured output: OpenAI json_schema, Anthropic tool use, Ollama format, Gemini responseSchema). Default: "auto" when a model is named provider/model, else "text". ' +
+        "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
+    }),
   stopEarly: withDefault(z.enum(["never", "useless", "first-error"], { error: 'stopEarly must be one of "never", "useless", "first-error"' }), "useless").meta({
     title: "Stop early",
     description:
@@ -130,8 +136,9 @@ export interface ModelStep {
   attempts: number;
 }
 
-export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models"> & {
+export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
   model: string;
+  outputMode: RequestedMode;
   /** The escalation list with every step's attempts filled in; absent when the run names one model. */
   models?: ModelStep[];
 };
@@ -141,8 +148,11 @@ export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
   const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
   if (parsed.ruleContext !== undefined) parsed.ruleContext = checkRuleContext(parsed.ruleContext);
-  const { models: steps, ...rest } = parsed;
-  if (steps === undefined) return { ...rest, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+  const { models: steps, outputMode, ...given } = parsed;
+  const names = steps?.map((step) => step.model) ?? [parsed.model ?? (options.env ?? readEnvironment()).model];
+  // A provider's own name asks for its own structured output; a bare name keeps the prompt-only default.
+  const rest = { ...given, outputMode: outputMode ?? (names.some((name) => parseModelName(name).provider !== undefined) ? "auto" : "text") } as const;
+  if (steps === undefined) return { ...rest, model: names[0] };
   // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
   if (givenByRun(config, "model") && givenByRun(config, "models")) {
     throw new ConfigurationError('Give either model or models (the escalation list, whose first entry is the first model), not both.');
