@@ -104,7 +104,7 @@ const failed = new Map<LoadedProvider, ConfigurationError>();
  * Loads the client package a model name needs (none for bare, `openai/` and simulated names). A package
  * that cannot be loaded is a ConfigurationError saying what to install.
  */
-export async function loadProviderFor(modelName: string): Promise<void> {
+async function loadProviderFor(modelName: string): Promise<void> {
   const { provider } = parseModelName(modelName);
   if (provider === undefined || provider === "openai") return;
   let pending = loading.get(provider);
@@ -121,7 +121,7 @@ export async function loadProviderFor(modelName: string): Promise<void> {
 }
 
 /** The error for a client package that could not be loaded: which package, the tested release, and why. */
-export function missingClient(provider: LoadedProvider, error: unknown): ConfigurationError {
+function missingClient(provider: LoadedProvider, error: unknown): ConfigurationError {
   const { package: name, tested } = MODEL_PROVIDERS[provider];
   const detail = (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300);
   return new ConfigurationError(

@@ -75,7 +75,7 @@ export function stopReasonOf(message: AIMessage | null | undefined): { field: st
 }
 
 /** The provider's word that it cut the answer at its output limit (e.g. `finish_reason "length"`), or undefined. */
-export function truncationOf(message: AIMessage | null | undefined): string | undefined {
+function truncationOf(message: AIMessage | null | undefined): string | undefined {
   const stop = stopReasonOf(message);
   return stop !== undefined && TRUNCATION_STOPS.has(stop.reason) ? `${stop.field} "${stop.reason}"` : undefined;
 }

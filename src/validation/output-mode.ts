@@ -21,9 +21,9 @@ export type RequestedMode = (typeof OUTPUT_MODES)[number];
 export type OutputMode = Exclude<RequestedMode, "auto">;
 
 /** Whose request format a chat model speaks, from its client (LangChain's `_llmType`). */
-export type Dialect = "openai" | "anthropic" | "ollama" | "google" | "other";
+type Dialect = "openai" | "anthropic" | "ollama" | "google" | "other";
 
-export function dialectOf(model: BaseChatModel): Dialect {
+function dialectOf(model: BaseChatModel): Dialect {
   const type = typeof model._llmType === "function" ? model._llmType() : "";
   if (type === "openai" || type === "anthropic" || type === "ollama") return type;
   if (type === "googlegenerativeai") return "google";
@@ -31,10 +31,10 @@ export function dialectOf(model: BaseChatModel): Dialect {
 }
 
 /** What "auto" asks each provider for: its own structured output (docs/providers.md shows what each sends). */
-export const AUTO_MODE: Record<Dialect, OutputMode> = { openai: "json_schema", anthropic: "tool", ollama: "json_schema", google: "json_schema", other: "text" };
+const AUTO_MODE: Record<Dialect, OutputMode> = { openai: "json_schema", anthropic: "tool", ollama: "json_schema", google: "json_schema", other: "text" };
 
 /** The concrete mode a run's setting asks this model for. */
-export function modeFor(model: BaseChatModel, requested: RequestedMode): OutputMode {
+function modeFor(model: BaseChatModel, requested: RequestedMode): OutputMode {
   return requested === "auto" ? AUTO_MODE[dialectOf(model)] : requested;
 }
 

@@ -145,6 +145,27 @@ describe("ollama/… through ChatOllama and /api/chat", () => {
   });
 });
 
+describe("explicit output modes, as each provider takes them", () => {
+  it("anthropic json_schema sends output_config.format; json_object, which Anthropic lacks, is asked as text and recorded", async () => {
+    const env = await script([{ text: VALID }, { text: VALID }]);
+    const schemaRun = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_schema" } });
+    expect(anthropic!.requests[0].body.output_config).toEqual({ format: { type: "json_schema", schema: expect.objectContaining({ properties: SPEC.schema.properties }) } });
+    expect(schemaRun.history[0].mode).toBe("json_schema");
+    const objectRun = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_object" } });
+    expect(anthropic!.requests[1].body.output_config).toBeUndefined();
+    expect(objectRun.history[0]).toMatchObject({ mode: "text", fallbacks: ["json_object: anthropic has no such mode; fell back to text"] });
+  });
+
+  it('ollama json_object sends format "json"; tool sends the tool (Ollama has no forced tool choice)', async () => {
+    const env = await script([], [{ text: VALID }, { toolUse: { input: VALID } }]);
+    expect((await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "json_object" } })).success).toBe(true);
+    expect(ollama!.requests[0].body.format).toBe("json");
+    const toolRun = await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "tool" } });
+    expect(toolRun).toMatchObject({ success: true, history: [{ mode: "tool" }] });
+    expect(ollama!.requests[1].body.tools).toEqual([expect.objectContaining({ type: "function", function: expect.objectContaining({ name: TOOL }) })]);
+  });
+});
+
 describe("escalation across providers", () => {
   it("ollama/… first, anthropic/… after: each through its own client and native mode, usage kept per model", async () => {
     const env = await script([{ toolUse: { input: VALID }, usage: { input: 500, output: 60 } }], [{ text: BROKEN, usage: { input: 400, output: 50 } }]);
