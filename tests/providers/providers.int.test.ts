@@ -110,6 +110,18 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
   });
 });
 
+describe("cuts at the output limit while streaming", () => {
+  it('a streamed answer Anthropic cut (stop_reason "max_tokens" in message_delta) is recorded as truncated', async () => {
+    const env = await script([{ text: CUT, stopReason: "max_tokens" }, { text: VALID }]);
+    const stream = streamValidated({ model: (request) => loadChatModel(request, env), modelName: "anthropic/claude-sonnet-4-5", spec: "deployment-config", request: REQUEST.request, outputMode: "text" });
+    let next = await stream.next();
+    while (!next.done) next = await stream.next();
+    expect(anthropic!.requests.map((r) => r.body.stream)).toEqual([true, true]);
+    expect(next.value).toMatchObject({ success: true, attempts: 2 });
+    expect(next.value.history[0]).toMatchObject({ truncated: 'stop_reason "max_tokens"', errors: [truncatedAnswerError('stop_reason "max_tokens"')] });
+  });
+});
+
 describe("ollama/… through ChatOllama and /api/chat", () => {
   it("auto sends the spec's JSON Schema as format; a retry carries the exact errors; usage is prompt_eval_count and eval_count", async () => {
     const env = await script([], [{ text: BROKEN, usage: { input: 300, output: 40 } }, { text: VALID, usage: { input: 350, output: 45 } }]);
