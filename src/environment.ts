@@ -5,6 +5,7 @@
  * the environment first; this module does not read files.
  */
 import { ConfigurationError } from "./errors.js";
+import { modelNameProblem } from "./model-names.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 /**
@@ -47,6 +48,13 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   return n;
 }
 
+function modelFromEnv(name: string | undefined): string {
+  if (name === undefined) return DEFAULT_MODEL;
+  const problem = modelNameProblem(name);
+  if (problem !== undefined) throw new ConfigurationError(`LLM_MODEL: ${problem}.`);
+  return name;
+}
+
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   return {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
@@ -55,7 +63,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     ollamaBaseUrl: nonEmpty(env.OLLAMA_BASE_URL),
     googleApiKey: nonEmpty(env.GOOGLE_API_KEY) ?? nonEmpty(env.GEMINI_API_KEY),
-    model: nonEmpty(env.LLM_MODEL) ?? DEFAULT_MODEL,
+    model: modelFromEnv(nonEmpty(env.LLM_MODEL)),
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
     databaseUrl: nonEmpty(env.DATABASE_URL),

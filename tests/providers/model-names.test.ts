@@ -26,6 +26,8 @@ describe("provider-qualified model names", () => {
     expect(() => ensureValidationConfig({ context: { model: "anthropic/" } })).toThrow(ConfigurationError);
     expect(() => ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2" }, { model: "anthropic:" }] } })).toThrow(/models entry's model: "anthropic:" names the provider anthropic but no model/);
     expect(() => ensureReflexionConfig({ context: { evaluatorModel: "ollama/ " } }, { env })).toThrow(/evaluatorModel/);
+    expect(() => readEnvironment({ LLM_MODEL: "anthropic/" })).toThrow(/LLM_MODEL: "anthropic\/" names the provider anthropic but no model/);
+    expect(readEnvironment({ LLM_MODEL: "anthropic/claude-sonnet-4-5" }).model).toBe("anthropic/claude-sonnet-4-5");
     expect(ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2", attempts: 2 }, { model: "anthropic/claude-sonnet-4-5" }] } }).models).toHaveLength(2);
   });
 
