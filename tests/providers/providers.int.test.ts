@@ -168,6 +168,15 @@ describe("explicit output modes, as each provider takes them", () => {
     expect(objectRun.history[0]).toMatchObject({ mode: "text", fallbacks: ["json_object: anthropic has no such mode; fell back to text"] });
   });
 
+  it("a schema keyword Anthropic refuses (HTTP 400) falls back to text, and the record says what the provider said", async () => {
+    const error = { type: "error", error: { type: "invalid_request_error", message: "output_config.format.schema: property 'minLength' is not supported" } };
+    const env = await script([{ status: 400, body: error }, { text: VALID }]);
+    const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_schema" } });
+    expect(out).toMatchObject({ success: true, attempts: 1 });
+    expect(out.history[0].mode).toBe("text");
+    expect(out.history[0].fallbacks).toEqual([expect.stringMatching(/^json_schema refused \(.*minLength.*\); fell back to json_object$/), "json_object: anthropic has no such mode; fell back to text"]);
+  });
+
   it('ollama json_object sends format "json"; tool sends the tool (Ollama has no forced tool choice)', async () => {
     const env = await script([], [{ text: VALID }, { toolUse: { input: VALID } }]);
     expect((await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "json_object" } })).success).toBe(true);
