@@ -142,6 +142,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       mode: answer.mode,
       model: modelName,
       ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}),
+      ...(answer.schemaDropped !== undefined ? { schemaDropped: answer.schemaDropped } : {}),
       ...(stopped ? { stopped } : {}),
       ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
       ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
@@ -230,6 +231,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       usage: draft?.usage ?? { ...ZERO_USAGE },
       ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
       ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
+      ...(draft?.schemaDropped ? { schemaDropped: draft.schemaDropped } : {}),
       ...(draft?.model !== undefined ? { model: draft.model } : {}),
     };
   }

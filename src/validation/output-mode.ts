@@ -13,6 +13,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
 import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
+import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
 
 export const OUTPUT_MODES = ["auto", "text", "json_object", "json_schema", "tool"] as const;
 /** What a run asks for: a mode, or "auto" (the provider's own structured output, chosen per model). */
@@ -81,25 +82,35 @@ function providerSchema(spec: Spec): JsonSchema {
  * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
  * undefined when the provider has no such mode.
  */
-function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): Record<string, unknown> | undefined {
+function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): { options: Record<string, unknown>; dropped?: string[] } | undefined {
   const schema = providerSchema(spec);
   switch (dialect) {
-    case "anthropic":
-      // Anthropic has no JSON mode; its structured output takes the schema as `output_config.format`.
-      return mode === "json_schema" ? { outputFormat: { type: "json_schema", schema } } : undefined;
+    case "anthropic": {
+      // Anthropic has no JSON mode; its structured output takes (a subset of) the schema as `output_config.format`.
+      if (mode !== "json_schema") return undefined;
+      const taken = schemaSubset(schema, SCHEMA_PROFILES.anthropic);
+      return { options: { outputFormat: { type: "json_schema", schema: taken.schema } }, dropped: taken.dropped };
+    }
     case "ollama":
-      return { format: mode === "json_schema" ? schema : "json" };
-    case "google":
-      return mode === "json_schema" ? { responseSchema: schema } : undefined;
+      return { options: { format: mode === "json_schema" ? schema : "json" } };
+    case "google": {
+      if (mode !== "json_schema") return undefined;
+      const taken = schemaSubset(schema, SCHEMA_PROFILES.google);
+      return { options: { responseSchema: taken.schema }, dropped: taken.dropped };
+    }
     default: {
-      if (mode === "json_object") return { response_format: { type: "json_object" } };
+      if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
       const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema, strict: strictCompatible(schema) };
-      return { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
+      return { options: { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } };
     }
   }
 }
 
-function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } | undefined {
+function bindMode(
+  model: BaseChatModel,
+  mode: OutputMode,
+  spec: Spec,
+): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string; dropped?: string[] } | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
   const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
@@ -108,9 +119,10 @@ function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnabl
       return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
     case "json_schema": {
-      const options = modeOptions(dialectOf(model), mode, spec);
-      if (options === undefined) return undefined;
-      return { runnable: model.withConfig(options as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces };
+      const asked = modeOptions(dialectOf(model), mode, spec);
+      if (asked === undefined) return undefined;
+      const dropped = asked.dropped !== undefined && asked.dropped.length > 0 ? { dropped: asked.dropped } : {};
+      return { runnable: model.withConfig(asked.options as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces, ...dropped };
     }
     case "tool": {
       const name = providerName(spec);
@@ -191,6 +203,8 @@ export interface ModeAnswer extends ModelAnswer {
   mode: OutputMode;
   /** Each mode the provider refused on the way, with what it said. */
   fallbacks: string[];
+  /** Keywords of the spec's schema left out of the request because the provider's mode does not take them (the validator checked them all). */
+  schemaDropped?: string[];
 }
 
 /** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
@@ -218,7 +232,7 @@ export async function callModelInMode(
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
     }
-    const { runnable, read, pieces } = bound;
+    const { runnable, read, pieces, dropped } = bound;
     const answerWatch = watchFor?.(current);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
@@ -232,7 +246,7 @@ export async function callModelInMode(
       if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message)) {
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
-      return { ...answer, text, mode: current, fallbacks };
+      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}) };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);

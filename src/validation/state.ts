@@ -23,6 +23,10 @@ export const AttemptRecordSchema = z.object({
   usage: TokenUsageSchema,
   mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
   fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
+  schemaDropped: z
+    .array(z.string())
+    .optional()
+    .meta({ title: "Schema keywords not sent", description: "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them" }),
   by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
   model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
   refusal: z
@@ -120,6 +124,7 @@ export const ValidationState = stateObject({
       usage: TokenUsageSchema,
       mode: z.string().optional(),
       fallbacks: z.array(z.string()).optional(),
+      schemaDropped: z.array(z.string()).optional(),
       /** The model name that answered. */
       model: z.string().optional(),
       /** The provider declined to answer (redacted, bounded); the attempt is recorded, not validated. */

@@ -161,8 +161,14 @@ describe("explicit output modes, as each provider takes them", () => {
   it("anthropic json_schema sends output_config.format; json_object, which Anthropic lacks, is asked as text and recorded", async () => {
     const env = await script([{ text: VALID }, { text: VALID }]);
     const schemaRun = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_schema" } });
-    expect(anthropic!.requests[0].body.output_config).toEqual({ format: { type: "json_schema", schema: expect.objectContaining({ properties: SPEC.schema.properties }) } });
+    // The subset Anthropic's structured output takes: no bounds or patterns, every object closed.
+    const sentSchema = anthropic!.requests[0].body.output_config.format.schema;
+    expect(anthropic!.requests[0].body.output_config.format.type).toBe("json_schema");
+    expect(sentSchema.properties.replicas).toEqual({ type: "integer" });
+    expect(sentSchema.additionalProperties).toBe(false);
+    expect(sentSchema.properties.resources.additionalProperties).toBe(false);
     expect(schemaRun.history[0].mode).toBe("json_schema");
+    expect(schemaRun.history[0].schemaDropped).toEqual(expect.arrayContaining(["/properties/service_name: pattern", "/properties/replicas: minimum", "/properties/replicas: maximum"]));
     const objectRun = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_object" } });
     expect(anthropic!.requests[1].body.output_config).toBeUndefined();
     expect(objectRun.history[0]).toMatchObject({ mode: "text", fallbacks: ["json_object: anthropic has no such mode; fell back to text"] });
