@@ -21,8 +21,9 @@ export interface Environment {
   anthropicBaseUrl?: string;
   /** For `ollama/…` models: the Ollama server (OLLAMA_BASE_URL; the client's default is http://127.0.0.1:11434). */
   ollamaBaseUrl?: string;
-  /** For `google-genai/…` models (GOOGLE_API_KEY, or GEMINI_API_KEY). */
+  /** For `google-genai/…` models (GOOGLE_API_KEY, or GEMINI_API_KEY; GOOGLE_BASE_URL for another server speaking Gemini's API). */
   googleApiKey?: string;
+  googleBaseUrl?: string;
   /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
   model: string;
   /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
@@ -63,6 +64,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
     ollamaBaseUrl: nonEmpty(env.OLLAMA_BASE_URL),
     googleApiKey: nonEmpty(env.GOOGLE_API_KEY) ?? nonEmpty(env.GEMINI_API_KEY),
+    googleBaseUrl: nonEmpty(env.GOOGLE_BASE_URL),
     model: modelFromEnv(nonEmpty(env.LLM_MODEL)),
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),

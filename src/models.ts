@@ -77,7 +77,7 @@ function settingsFor(provider: ModelProvider | undefined, env: Environment): unk
     case "ollama":
       return [env.ollamaBaseUrl];
     case "google-genai":
-      return [env.googleApiKey];
+      return [env.googleApiKey, env.googleBaseUrl];
     default:
       return [env.openaiApiKey, env.openaiBaseUrl];
   }
@@ -171,7 +171,13 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
       if (!env.googleApiKey) throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
       registerSecret(env.googleApiKey);
       const { ChatGoogleGenerativeAI } = clientOf("google-genai", request.model);
-      return new ChatGoogleGenerativeAI({ model, temperature: request.temperature, apiKey: env.googleApiKey, maxRetries: env.maxRetries });
+      return new ChatGoogleGenerativeAI({
+        model,
+        temperature: request.temperature,
+        apiKey: env.googleApiKey,
+        ...(env.googleBaseUrl ? { baseUrl: env.googleBaseUrl } : {}),
+        maxRetries: env.maxRetries,
+      });
     }
     default:
       return buildOpenAIModel(model, request, env);

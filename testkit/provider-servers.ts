@@ -5,6 +5,7 @@
  *   startScriptedAnthropicServer: POST /v1/messages, the Anthropic Messages API: a JSON message, or
  *     SSE events (message_start, content_block_*, message_delta, message_stop) when `stream: true`;
  *     text or tool_use blocks; any stop_reason ("end_turn", "tool_use", "max_tokens", "refusal"); usage.
+ *   startScriptedGeminiServer: Gemini's generateContent and streamGenerateContent (SSE).
  *   startScriptedOllamaServer: POST /api/chat, Ollama's chat API: one JSON object when `stream: false`,
  *     NDJSON lines ending with `done: true` (done_reason, prompt_eval_count, eval_count) otherwise.
  *
@@ -46,19 +47,20 @@ interface Rendered {
 }
 type Render = (reply: Exclude<ProviderReply, { status: number }>, request: RecordedProviderRequest, index: number) => Rendered;
 
-async function serveScript(path: string, replies: ProviderReply[], render: Render): Promise<ScriptedProviderServer> {
+async function serveScript(path: string | RegExp, replies: ProviderReply[], render: Render): Promise<ScriptedProviderServer> {
   const requests: RecordedProviderRequest[] = [];
   const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
     let raw = "";
     for await (const chunk of req) raw += chunk;
-    if (req.method !== "POST" || req.url !== path) return send(res, 404, { error: `no route ${req.method} ${req.url}` });
+    const routed = typeof path === "string" ? req.url === path : path.test(req.url ?? "");
+    if (req.method !== "POST" || !routed) return send(res, 404, { error: `no route ${req.method} ${req.url}` });
     let body: any;
     try {
       body = JSON.parse(raw);
     } catch {
       return send(res, 400, { error: "body is not JSON" });
     }
-    const request = { path: req.url, body, headers: req.headers };
+    const request = { path: req.url ?? "", body, headers: req.headers };
     const index = requests.push(request) - 1;
     const reply = replies[index];
     if (reply === undefined) return send(res, 500, { error: `no scripted reply for request ${index}` });
@@ -150,5 +152,28 @@ export function startScriptedOllamaServer(replies: ProviderReply[]): Promise<Scr
     if (toolCalls) lines.push({ ...base, message: { role: "assistant", content: "", tool_calls: toolCalls } as never, done: false });
     lines.push({ ...done, message: { role: "assistant", content: "" } } as never);
     return { headers: { "content-type": "application/x-ndjson" }, body: lines.map((line) => JSON.stringify(line)).join("\n") + "\n" };
+  });
+}
+
+/**
+ * Gemini's generateContent API: POST /v1beta/models/{model}:generateContent (JSON) and
+ * :streamGenerateContent?alt=sse (SSE `data:` lines), text parts, finishReason and usageMetadata.
+ */
+export function startScriptedGeminiServer(replies: ProviderReply[]): Promise<ScriptedProviderServer> {
+  return serveScript(/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent\?alt=sse)$/, replies, (reply, request): Rendered => {
+    const text = reply.text ?? "";
+    const usageMetadata = {
+      promptTokenCount: reply.usage?.input ?? tokens(promptChars(request.body.contents)),
+      candidatesTokenCount: reply.usage?.output ?? tokens(text.length),
+    };
+    const body = (part: string, finishReason?: string) => ({
+      candidates: [{ content: { role: "model", parts: [{ text: part }] }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+      usageMetadata: { ...usageMetadata, totalTokenCount: usageMetadata.promptTokenCount + usageMetadata.candidatesTokenCount },
+    });
+    const finishReason = reply.stopReason ?? "STOP";
+    if (!request.path.endsWith("alt=sse")) return { headers: { "content-type": "application/json" }, body: JSON.stringify(body(text, finishReason)) };
+    const parts = pieces(text);
+    const out = parts.map((part, i) => `data: ${JSON.stringify(body(part, i === parts.length - 1 ? finishReason : undefined))}\r\n\r\n`).join("");
+    return { headers: { "content-type": "text/event-stream" }, body: out };
   });
 }
