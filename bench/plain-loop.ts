@@ -31,7 +31,7 @@ export async function plainValidationLoop(
   const history: PlainLoopResult["history"] = [];
   let usage: TokenUsage = { ...ZERO_USAGE };
   for (let attempt = 1; ; attempt++) {
-    const chat = resolveModel(model, { model: modelName, temperature: 0, role: "generate" });
+    const chat = await resolveModel(model, { model: modelName, temperature: 0, role: "generate" });
     const previous = history.at(-1);
     const messages = [
       new SystemMessage(generationSystemPrompt(spec)),

@@ -136,8 +136,8 @@ export function isApproval(review: string): boolean {
 
 async function runSelfReview(item: EvalRequest, ctx: StrategyContext): Promise<StrategyOutcome> {
   const spec = resolveSpec(item.spec);
-  const generator = resolveModel(ctx.model, { model: ctx.modelName, temperature: 0, role: "generate" });
-  const reviewer = resolveModel(ctx.model, { model: ctx.modelName, temperature: 0, role: "reviewer" });
+  const generator = await resolveModel(ctx.model, { model: ctx.modelName, temperature: 0, role: "generate" });
+  const reviewer = await resolveModel(ctx.model, { model: ctx.modelName, temperature: 0, role: "reviewer" });
   let usage: TokenUsage = { ...ZERO_USAGE };
   let previous: { output: string; review: string } | undefined;
   for (let attempt = 1; ; attempt++) {

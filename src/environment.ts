@@ -5,6 +5,7 @@
  * the environment first; this module does not read files.
  */
 import { ConfigurationError } from "./errors.js";
+import { modelNameProblem } from "./model-names.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 /**
@@ -15,6 +16,14 @@ export const SIMULATED_MODEL = "simulated";
 export interface Environment {
   openaiApiKey?: string;
   openaiBaseUrl?: string;
+  /** For `anthropic/…` models (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
+  anthropicApiKey?: string;
+  anthropicBaseUrl?: string;
+  /** For `ollama/…` models: the Ollama server (OLLAMA_BASE_URL; the client's default is http://127.0.0.1:11434). */
+  ollamaBaseUrl?: string;
+  /** For `google-genai/…` models (GOOGLE_API_KEY, or GEMINI_API_KEY; GOOGLE_BASE_URL for another server speaking Gemini's API). */
+  googleApiKey?: string;
+  googleBaseUrl?: string;
   /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
   model: string;
   /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
@@ -40,11 +49,23 @@ function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min:
   return n;
 }
 
+function modelFromEnv(name: string | undefined): string {
+  if (name === undefined) return DEFAULT_MODEL;
+  const problem = modelNameProblem(name);
+  if (problem !== undefined) throw new ConfigurationError(`LLM_MODEL: ${problem}.`);
+  return name;
+}
+
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   return {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
     openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
-    model: nonEmpty(env.LLM_MODEL) ?? DEFAULT_MODEL,
+    anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
+    anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
+    ollamaBaseUrl: nonEmpty(env.OLLAMA_BASE_URL),
+    googleApiKey: nonEmpty(env.GOOGLE_API_KEY) ?? nonEmpty(env.GEMINI_API_KEY),
+    googleBaseUrl: nonEmpty(env.GOOGLE_BASE_URL),
+    model: modelFromEnv(nonEmpty(env.LLM_MODEL)),
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
     databaseUrl: nonEmpty(env.DATABASE_URL),

@@ -37,6 +37,6 @@ export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence.js";
 
 // Models and environment
-export { createChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
+export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
 export { readEnvironment, type Environment } from "./environment.js";
 export type { TokenUsage } from "./shared/usage.js";

@@ -1,15 +1,19 @@
 /**
- * The model factory: the one place chat models are built. Any OpenAI-compatible
- * server works (OpenAI, Ollama, vLLM, LM Studio, llama.cpp) through
- * OPENAI_BASE_URL. Building a graph never needs a key; building a model does,
- * except the built-in simulated model, which only its exact name selects
- * (`LLM_MODEL=simulated`, or a run's model `simulated`).
+ * The model factory: the one place chat models are built. A model is named
+ * `provider/model` (`anthropic/…`, `ollama/…`, `google-genai/…`, `openai/…`;
+ * `provider:model` as LangChain's initChatModel writes it) or by a bare name,
+ * which means a model on the OpenAI-compatible server (OpenAI, or any server
+ * OPENAI_BASE_URL names). A provider's client package is an optional peer
+ * dependency, loaded only when a name asks for it. Building a graph never
+ * needs a key; building a model does, except the built-in simulated model,
+ * which only its exact name selects (`LLM_MODEL=simulated`, or a run's model `simulated`).
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
 import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langchain/openai";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "./environment.js";
 import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
+import { MODEL_PROVIDERS, parseModelName, type ModelProvider } from "./model-names.js";
 import { simulatedModelSource } from "./simulated/model.js";
 
 /** What a node asks the factory for. */
@@ -20,7 +24,8 @@ export interface ModelRequest {
   role: string;
 }
 
-export type ChatModelFactory = (request: ModelRequest) => BaseChatModel;
+/** Builds the chat model for a request; may load what it needs first. */
+export type ChatModelFactory = (request: ModelRequest) => BaseChatModel | Promise<BaseChatModel>;
 
 /** A graph's model: one chat model for every call, or a factory asked per run and role. */
 export type ModelSource = BaseChatModel | ChatModelFactory;
@@ -41,29 +46,156 @@ const simulatedModel = simulatedModelSource({
   label: `(built-in simulated model "${SIMULATED_MODEL}": seeded rules, not a language model)`,
 });
 
+/**
+ * The chat model a name asks for. A provider's client must have been loaded first (`loadChatModel` does
+ * that, and so do the graphs): a `provider/model` name whose client is not loaded yet is a ConfigurationError.
+ */
 export function createChatModel(request: ModelRequest, env: Environment = readEnvironment()): BaseChatModel {
   // The name alone decides: the simulated model is never a fallback for a missing or failing provider.
   if (request.model === SIMULATED_MODEL) return simulatedModel(request);
-  const key = JSON.stringify([request.model, request.temperature, env.openaiApiKey, env.openaiBaseUrl, env.timeoutMs, env.maxRetries]);
+  const name = parseModelName(request.model);
+  const key = JSON.stringify([request.model, request.temperature, ...settingsFor(name.provider, env), env.timeoutMs, env.maxRetries]);
   const cached = models.get(key);
   if (cached) return cached;
-  const model = buildChatModel(request, env);
+  const model = buildChatModel(name.provider, name.model, request, env);
   if (models.size >= MAX_CACHED_MODELS) models.delete(models.keys().next().value as string);
   models.set(key, model);
   return model;
 }
 
-function buildChatModel(request: ModelRequest, env: Environment): BaseChatModel {
+/** The chat model a name asks for, its provider's client loaded first (once). */
+export async function loadChatModel(request: ModelRequest, env: Environment = readEnvironment()): Promise<BaseChatModel> {
+  await loadProviderFor(request.model);
+  return createChatModel(request, env);
+}
+
+/** The environment settings a provider's model is built from (part of the cache key). */
+function settingsFor(provider: ModelProvider | undefined, env: Environment): unknown[] {
+  switch (provider) {
+    case "anthropic":
+      return [env.anthropicApiKey, env.anthropicBaseUrl];
+    case "ollama":
+      return [env.ollamaBaseUrl];
+    case "google-genai":
+      return [env.googleApiKey, env.googleBaseUrl];
+    default:
+      return [env.openaiApiKey, env.openaiBaseUrl];
+  }
+}
+
+type ProviderClients = {
+  anthropic: typeof import("@langchain/anthropic");
+  ollama: typeof import("@langchain/ollama");
+  "google-genai": typeof import("@langchain/google-genai");
+};
+type LoadedProvider = keyof ProviderClients;
+
+/** Each optional client, imported only when a name asks for it (literal specifiers, so bundlers see them). */
+const importers: { [P in LoadedProvider]: () => Promise<ProviderClients[P]> } = {
+  anthropic: () => import("@langchain/anthropic"),
+  ollama: () => import("@langchain/ollama"),
+  "google-genai": () => import("@langchain/google-genai"),
+};
+const loaded: Partial<ProviderClients> = {};
+const loading = new Map<LoadedProvider, Promise<void>>();
+const failed = new Map<LoadedProvider, ConfigurationError>();
+
+/**
+ * Loads the client package a model name needs (none for bare, `openai/` and simulated names). A package
+ * that cannot be loaded is a ConfigurationError saying what to install.
+ */
+async function loadProviderFor(modelName: string): Promise<void> {
+  const { provider } = parseModelName(modelName);
+  if (provider === undefined || provider === "openai") return;
+  let pending = loading.get(provider);
+  if (pending === undefined) {
+    pending = importers[provider]().then(
+      (module) => void ((loaded as Record<string, unknown>)[provider] = module),
+      (error: unknown) => void failed.set(provider, missingClient(provider, error)),
+    );
+    loading.set(provider, pending);
+  }
+  await pending;
+  const failure = failed.get(provider);
+  if (failure) throw failure;
+}
+
+/** The error for a client package that could not be loaded: which package, the tested release, and why. */
+function missingClient(provider: LoadedProvider, error: unknown): ConfigurationError {
+  const { package: name, tested } = MODEL_PROVIDERS[provider];
+  const detail = (error instanceof Error ? error.message : String(error)).split("\n")[0].slice(0, 300);
+  return new ConfigurationError(
+    `Models named ${provider}/… need the package ${name}, which could not be loaded (${detail}). Install it beside this package: npm install ${name}@${tested}`,
+  );
+}
+
+function clientOf<P extends LoadedProvider>(provider: P, modelName: string): ProviderClients[P] {
+  const module = loaded[provider];
+  if (module !== undefined) return module as ProviderClients[P];
+  throw (
+    failed.get(provider) ??
+    new ConfigurationError(`The ${provider} client is loaded on first use: build "${modelName}" with await loadChatModel(…) (the graphs do this themselves), not createChatModel.`)
+  );
+}
+
+function buildChatModel(provider: ModelProvider | undefined, model: string, request: ModelRequest, env: Environment): BaseChatModel {
+  switch (provider) {
+    case "anthropic": {
+      if (!env.anthropicApiKey && !env.anthropicBaseUrl) {
+        throw new ConfigurationError(`"${request.model}" is an Anthropic model: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a server other than Anthropic's) in the process environment.`);
+      }
+      registerSecret(env.anthropicApiKey);
+      const { ChatAnthropic } = clientOf("anthropic", request.model);
+      return new ChatAnthropic({
+        model,
+        temperature: request.temperature,
+        apiKey: env.anthropicApiKey ?? "not-needed",
+        ...(env.anthropicBaseUrl ? { anthropicApiUrl: env.anthropicBaseUrl } : {}),
+        maxRetries: env.maxRetries,
+        streamUsage: true,
+        clientOptions: { fetch: fetchWithDeadline(env.timeoutMs), timeout: env.timeoutMs },
+      });
+    }
+    case "ollama": {
+      const { ChatOllama } = clientOf("ollama", request.model);
+      // No key: Ollama serves on http://127.0.0.1:11434 unless OLLAMA_BASE_URL says otherwise.
+      return new ChatOllama({
+        model,
+        temperature: request.temperature,
+        ...(env.ollamaBaseUrl ? { baseUrl: env.ollamaBaseUrl } : {}),
+        maxRetries: env.maxRetries,
+        fetch: fetchWithDeadline(env.timeoutMs),
+      });
+    }
+    case "google-genai": {
+      if (!env.googleApiKey) throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
+      registerSecret(env.googleApiKey);
+      const { ChatGoogleGenerativeAI } = clientOf("google-genai", request.model);
+      return new ChatGoogleGenerativeAI({
+        model,
+        temperature: request.temperature,
+        apiKey: env.googleApiKey,
+        ...(env.googleBaseUrl ? { baseUrl: env.googleBaseUrl } : {}),
+        maxRetries: env.maxRetries,
+      });
+    }
+    default:
+      return buildOpenAIModel(model, request, env);
+  }
+}
+
+function buildOpenAIModel(model: string, request: ModelRequest, env: Environment): BaseChatModel {
   if (!env.openaiApiKey && !env.openaiBaseUrl) {
     throw new ConfigurationError(
       "No model provider is configured: set OPENAI_API_KEY (for OpenAI), or OPENAI_BASE_URL (any OpenAI-compatible server, " +
-        "e.g. http://localhost:11434/v1 for Ollama) in the process environment (`npm start` and the command line also read them from ./.env; embedded code does not). " +
+        "e.g. http://localhost:11434/v1 for Ollama) in the process environment (`npm start` and the command line also read them from ./.env; embedded code does not), " +
+        "or name another provider's model, e.g. anthropic/claude-sonnet-4-5 with ANTHROPIC_API_KEY. " +
         `To try the graphs without a provider, LLM_MODEL=${SIMULATED_MODEL} selects the built-in simulated model (seeded rules, not a language model).`,
     );
   }
   registerSecret(env.openaiApiKey);
   const fields: ChatOpenAIFields = {
-    model: request.model,
+    model,
     temperature: request.temperature,
     // Local OpenAI-compatible servers ignore the key, but the client requires one.
     apiKey: env.openaiApiKey ?? "not-needed",
@@ -168,9 +300,14 @@ function settledWith(response: Response, done: () => void): Response {
   return settled;
 }
 
-/** The chat model a node should call for this run and role. */
-export function resolveModel(source: ModelSource | undefined, request: ModelRequest): BaseChatModel {
-  if (source === undefined) return createChatModel(request);
-  if (typeof source === "function") return source(request);
-  return source;
+/**
+ * The chat model a node should call for this run and role. The provider's client a name needs is
+ * loaded first, also for a caller's own factory (which may build the model with createChatModel).
+ */
+export async function resolveModel(source: ModelSource | undefined, request: ModelRequest): Promise<BaseChatModel> {
+  if (source === undefined) return loadChatModel(request);
+  if (typeof source !== "function") return source;
+  // A factory may build such a model some other way: a client that cannot be loaded is its business.
+  await loadProviderFor(request.model).catch(() => undefined);
+  return source(request);
 }

@@ -9,6 +9,7 @@
 import { z } from "zod";
 import type { Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
+import { modelNameProblem } from "./model-names.js";
 import { builtinSpecs } from "./specs/registry.js";
 
 /** Longest request or task accepted, in characters. */
@@ -19,7 +20,11 @@ export const modelName = (what: string) =>
     .string({ error: `${what} must be a model name (a string)` })
     .trim()
     .min(1, { error: `${what} must not be empty` })
-    .max(200, { error: `${what} must be at most 200 characters` });
+    .max(200, { error: `${what} must be at most 200 characters` })
+    .superRefine((name, ctx) => {
+      const problem = modelNameProblem(name);
+      if (problem !== undefined) ctx.addIssue({ code: "custom", message: `${what}: ${problem}` });
+    });
 
 export const temperature = z
   .number({ error: "temperature must be a number from 0 to 2" })

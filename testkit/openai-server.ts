@@ -35,6 +35,8 @@ export type ScriptedReply =
       toolCalls?: ScriptedToolCall[];
       /** The provider declines (OpenAI's `message.refusal`; streamed as `delta.refusal` pieces); usually with `content: null`. */
       refusal?: string;
+      /** The choice's finish_reason (default "tool_calls" with tool calls, else "stop"); "length" is a cut at the output limit. */
+      finishReason?: string;
       delayMs?: number;
       usage?: { prompt_tokens: number; completion_tokens: number };
     }
@@ -103,6 +105,7 @@ type ContentReply = {
   content: string | null;
   toolCalls?: ScriptedToolCall[];
   refusal?: string;
+  finishReason?: string;
   delayMs?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
 };
@@ -206,6 +209,7 @@ export async function startScriptedOpenAIServer(
     usage: { prompt_tokens: number; completion_tokens: number },
     toolCalls?: ScriptedToolCall[],
     refusal?: string,
+    finishReason?: string,
   ) {
     const calls = toolCalls?.map((c, i) => ({ id: c.id ?? `call_${rec.index}_${i}`, type: "function", function: { name: c.name, arguments: c.arguments } }));
     return {
@@ -219,7 +223,7 @@ export async function startScriptedOpenAIServer(
           index: 0,
           message: { role: "assistant", content, refusal: refusal ?? null, ...(calls?.length ? { tool_calls: calls } : {}) },
           logprobs: null,
-          finish_reason: calls?.length ? "tool_calls" : "stop",
+          finish_reason: finishReason ?? (calls?.length ? "tool_calls" : "stop"),
         },
       ],
       usage: {
@@ -264,7 +268,7 @@ export async function startScriptedOpenAIServer(
     const content = reply.content;
     const usage = reply.usage ?? defaultUsage(rec, content ?? reply.refusal ?? null);
     if (!rec.stream) {
-      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls, reply.refusal));
+      const text = JSON.stringify(completionBody(rec, content, usage, reply.toolCalls, reply.refusal, reply.finishReason));
       return { headers: { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(text)) }, body: text };
     }
     const created = Math.floor(Date.now() / 1000);
@@ -279,7 +283,7 @@ export async function startScriptedOpenAIServer(
       out += sse(chunk(rec, created, { tool_calls: [{ index: i, id, type: "function", function: { name: c.name, arguments: "" } }] }, null));
       for (const piece of splitContent(c.arguments)) out += sse(chunk(rec, created, { tool_calls: [{ index: i, function: { arguments: piece } }] }, null));
     });
-    out += sse(chunk(rec, created, {}, reply.toolCalls?.length ? "tool_calls" : "stop"));
+    out += sse(chunk(rec, created, {}, reply.finishReason ?? (reply.toolCalls?.length ? "tool_calls" : "stop")));
     if (rec.body?.stream_options?.include_usage === true) {
       out += sse({
         id: `chatcmpl-scripted-${rec.index}`,

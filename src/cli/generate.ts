@@ -23,7 +23,7 @@ import { Command } from "@langchain/langgraph";
 import { ensureValidationConfig } from "../validation/configuration.js";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
 import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
-import { createChatModel } from "../models.js";
+import { loadChatModel } from "../models.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
@@ -51,16 +51,19 @@ Options:
   --spec NAME|FILE       a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
                          {"name", "description", "schema"} (default deployment-config)
   --max-attempts N       attempts before giving up, 1-10 (default 3)
-  --model NAME           chat model (default: LLM_MODEL, else gpt-4o-mini); "simulated" is the built-in
-                         simulated model: seeded rules, not a language model, no provider needed
+  --model NAME           chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a
+                         bare name on the OpenAI-compatible server (default: LLM_MODEL, else gpt-4o-mini);
+                         "simulated" is the built-in simulated model: seeded rules, not a language model
   --output-mode MODE     how the model is asked for JSON: text (the prompt asks for it), json_object (the
                          provider's JSON mode), json_schema (its structured output with the spec's schema) or
-                         tool (a forced tool call) (default text); the validator judges the answer in every mode
+                         tool (a forced tool call), or auto (the provider's own structured output) (default:
+                         auto for a provider/model name, else text); the validator judges the answer in every mode
   --max-tokens N         token budget of the run (input + output over every attempt): a model call whose
                          input (the prompt's characters ÷ 4) would take the tokens spent past N is not
                          made, and the run ends not valid with stopReason "budget" (default: no budget)
-  --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME makes the
-                         remaining attempts, with the same exact errors (the run setting models)
+  --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME (any provider,
+                         e.g. anthropic/claude-sonnet-4-5 after ollama/llama3.2) makes the remaining
+                         attempts, with the same exact errors (the run setting models)
   --escalate-after N     attempts of the first model before escalating, 1-10 (default 1)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --stream               show each answer on stderr as it arrives, with each error as soon as it is certain
@@ -78,6 +81,9 @@ Progress and messages go to stderr. Use "npm run -s" (or npx) so npm adds no ban
 Environment (also read from ./.env; a variable set in the environment wins over the file):
   OPENAI_BASE_URL        any OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OpenAI)
   OPENAI_API_KEY         the key (required for OpenAI; any string for local servers)
+  ANTHROPIC_API_KEY      for anthropic/… models (ANTHROPIC_BASE_URL: another server speaking its API)
+  OLLAMA_BASE_URL        for ollama/… models (default http://127.0.0.1:11434)
+  GOOGLE_API_KEY         for google-genai/… models
   LLM_MODEL              default model name ("simulated": the built-in simulated model)
   LLM_TIMEOUT_MS         deadline of each model request, whole answer included (default 60000)
   LLM_MAX_RETRIES        client retries on 429, 5xx, connection faults and timeouts (default 2)
@@ -291,7 +297,7 @@ async function startRun(
   signal: AbortSignal | undefined,
   progress: boolean,
 ): Promise<RunHandle> {
-  const graph = buildValidationGraph({ model: (request) => createChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
+  const graph = buildValidationGraph({ model: (request) => loadChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
   const threadId = command.thread ?? randomUUID();
   run.thread = threadId;
   const runConfig = { configurable: { thread_id: threadId } };

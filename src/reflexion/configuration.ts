@@ -38,7 +38,7 @@ export const ReflexionConfigSchema = z.object({
   ).meta({ title: "Agent name", description: "Name of the agent; memories are kept per agent name (and per user when authenticated)." }),
   model: modelName("model").optional().meta({
     title: "Model",
-    description: `Model for every role unless a role names its own; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+    description: `Model for every role unless a role names its own: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
   }),
   actorModel: modelName("actorModel").optional().meta({ title: "Actor model", description: "Model for the actor and refine steps." }),
   evaluatorModel: modelName("evaluatorModel").optional().meta({ title: "Evaluator model", description: "Model for the evaluator." }),

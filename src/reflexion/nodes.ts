@@ -60,13 +60,13 @@ const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
 /** The Reflexion operations, for one set of graph options. */
 export function makeReflexionOperations(options: ReflexionNodeOptions) {
   const settings = (config?: RunnableConfig): ReflexionConfig => ensureReflexionConfig(config, options);
-  const model = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector"): BaseChatModel => {
+  const model = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector"): Promise<BaseChatModel> => {
     const name = role === "actor" ? cfg.actorModel : role === "evaluator" ? cfg.evaluatorModel : cfg.reflectorModel;
     return resolveModel(options.model, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
   };
   const call = async (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) => {
     // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
-    const answer = await callModel(model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
+    const answer = await callModel(await model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
     return { text: answer.text, usage: answer.usage };
   };
   const kept = (answer: Answer): Answer => ({ text: recorded(answer.text), usage: answer.usage });

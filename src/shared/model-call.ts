@@ -20,6 +20,8 @@ export interface ModelAnswer {
   stopped?: boolean;
   /** The provider declined to answer and said why (redacted, bounded): see refusalOf. */
   refusal?: string;
+  /** The provider cut the answer at its output limit, in its own words (e.g. `stop_reason "max_tokens"`): see truncationOf. */
+  truncated?: string;
 }
 
 /** Longest refusal text kept. */
@@ -27,9 +29,10 @@ export const MAX_REFUSAL_CHARS = 2_000;
 
 /**
  * The provider's refusal on an answer, as the provider marked it: `additional_kwargs.refusal` (OpenAI's
- * `refusal` field, kept there by the model factory's client and by LangChain's Responses API converter)
- * or a content part of type "refusal". Only the provider's mark counts: an answer that merely reads like
- * a refusal ("I can't help with that") is an answer, and the validator says what is wrong with it.
+ * `refusal` field, kept there by the model factory's client and by LangChain's Responses API converter),
+ * a content part of type "refusal", Anthropic's `stop_reason: "refusal"` or a Gemini safety stop (then the
+ * text that came with it, or a sentence naming the stop). Only the provider's mark counts: an answer that
+ * merely reads like a refusal ("I can't help with that") is an answer, and the validator says what is wrong with it.
  */
 export function refusalOf(message: AIMessage | null | undefined): string | undefined {
   if (message === null || typeof message !== "object") return undefined;
@@ -41,9 +44,40 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
       if (p !== null && typeof p === "object" && p.type === "refusal" && typeof p.refusal === "string") text += p.refusal;
     }
   }
+  if (text.trim().length === 0) {
+    const stop = stopReasonOf(message);
+    if (stop !== undefined && REFUSAL_STOPS.has(stop.reason)) text = `${stop.field} "${stop.reason}"${textOf(message.content).trim() ? `: ${textOf(message.content)}` : ""}`;
+  }
   if (text.trim().length === 0) return undefined;
   // Redacted before it is cut, so a cut cannot leave the start of a key behind.
   return bound(redactSecrets(text), MAX_REFUSAL_CHARS);
+}
+
+/** Stop reasons that mean the provider declined: Anthropic's "refusal", Gemini's safety stops. */
+const REFUSAL_STOPS = new Set(["refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"]);
+/** Stop reasons that mean the answer was cut at the output limit: OpenAI and Ollama "length", Anthropic "max_tokens", Gemini "MAX_TOKENS". */
+const TRUNCATION_STOPS = new Set(["length", "max_tokens", "MAX_TOKENS"]);
+
+/**
+ * Why the provider ended an answer, in its own field: OpenAI's `finish_reason`, Anthropic's `stop_reason`
+ * (in `additional_kwargs` when streamed), Ollama's `done_reason`, Gemini's `finishReason`.
+ */
+export function stopReasonOf(message: AIMessage | null | undefined): { field: string; reason: string } | undefined {
+  if (message === null || typeof message !== "object") return undefined;
+  const sources = [message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
+  for (const field of ["finish_reason", "stop_reason", "done_reason", "finishReason"]) {
+    for (const source of sources) {
+      const reason = source?.[field];
+      if (typeof reason === "string" && reason.length > 0) return { field, reason };
+    }
+  }
+  return undefined;
+}
+
+/** The provider's word that it cut the answer at its output limit (e.g. `finish_reason "length"`), or undefined. */
+function truncationOf(message: AIMessage | null | undefined): string | undefined {
+  const stop = stopReasonOf(message);
+  return stop !== undefined && TRUNCATION_STOPS.has(stop.reason) ? `${stop.field} "${stop.reason}"` : undefined;
 }
 
 /** Watches an answer while it streams. */
@@ -103,7 +137,15 @@ export async function callModel(
   if (text.length === 0 && refusal === undefined && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  return { text, usage: estimated ?? usageOf(message, promptChars(messages)), ...(stopped ? { stopped } : {}), ...(refusal !== undefined ? { refusal } : {}) };
+  // A request we stopped ends without the provider's word; a cut the provider made is its own outcome.
+  const truncated = stopped || refusal !== undefined ? undefined : truncationOf(message);
+  return {
+    text,
+    usage: estimated ?? usageOf(message, promptChars(messages)),
+    ...(stopped ? { stopped } : {}),
+    ...(refusal !== undefined ? { refusal } : {}),
+    ...(truncated !== undefined ? { truncated } : {}),
+  };
 }
 
 /**

@@ -10,6 +10,8 @@ import type { JsonLimits } from "../shared/json.js";
 import { toJsonData } from "../shared/json-data.js";
 import { BUILTIN_SPEC_NAMES, boundedInt, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
+import { parseModelName } from "../model-names.js";
+import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -45,7 +47,7 @@ function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, 
 const escalationStep = z
   .strictObject(
     {
-      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model name, asked of the model factory." }),
+      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server." }),
       attempts: boundedInt("each models entry's attempts", 1, 10)
         .optional()
         .meta({ title: "Attempts", description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left." }),
@@ -67,19 +69,23 @@ export const ValidationConfigSchema = z.object({
   }),
   model: modelName("model").optional().meta({
     title: "Model",
-    description: `Chat model name; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+    description: `Chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
   }),
   temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
   stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
     title: "Stop on no progress",
     description: "End early when an attempt has exactly the same errors as the one before it.",
   }),
-  outputMode: withDefault(z.enum(["text", "json_object", "json_schema", "tool"], { error: 'outputMode must be one of "text", "json_object", "json_schema", "tool"' }), "text").meta({
-    title: "Output mode",
-    description:
-      'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows) or "tool" (a forced tool call). ' +
-      "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
-  }),
+  outputMode: z
+    .enum(OUTPUT_MODES, { error: `outputMode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}` })
+    .optional()
+    .meta({
+      title: "Output mode",
+      description:
+        'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows), "tool" (a forced tool call) ' +
+        'or "auto" (each provider\'s own structured output: OpenAI json_schema, Anthropic tool use, Ollama format, Gemini responseSchema). Default: "auto" when a model is named provider/model, else "text". ' +
+        "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
+    }),
   stopEarly: withDefault(z.enum(["never", "useless", "first-error"], { error: 'stopEarly must be one of "never", "useless", "first-error"' }), "useless").meta({
     title: "Stop early",
     description:
@@ -109,7 +115,7 @@ export const ValidationConfigSchema = z.object({
     .meta({
       title: "Models (escalation)",
       description:
-        'Models to try in order, e.g. a cheap one first and a stronger one after it failed: [{"model": "small", "attempts": 2}, {"model": "large"}]. ' +
+        'Models to try in order, e.g. a local one first and a hosted one after it failed: [{"model": "ollama/llama3.2", "attempts": 2}, {"model": "anthropic/claude-sonnet-4-5"}]. ' +
         "Each makes its attempts (default 1), then the next takes over with the same exact errors; the last makes every attempt left of maxAttempts. " +
         "Replaces model; each attempt's record names its model, and usageByModel keeps the tokens per model.",
     }),
@@ -135,8 +141,9 @@ export interface ModelStep {
   attempts: number;
 }
 
-export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models"> & {
+export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
   model: string;
+  outputMode: RequestedMode;
   /** The escalation list with every step's attempts filled in; absent when the run names one model. */
   models?: ModelStep[];
 };
@@ -146,8 +153,11 @@ export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOptions<ValidationConfigInput> = {}): ValidationConfig {
   const parsed = parseOrThrow(ValidationConfigSchema, config, options.defaults);
   if (parsed.ruleContext !== undefined) parsed.ruleContext = checkRuleContext(parsed.ruleContext);
-  const { models: steps, ...rest } = parsed;
-  if (steps === undefined) return { ...rest, model: parsed.model ?? (options.env ?? readEnvironment()).model };
+  const { models: steps, outputMode, ...given } = parsed;
+  const names = steps?.map((step) => step.model) ?? [parsed.model ?? (options.env ?? readEnvironment()).model];
+  // A provider's own name asks for its own structured output; a bare name keeps the prompt-only default.
+  const rest = { ...given, outputMode: outputMode ?? (names.some((name) => parseModelName(name).provider !== undefined) ? "auto" : "text") } as const;
+  if (steps === undefined) return { ...rest, model: names[0] };
   // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
   if (givenByRun(config, "model") && givenByRun(config, "models")) {
     throw new ConfigurationError('Give either model or models (the escalation list, whose first entry is the first model), not both.');

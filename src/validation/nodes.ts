@@ -14,7 +14,7 @@ import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
-import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "./prompts.js";
+import { firstAttemptPrompt, generationSystemPrompt, retryPrompt, truncatedAnswerError } from "./prompts.js";
 import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
 /** Longest raw answer kept in each history record. */
@@ -128,7 +128,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     ];
     const budget = overBudget(run, state.usage, messages);
     if (budget) return { ...starting?.writes, draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
-    const model = resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
+    const model = await resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
     const watch = streamsTokens(config)
@@ -148,11 +148,14 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       mode: answer.mode,
       model: modelName,
       ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}),
+      ...(answer.schemaDropped !== undefined ? { schemaDropped: answer.schemaDropped } : {}),
       ...(stopped ? { stopped } : {}),
       ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
+      ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
     };
     // A mode the provider refused is not asked again in this run.
-    const settled = answer.mode === run.outputMode ? {} : { run: { ...run, outputMode: answer.mode } };
+    // ("auto" is asked afresh of each model: an escalation may change provider.)
+    const settled = answer.mode === run.outputMode || run.outputMode === "auto" ? {} : { run: { ...run, outputMode: answer.mode } };
     // fromEntries: a model may be named anything, "__proto__" included.
     const byModel = Object.fromEntries([[modelName, answer.usage]]) as Record<string, TokenUsage>;
     return { ...starting?.writes, attempts: state.attempts + 1, draft, usage: counted(answer.usage), usageByModel: counted(byModel), ...settled } as ValidationUpdate;
@@ -178,16 +181,20 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const previous = state.history.at(-1);
     // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
     const stopped = state.draft?.stopped;
-    const errors = stopped && !report.valid ? stoppedAttemptErrors(stopped) : report.errors;
+    // The provider cut the answer at its output limit: it did not run to completion, so it is not valid
+    // whatever its text, and its retry asks for a compact answer rather than a fix of the cut-off JSON.
+    const truncated = state.draft?.truncated;
+    const valid = report.valid && truncated === undefined;
+    const errors = truncated !== undefined ? [truncatedAnswerError(truncated)] : stopped && !report.valid ? stoppedAttemptErrors(stopped) : report.errors;
 
     let stopReason: StopReason | null = null;
-    if (report.valid) stopReason = "valid";
+    if (valid) stopReason = "valid";
     else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
     else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, errors)) stopReason = "no_progress";
 
     return {
-      success: report.valid,
-      result: resultOf(report),
+      success: valid,
+      result: truncated !== undefined ? null : resultOf(report),
       errors,
       stopReason,
       draft: null,
@@ -196,9 +203,10 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         {
           ...modelRecord(state, output),
           errors,
-          valid: report.valid,
+          valid,
           ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
           ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
+          ...(truncated !== undefined ? { truncated } : {}),
         },
       ],
     };
@@ -230,6 +238,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       usage: draft?.usage ?? { ...ZERO_USAGE },
       ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
       ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
+      ...(draft?.schemaDropped ? { schemaDropped: draft.schemaDropped } : {}),
       ...(draft?.model !== undefined ? { model: draft.model } : {}),
     };
   }

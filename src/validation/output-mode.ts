@@ -11,11 +11,33 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
-import { callModel, textOf, type ModelAnswer } from "../shared/model-call.js";
+import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
+import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
 
-export const OUTPUT_MODES = ["text", "json_object", "json_schema", "tool"] as const;
-export type OutputMode = (typeof OUTPUT_MODES)[number];
+export const OUTPUT_MODES = ["auto", "text", "json_object", "json_schema", "tool"] as const;
+/** What a run asks for: a mode, or "auto" (the provider's own structured output, chosen per model). */
+export type RequestedMode = (typeof OUTPUT_MODES)[number];
+/** The mode an answer was asked in. */
+export type OutputMode = Exclude<RequestedMode, "auto">;
+
+/** Whose request format a chat model speaks, from its client (LangChain's `_llmType`). */
+type Dialect = "openai" | "anthropic" | "ollama" | "google" | "other";
+
+function dialectOf(model: BaseChatModel): Dialect {
+  const type = typeof model._llmType === "function" ? model._llmType() : "";
+  if (type === "openai" || type === "anthropic" || type === "ollama") return type;
+  if (type === "googlegenerativeai") return "google";
+  return "other";
+}
+
+/** What "auto" asks each provider for: its own structured output (docs/providers.md shows what each sends). */
+const AUTO_MODE: Record<Dialect, OutputMode> = { openai: "json_schema", anthropic: "tool", ollama: "json_schema", google: "json_schema", other: "text" };
+
+/** The concrete mode a run's setting asks this model for. */
+function modeFor(model: BaseChatModel, requested: RequestedMode): OutputMode {
+  return requested === "auto" ? AUTO_MODE[dialectOf(model)] : requested;
+}
 
 /** The mode to try when a provider refuses one. */
 const FALLBACK: Record<OutputMode, OutputMode | undefined> = { json_schema: "json_object", tool: "text", json_object: "text", text: undefined };
@@ -56,7 +78,39 @@ function providerSchema(spec: Spec): JsonSchema {
  * The model, bound to ask for JSON the way `mode` says; how to read its answer;
  * and, for a streamed answer, how to read each piece (a fresh reader per call).
  */
-function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } {
+/**
+ * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
+ * undefined when the provider has no such mode.
+ */
+function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): { options: Record<string, unknown>; dropped?: string[] } | undefined {
+  const schema = providerSchema(spec);
+  switch (dialect) {
+    case "anthropic": {
+      // Anthropic has no JSON mode; its structured output takes (a subset of) the schema as `output_config.format`.
+      if (mode !== "json_schema") return undefined;
+      const taken = schemaSubset(schema, SCHEMA_PROFILES.anthropic);
+      return { options: { outputFormat: { type: "json_schema", schema: taken.schema } }, dropped: taken.dropped };
+    }
+    case "ollama":
+      return { options: { format: mode === "json_schema" ? schema : "json" } };
+    case "google": {
+      if (mode !== "json_schema") return undefined;
+      const taken = schemaSubset(schema, SCHEMA_PROFILES.google);
+      return { options: { responseSchema: taken.schema }, dropped: taken.dropped };
+    }
+    default: {
+      if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
+      const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema, strict: strictCompatible(schema) };
+      return { options: { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } };
+    }
+  }
+}
+
+function bindMode(
+  model: BaseChatModel,
+  mode: OutputMode,
+  spec: Spec,
+): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string; dropped?: string[] } | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
   const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
@@ -64,19 +118,18 @@ function bindMode(model: BaseChatModel, mode: OutputMode, spec: Spec): { runnabl
     case "text":
       return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
-      return { runnable: model.withConfig({ response_format: { type: "json_object" } } as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces };
     case "json_schema": {
-      const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema: providerSchema(spec), strict: strictCompatible(providerSchema(spec)) };
-      return {
-        runnable: model.withConfig({ response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } as RunnableConfig) as unknown as BaseChatModel,
-        read: content,
-        pieces: contentPieces,
-      };
+      const asked = modeOptions(dialectOf(model), mode, spec);
+      if (asked === undefined) return undefined;
+      const dropped = asked.dropped !== undefined && asked.dropped.length > 0 ? { dropped: asked.dropped } : {};
+      return { runnable: model.withConfig(asked.options as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces, ...dropped };
     }
     case "tool": {
       const name = providerName(spec);
       const tool = { type: "function" as const, function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) } };
-      const runnable = model.bindTools!([tool], { tool_choice: { type: "function", function: { name } } } as never) as unknown as BaseChatModel;
+      // The tool's name as tool_choice: each client turns it into its provider's forced call (OpenAI's
+      // {type: "function", function: {name}}, Anthropic's {type: "tool", name}).
+      const runnable = model.bindTools!([tool], { tool_choice: name } as never) as unknown as BaseChatModel;
       const readWhole = (message: AIMessage): string => {
         // The arguments' text as the provider sent it, when the client keeps it (ChatOpenAI does): judged by the
         // same bounded reader as any answer. Writing LangChain's parsed copy back out would overflow the stack on
@@ -150,30 +203,36 @@ export interface ModeAnswer extends ModelAnswer {
   mode: OutputMode;
   /** Each mode the provider refused on the way, with what it said. */
   fallbacks: string[];
+  /** Keywords of the spec's schema left out of the request because the provider's mode does not take them (the validator checked them all). */
+  schemaDropped?: string[];
 }
 
-/** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`). */
+/** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
 function finished(message: AIMessage | undefined): boolean {
-  const metadata = message?.response_metadata as { finish_reason?: unknown; stop_reason?: unknown } | undefined;
-  return typeof metadata?.finish_reason === "string" || typeof metadata?.stop_reason === "string";
+  return stopReasonOf(message) !== undefined;
 }
 
-/** One model call in `mode`, falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
+/** One model call in `mode` ("auto": the provider's own), falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
 export async function callModelInMode(
   model: BaseChatModel,
   messages: BaseMessage[],
-  mode: OutputMode,
+  requested: RequestedMode,
   spec: Spec,
   options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode) => AnswerWatch },
 ): Promise<ModeAnswer> {
   const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
-  for (let current: OutputMode | undefined = mode; current !== undefined; current = FALLBACK[current]) {
+  for (let current: OutputMode | undefined = modeFor(model, requested); current !== undefined; current = FALLBACK[current]) {
     if (current === "tool" && typeof model.bindTools !== "function") {
       fallbacks.push("tool: this chat model cannot call tools; fell back to text");
       continue;
     }
-    const { runnable, read, pieces } = bindMode(model, current, spec);
+    const bound = bindMode(model, current, spec);
+    if (bound === undefined) {
+      fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
+      continue;
+    }
+    const { runnable, read, pieces, dropped } = bound;
     const answerWatch = watchFor?.(current);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
@@ -187,7 +246,7 @@ export async function callModelInMode(
       if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message)) {
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
-      return { ...answer, text, mode: current, fallbacks };
+      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}) };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);

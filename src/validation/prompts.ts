@@ -53,6 +53,17 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
 }
 
 /**
+ * The one error of an answer the provider cut at its output limit (`reason` in its words, e.g.
+ * `stop_reason "max_tokens"`): the JSON was never finished, so the retry asks for a shorter answer, not a fix.
+ */
+export function truncatedAnswerError(reason: string): string {
+  return (
+    `The answer was cut off at the output limit (${reason}) before it was complete. ` +
+    "Answer again with a compact JSON object: no whitespace between tokens, no prose, and no optional fields or long texts the request does not need."
+  );
+}
+
+/**
  * The errors of a rejected answer, listed exactly as `retryPrompt` lists them, for a retry whose request and
  * previous answer are already in front of the model (an agent's conversation, where the answer is a tool call).
  */

@@ -23,6 +23,10 @@ export const AttemptRecordSchema = z.object({
   usage: TokenUsageSchema,
   mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
   fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
+  schemaDropped: z
+    .array(z.string())
+    .optional()
+    .meta({ title: "Schema keywords not sent", description: "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them" }),
   by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
   model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
   refusal: z
@@ -41,6 +45,10 @@ export const AttemptRecordSchema = z.object({
     })
     .optional()
     .meta({ title: "Stopped", description: "Set when the model's request was stopped while the answer streamed (the stopEarly setting); the output is what arrived" }),
+  truncated: z
+    .string()
+    .optional()
+    .meta({ title: "Truncated", description: 'Set when the provider cut the answer at its output limit, in its words (e.g. stop_reason "max_tokens"): the attempt is not valid, and its retry asks for a compact answer' }),
 }).meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
@@ -92,7 +100,7 @@ export const RunSettingsSchema = z
     temperature: z.number(),
     stopOnNoProgress: z.boolean(),
     onFailure: z.enum(["end", "interrupt"]),
-    outputMode: z.enum(["text", "json_object", "json_schema", "tool"]),
+    outputMode: z.enum(["auto", "text", "json_object", "json_schema", "tool"]),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
     /** When a streamed answer's request is stopped (fixed for the run, so a resume keeps it; absent in runs started before it was recorded). */
@@ -122,10 +130,13 @@ export const ValidationState = stateObject({
       usage: TokenUsageSchema,
       mode: z.string().optional(),
       fallbacks: z.array(z.string()).optional(),
+      schemaDropped: z.array(z.string()).optional(),
       /** The model name that answered. */
       model: z.string().optional(),
       /** The provider declined to answer (redacted, bounded); the attempt is recorded, not validated. */
       refusal: z.string().optional(),
+      /** The provider cut the answer at its output limit (its stop reason, e.g. `finish_reason "length"`). */
+      truncated: z.string().optional(),
       /** Set instead of an answer when the call was not made: it would have passed the token budget. */
       budget: z.object({ spent: z.number(), nextInput: z.number(), limit: z.number() }).optional(),
       /** Set when the request was stopped early: where, why, and the errors already certain. */

@@ -93,9 +93,11 @@ describe("refusals through the graph, in every output mode", () => {
     expect(out).toMatchObject({ success: false, stopReason: "refused", attempts: 2 });
     expect(out.refusal).toContain(REFUSAL);
     expect(out.refusal).not.toContain(secret);
+    // "auto" asks ChatOpenAI for json_schema; the record names the mode asked.
+    const asked = mode === "auto" ? "json_schema" : mode;
     expect(out.history.map((h) => [h.mode, h.valid, h.errors])).toEqual([
-      [mode, false, []],
-      [mode, false, []],
+      [asked, false, []],
+      [asked, false, []],
     ]);
     expect(requests()).toHaveLength(2);
     expect(requests().every((r) => !r.stream)).toBe(true);

@@ -1,0 +1,52 @@
+import { ChatAnthropic } from "@langchain/anthropic";
+import { ChatOllama } from "@langchain/ollama";
+import { ChatOpenAI } from "@langchain/openai";
+import { describe, expect, it } from "vitest";
+import { readEnvironment } from "../../src/environment.js";
+import { ConfigurationError } from "../../src/errors.js";
+import { modelNameProblem, parseModelName } from "../../src/model-names.js";
+import { createChatModel, loadChatModel } from "../../src/models.js";
+import { ensureValidationConfig } from "../../src/validation/configuration.js";
+import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";
+
+const env = readEnvironment({ OPENAI_API_KEY: "sk-test", ANTHROPIC_API_KEY: "sk-ant-test", OLLAMA_BASE_URL: "http://127.0.0.1:9" });
+
+describe("provider-qualified model names", () => {
+  it("reads provider/model and provider:model; other names stay bare", () => {
+    expect(parseModelName("anthropic/claude-sonnet-4-5")).toEqual({ provider: "anthropic", model: "claude-sonnet-4-5" });
+    expect(parseModelName("ollama:llama3.2:3b")).toEqual({ provider: "ollama", model: "llama3.2:3b" });
+    expect(parseModelName("google-genai/gemini-2.5-flash")).toEqual({ provider: "google-genai", model: "gemini-2.5-flash" });
+    expect(parseModelName("openai/meta-llama/Llama-3-8B")).toEqual({ provider: "openai", model: "meta-llama/Llama-3-8B" });
+    // Names an OpenAI-compatible server knows keep their meaning.
+    for (const bare of ["gpt-4o-mini", "llama3.2:3b", "meta-llama/Llama-3-8B", "simulated", "constructor/x"]) expect(parseModelName(bare)).toEqual({ model: bare });
+  });
+
+  it("refuses a provider with no model, in every place a model is named", () => {
+    expect(modelNameProblem("anthropic/")).toMatch(/no model/);
+    expect(() => ensureValidationConfig({ context: { model: "anthropic/" } })).toThrow(ConfigurationError);
+    expect(() => ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2" }, { model: "anthropic:" }] } })).toThrow(/models entry's model: "anthropic:" names the provider anthropic but no model/);
+    expect(() => ensureReflexionConfig({ context: { evaluatorModel: "ollama/ " } }, { env })).toThrow(/evaluatorModel/);
+    expect(() => readEnvironment({ LLM_MODEL: "anthropic/" })).toThrow(/LLM_MODEL: "anthropic\/" names the provider anthropic but no model/);
+    expect(readEnvironment({ LLM_MODEL: "anthropic/claude-sonnet-4-5" }).model).toBe("anthropic/claude-sonnet-4-5");
+    expect(ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2", attempts: 2 }, { model: "anthropic/claude-sonnet-4-5" }] } }).models).toHaveLength(2);
+  });
+
+  it("builds each provider's own client from the environment's keys", async () => {
+    const claude = await loadChatModel({ model: "anthropic/claude-sonnet-4-5", role: "generate" }, env);
+    expect(claude).toBeInstanceOf(ChatAnthropic);
+    expect((claude as ChatAnthropic).model).toBe("claude-sonnet-4-5");
+    const llama = await loadChatModel({ model: "ollama:llama3.2", role: "generate" }, env);
+    expect(llama).toBeInstanceOf(ChatOllama);
+    expect((llama as ChatOllama).baseUrl).toBe("http://127.0.0.1:9");
+    const gpt = await loadChatModel({ model: "openai/gpt-4o-mini", role: "generate" }, env);
+    expect(gpt).toBeInstanceOf(ChatOpenAI);
+    expect((gpt as ChatOpenAI).model).toBe("gpt-4o-mini");
+    // Loaded once, the client builds synchronously too.
+    expect(createChatModel({ model: "anthropic/claude-sonnet-4-5", role: "generate" }, env)).toBe(claude);
+  });
+
+  it("says which key is missing for a provider's model", async () => {
+    await expect(loadChatModel({ model: "anthropic/claude-sonnet-4-5", role: "generate" }, readEnvironment({}))).rejects.toThrow(/ANTHROPIC_API_KEY/);
+    await expect(loadChatModel({ model: "google-genai/gemini-2.5-flash", role: "generate" }, readEnvironment({}))).rejects.toThrow(/GOOGLE_API_KEY/);
+  });
+});
