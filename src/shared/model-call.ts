@@ -89,12 +89,20 @@ export interface StreamWatch {
 }
 
 /**
- * Whether the run streams model tokens: a callback handler that asks for them
- * is listening (LangGraph's messages mode, the LangGraph server's event
- * stream, streamValidated). A run that does not stream keeps whole-answer
- * requests, as before.
+ * The `configurable` key by which a run asks its model calls to stream
+ * (streamValidated sets it): the answer is read as it arrives with no callback
+ * handler attached, so no token is dispatched to a listener nobody reads.
+ */
+export const STREAM_TOKENS_KEY = "stream_tokens";
+
+/**
+ * Whether the run streams model tokens: it asked to (STREAM_TOKENS_KEY, as
+ * streamValidated does), or a callback handler that asks for them is listening
+ * (LangGraph's messages mode, the LangGraph server's event stream). A run that
+ * does not stream keeps whole-answer requests, as before.
  */
 export function streamsTokens(config?: RunnableConfig): boolean {
+  if (config?.configurable?.[STREAM_TOKENS_KEY] === true) return true;
   const callbacks = config?.callbacks as { handlers?: unknown } | unknown[] | undefined;
   const handlers = Array.isArray(callbacks) ? callbacks : Array.isArray(callbacks?.handlers) ? (callbacks.handlers as unknown[]) : [];
   return handlers.some((handler) => handler !== null && typeof handler === "object" && Boolean(callbackHandlerPrefersStreaming(handler as BaseCallbackHandler)));

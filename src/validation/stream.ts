@@ -5,7 +5,7 @@
  * the end of each attempt (and whether its request was stopped early), then
  * the outcome. The partials inform; the outcome's verdict is the check step's.
  */
-import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import type { AttemptEndEvent, PartialEvent } from "../streaming/attempt.js";
 import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
 import type { ValidationStateType } from "./state.js";
@@ -23,12 +23,6 @@ export interface OutcomeEvent<T = unknown> {
 export type ValidationStreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEvent<T> | OutcomeEvent<T>;
 
 export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateValidatedOptions<T, C>;
-
-/** Asks chat models to stream their tokens (as LangGraph's messages mode does), without delivering them anywhere. */
-class StreamTokens extends BaseCallbackHandler {
-  name = "stream-tokens";
-  lc_prefer_streaming = true;
-}
 
 /**
  * Generate, validate and retry as generateValidated does, yielding the answer
@@ -49,8 +43,9 @@ class StreamTokens extends BaseCallbackHandler {
  */
 export async function* streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>> {
   const { graph, input, config } = prepareRun(options);
-  // Tokens are asked for (a handler that prefers streaming), so the generate node reads the answer as it arrives.
-  const stream = await graph.stream(input, { ...config, streamMode: ["custom", "values"], callbacks: [new StreamTokens()] });
+  // Tokens are asked for through the run's configuration, so the generate node reads the answer as it
+  // arrives; no callback handler is attached, so LangChain dispatches no token to one.
+  const stream = await graph.stream(input, { ...config, configurable: { ...config.configurable, [STREAM_TOKENS_KEY]: true }, streamMode: ["custom", "values"] });
   let last: ValidationStateType | undefined;
   for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
     if (mode === "values") last = chunk as ValidationStateType;
