@@ -21,7 +21,7 @@ import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
 import { resolveSpec } from "../specs/registry.js";
-import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
+import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
@@ -40,10 +40,15 @@ function frontDoor(options: ValidationNodeOptions) {
   const input = stateObject({
     request: checkedInput(ValidationInputSchema.shape.request, (value) => void checkRequestText(value, "request")),
   });
-  const context = checkedContext(ValidationConfigSchema, (given) => {
-    // Resolving the spec compiles it: a spec that does not compile is refused here.
-    resolveSpec(ensureValidationConfig({ context: given }, defaults).spec);
-  });
+  const context = checkedContext(
+    ValidationConfigSchema,
+    (given) => {
+      // Resolving the spec compiles it: a spec that does not compile is refused here.
+      resolveSpec(ensureValidationConfig({ context: given }, defaults).spec);
+    },
+    // Read from `configurable` only: a run's request to stream model tokens (see streamsTokens).
+    [STREAM_TOKENS_KEY],
+  );
   return { input, context };
 }
 

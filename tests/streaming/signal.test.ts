@@ -12,6 +12,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk } from "@langchain/core/outputs";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { STREAM_TOKENS_KEY } from "../../src/shared/model-call.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
 import { streamValidated, type ValidationStreamEvent } from "../../src/validation/stream.js";
 import { TokenStreamingModel } from "./token-model.js";
 
@@ -62,5 +64,17 @@ describe("streamValidated signals streaming through the run's configuration", ()
     const { handlers } = await runAll();
     expect(handlers.length).toBe(6);
     expect(handlers).toEqual(handlers.map(() => []));
+  });
+
+  it("a run that gives no context may ask for tokens in `configurable` alone: the answer streams and its events reach the custom stream", async () => {
+    const model = new HandlerRecordingModel({ answers: [VALID] });
+    const graph = buildValidationGraph({ model, spec });
+    const kinds: string[] = [];
+    for await (const [mode, chunk] of (await graph.stream({ request: "A deployment config" }, { configurable: { [STREAM_TOKENS_KEY]: true }, streamMode: ["custom", "values"] })) as AsyncIterable<[string, unknown]>) {
+      if (mode === "custom") kinds.push((chunk as { kind: string }).kind);
+    }
+    expect(model.calls.map((c) => c.streamed)).toEqual([true]);
+    expect(kinds.at(-1)).toBe("final");
+    expect(kinds.filter((k) => k === "partial").length).toBeGreaterThan(0);
   });
 });
