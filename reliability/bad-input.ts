@@ -48,7 +48,7 @@ export const BAD_INPUTS: BadInputCase[] = [
   v("inline spec that is an array", OK_REQUEST, { spec: [1, 2] }, /spec must be a built-in spec name, an inline JSON spec/),
   v("a misspelt setting (maxAttempt)", OK_REQUEST, { maxAttempt: 5 }, /no setting "maxAttempt"; did you mean "maxAttempts"\?/),
   v("an unknown setting", OK_REQUEST, { colour: "blue" }, /no setting "colour"/),
-  v("an unknown outputMode", OK_REQUEST, { outputMode: "xml" }, /outputMode must be one of "text", "json_object", "json_schema", "tool"/),
+  v("an unknown outputMode", OK_REQUEST, { outputMode: "xml" }, /outputMode must be one of "auto", "text", "json_object", "json_schema", "tool"/),
   v("an unknown onFailure", OK_REQUEST, { onFailure: "retry" }, /onFailure must be "end" or "interrupt"/),
   v("an inline spec with $async", OK_REQUEST, { spec: { schema: { $async: true, type: "object" } } }, /"\$async" at # is not allowed/),
   r("tasks as a string", { tasks: "Explain recursion" }, {}, /tasks must be a list of strings, not a single string/),

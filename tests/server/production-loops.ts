@@ -33,7 +33,7 @@ export function describeProductionLoops(client: () => Client, model: () => Scrip
       const context = (await client().assistants.getSchemas(assistant.assistant_id)).context_schema as { properties: Record<string, any>; required?: string[] };
       const { models, maxTokens } = context.properties;
       expect(models).toMatchObject({ type: "array", title: "Models (escalation)" });
-      expect(models.description).toMatch(/cheap one first/);
+      expect(models.description).toMatch(/a local one first and a hosted one after it failed/);
       expect(models.items.properties.model).toMatchObject({ type: "string", title: "Model" });
       expect(models.items.properties.attempts).toMatchObject({ type: "integer", title: "Attempts" });
       expect(models.items.required).toEqual(["model"]);
