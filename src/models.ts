@@ -41,6 +41,18 @@ const simulatedModel = simulatedModelSource({
   label: `(built-in simulated model "${SIMULATED_MODEL}": seeded rules, not a language model)`,
 });
 
+/**
+ * The line a server logs at start when its runs would fail for want of a provider (no key, no base URL, and a
+ * model other than the simulated one); undefined when runs can call a model.
+ */
+export function missingProviderNotice(env: Environment = readEnvironment()): string | undefined {
+  if (env.openaiApiKey || env.openaiBaseUrl || env.model === SIMULATED_MODEL) return undefined;
+  return (
+    `No model provider is configured, so runs will fail: set OPENAI_API_KEY or OPENAI_BASE_URL (in the environment or .env), ` +
+    `or try it keyless with LLM_MODEL=${SIMULATED_MODEL} npm start (the built-in simulated model: seeded rules, not a language model).`
+  );
+}
+
 export function createChatModel(request: ModelRequest, env: Environment = readEnvironment()): BaseChatModel {
   // The name alone decides: the simulated model is never a fallback for a missing or failing provider.
   if (request.model === SIMULATED_MODEL) return simulatedModel(request);
