@@ -261,6 +261,11 @@ describe("the packed tarball", () => {
     }
   });
 
+  it("is ignored by git where `npm pack` writes it, in the checkout", async () => {
+    const ignored = await run("git", ["check-ignore", "--quiet", packed.filename], REPO_ROOT);
+    expect(ignored.code, explain("git check-ignore", ignored)).toBe(0);
+  });
+
   it("asks for @langchain/core and @langchain/langgraph as peers with a range that holds this repository's own pins", () => {
     for (const name of [CORE, LANGGRAPH]) {
       // A dependency of its own would let npm install a second copy beside the project's.
