@@ -61,8 +61,13 @@ function read(label: string): RegExp {
   return new RegExp(`(?<![\\w.\\["])${escape(label)}(?=\\s+(?:is|has|does|contains|must)\\b|:|=)`);
 }
 
+/** A field path as zod's readable errors name it (`✖ … → at resources.cpu_limit`), as LangChain checks a tool's arguments. */
+function pointedAt(label: string): RegExp {
+  return new RegExp(`→ at ${escape(label)}(?![\\w.\\[])`);
+}
+
 function defect(d: Omit<Defect, "mentions"> & { mentions?: RegExp[] }): Defect {
-  return { ...d, mentions: d.mentions ?? [named(d.label)] };
+  return { ...d, mentions: d.mentions ?? [named(d.label), pointedAt(d.label)] };
 }
 
 const p = (dotted: string): string[] => dotted.split(".");
@@ -155,7 +160,7 @@ export const SIMULATION_RULES = [
     "(the suite marks each request; a request it does not list counts as medium), chosen from a per-spec catalogue (wrong type, missing field, out of range, pattern, enum, format, unexpected field, broken cross-field rule; " +
     "two defects of one answer never touch the same field).",
   "On a retry it fixes exactly the defects that its feedback names (a defect is named when the feedback mentions its field path as the subject of a sentence, " +
-    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`), keeps the others, and never introduces new ones.",
+    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`, or as zod's errors point at it, `→ at resources.cpu_limit`), keeps the others, and never introduces new ones.",
   "As a reviewer (the self-review strategy) it misses each defect present in the answer with the miss rate (default 0.6) and names the others; " +
     'if it names none it replies "APPROVED".',
   'As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; ' +
@@ -167,7 +172,7 @@ export const SIMULATION_RULES = [
     "(types, bounds, enums, patterns, the standard formats); its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
     "A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is \"X\"; percent=50 requires …`).",
   "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
-    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed; then it gives the structured answer " +
+    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
     "(a tool whose name starts with \"extract-\") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool's result.",
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
   'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
@@ -435,7 +440,15 @@ export class SimulatedChatModel extends ScriptedChatModel {
     const call = (tool: BoundTool, args: unknown) =>
       new AIMessage({
         content: "",
-        tool_calls: [{ type: "tool_call", id: `call_${hash(messages.length, tool.function.name, JSON.stringify(args)).toString(16)}`, name: tool.function.name, args: args as Record<string, unknown> }],
+        tool_calls: [
+          {
+            type: "tool_call",
+            id: `call_${hash(messages.length, tool.function.name, JSON.stringify(args)).toString(16)}`,
+            name: tool.function.name,
+            // Arguments are an object, whatever a schema of another kind draws.
+            args: args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+          },
+        ],
       });
     const byName = (name: string | undefined) => tools.find((t) => t.function.name === name);
 
@@ -444,7 +457,8 @@ export class SimulatedChatModel extends ScriptedChatModel {
       const failed = last as ToolMessage;
       const made = calls.findLast((c) => c.id === failed.tool_call_id && c.name === failed.name) ?? calls.findLast((c) => c.name === failed.name);
       const tool = byName(failed.name);
-      if (tool && made && !/\brefused\b/.test(failed.text)) return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
+      const failures = results.filter((r) => r.name === failed.name && r.status === "error").length;
+      if (tool && made && failures < MAX_FAILED_CALLS && !/\brefused\b/.test(failed.text)) return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
       return new AIMessage(`${this.label}${failed.name ?? "The tool"} did not run: ${failed.text}`);
     }
 
@@ -540,7 +554,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
     for (const d of ctx.planned) if (!remaining.has(d.id) && exhibits(d, next)) for (const [path, value] of fixedPatch(d, ctx.base)) setAt(next, path, value);
     const planned = new Set(ctx.planned.map((d) => d.label));
     for (const leaf of leavesOf(next, ctx.schema)) {
-      if (planned.has(leaf.label) || !read(leaf.label).test(feedback)) continue;
+      if (planned.has(leaf.label) || !(read(leaf.label).test(feedback) || pointedAt(leaf.label).test(feedback))) continue;
       setAt(next, leaf.path, sampleValue(schemaAt(ctx.schema, leaf.path), random(hash(this.seed, "again", ctx.requestText, previous ?? "", leaf.label)), ctx.schema));
     }
     return next;
@@ -553,6 +567,9 @@ export class SimulatedChatModel extends ScriptedChatModel {
     return ctx.planned.filter((d) => exhibits(d, answer) && random(hash(this.seed, "review", ctx.requestText, text, d.id))() >= this.missRate);
   }
 }
+
+/** Failed calls of one tool in a turn after which the model stops calling it and says so (a tool that always fails cannot loop it). */
+const MAX_FAILED_CALLS = 3;
 
 /** The system messages' text. */
 function systemText(messages: readonly BaseMessage[]): string {

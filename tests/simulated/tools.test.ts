@@ -5,6 +5,8 @@
  * answer tool's schema.
  */
 import { HumanMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -63,6 +65,22 @@ describe("the simulated model with tools", () => {
     expect(result.responseOutcome).toMatchObject({ success: true });
     expect(result.responseOutcome!.attempts).toBeGreaterThan(1);
     expect(result.responseOutcome!.success && result.responseOutcome!.value).toMatchObject({ id: expect.stringMatching(/^T-\d{4}$/) });
+  });
+
+  it("a tool that always fails: three failed calls, then a text reply saying so, never a loop to the recursion limit", async () => {
+    let calls = 0;
+    const flaky = tool(
+      () => {
+        calls++;
+        throw new Error("the deploy service is down");
+      },
+      { name: "deploy_service", description: "Deploy a service.", schema: z.object({ service_name: z.string() }) },
+    );
+    const result = await createReactAgent({ llm: simulated(), tools: [flaky] }).invoke({ messages: [new HumanMessage(REQUEST)] });
+    // The first call's arguments break the tool's own schema (a seeded defect, fixed from the zod error's "→ at service_name"); the next two run and throw.
+    expect(calls).toBe(2);
+    expect(result.messages.filter((m) => m.getType() === "tool")).toHaveLength(3);
+    expect(String(result.messages.at(-1)!.content)).toMatch(/deploy_service did not run: .*the deploy service is down/s);
   });
 
   it("bindTools is what a provider's client does: the tools reach the call, and a model without tools still answers in text", async () => {
