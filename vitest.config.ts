@@ -9,7 +9,9 @@
  *
  * `npm test` runs both; `npm run test:unit` runs the unit project alone (`vitest run --project unit`).
  */
+import { readFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
+import { fileURLToPath } from "node:url";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { defineConfig } from "vitest/config";
 
@@ -53,7 +55,21 @@ class SlowestFirst extends BaseSequencer {
   }
 }
 
+/** Each entry point of package.json's exports, by the package's name, to the file its source condition names. */
+function sourceAliases(): { find: RegExp; replacement: string }[] {
+  const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { name: string; exports: Record<string, Record<string, string> | string> };
+  return Object.entries(pkg.exports).flatMap(([entry, target]) => {
+    const source = typeof target === "object" ? target[`${pkg.name}-source`] : undefined;
+    if (source === undefined) return [];
+    const name = `${pkg.name}${entry.slice(1)}`.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+    return [{ find: new RegExp(`^${name}$`), replacement: fileURLToPath(new URL(source, import.meta.url)) }];
+  });
+}
+
 export default defineConfig({
+  // The package's own name (the examples import it) resolves to its TypeScript source, as in the examples' child
+  // processes (`--conditions=langgraph-trustworthy-output-source`): one copy of each module, never a stale dist/.
+  resolve: { alias: sourceAliases() },
   test: {
     // Twice the cores: most integration files spend their time waiting on child processes, servers and
     // retry back-off rather than on CPU, so more files at once shorten the run without overloading the cores.

@@ -5,6 +5,7 @@
  *   npm run bench -- --quick           # tiny sizes, prints the report (writes only with --out)
  *   npm run bench -- --out FILE        # write the report to FILE
  *   npm run bench -- --only validator,memory
+ *   npm run bench -- --help            # the options; runs nothing
  *
  * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
@@ -12,6 +13,7 @@
 import { execFileSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { parseArgs } from "node:util";
 import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table, type BenchOptions, type BenchResult, runIfMain } from "./common.js";
 import * as checkpoints from "./checkpoint-growth.js";
 import * as calls from "./calls-tokens.js";
@@ -156,17 +158,42 @@ export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ re
   return { results, report: renderReport(results, opts, started, loadAtStart, loads) };
 }
 
-async function main(argv: string[]): Promise<void> {
-  const quick = argv.includes("--quick");
-  const outIndex = argv.indexOf("--out");
-  const out = outIndex >= 0 ? argv[outIndex + 1] : quick ? undefined : "BENCHMARKS.md";
-  const onlyIndex = argv.indexOf("--only");
-  const only = onlyIndex >= 0 ? argv[onlyIndex + 1]?.split(",") : undefined;
-  const { report } = await runBenchmarks({ quick, only });
-  if (out) {
-    writeFileSync(out, report);
-    process.stderr.write(`bench: wrote ${out}\n`);
-  } else process.stdout.write(report);
+const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…]
+
+  (no options)   full sizes; writes BENCHMARKS.md (10-20 minutes on two cores)
+  --quick        tiny sizes; prints the report (writes only with --out)
+  --out FILE     write the report to FILE
+  --only IDS     run only these benchmarks: ${BENCHMARKS.map((b) => b.id).join(", ")}
+  -h, --help     this text (runs nothing, writes nothing)
+`;
+
+/** The command's options, checked: an unknown option or benchmark is refused, before anything runs or is written. */
+export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?: string; only?: string[] } {
+  const { values } = parseArgs({
+    args: argv,
+    options: { quick: { type: "boolean" }, out: { type: "string" }, only: { type: "string" }, help: { type: "boolean", short: "h" } },
+  });
+  if (values.help) return "help";
+  const quick = values.quick === true;
+  const only = values.only?.split(",").map((id) => id.trim());
+  const unknown = only?.filter((id) => !BENCHMARKS.some((b) => b.id === id)) ?? [];
+  if (only !== undefined && (unknown.length > 0 || only.length === 0)) {
+    throw new Error(`--only: no benchmark ${unknown.map((id) => JSON.stringify(id)).join(", ") || "named"}; the benchmarks are ${BENCHMARKS.map((b) => b.id).join(", ")}`);
+  }
+  return { quick, out: values.out ?? (quick ? undefined : "BENCHMARKS.md"), only };
+}
+
+export async function main(argv: string[], write: (text: string) => void = (text) => process.stdout.write(text)): Promise<void> {
+  const args = parseBenchArgs(argv);
+  if (args === "help") {
+    write(USAGE);
+    return;
+  }
+  const { report } = await runBenchmarks({ quick: args.quick, only: args.only });
+  if (args.out) {
+    writeFileSync(args.out, report);
+    process.stderr.write(`bench: wrote ${args.out}\n`);
+  } else write(report);
 }
 
 runIfMain(import.meta.url, main, { exitWhenDone: true });

@@ -22,6 +22,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
 import { runEval, type EvalRun } from "./harness.js";
@@ -38,9 +39,19 @@ export interface EvalCliResult {
   htmlPath: string;
 }
 
+/** The options the command takes: an unknown one is refused before anything runs. */
+const OPTIONS = Object.fromEntries(
+  ["base-url", "model", "seed", "miss-rate", "max-attempts", "concurrency", "out", "json", "per-spec", "strategies", "escalate-to", "max-tokens", "latency-ms"].map((name) => [name, { type: "string" as const }]),
+);
+
+/** Every option's value, checked against OPTIONS (and --no-loops). */
+function parseEvalArgs(argv: string[]): Record<string, string | boolean | undefined> {
+  return parseArgs({ args: argv, options: { ...OPTIONS, "no-loops": { type: "boolean" } } }).values;
+}
+
 function option(argv: string[], name: string): string | undefined {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : undefined;
+  const value = parseEvalArgs(argv)[name.replace(/^--/, "")];
+  return typeof value === "string" ? value : undefined;
 }
 
 /** The first `n` requests of each spec, in suite order. */
@@ -57,6 +68,7 @@ export function perSpec(suite: readonly EvalRequest[], n: number): EvalRequest[]
 export const DEFAULT_LOOP_BUDGET = 2_000;
 
 export async function main(argv: string[], log: (line: string) => void = (l) => process.stderr.write(`${l}\n`)): Promise<EvalCliResult> {
+  parseEvalArgs(argv);
   const baseUrl = option(argv, "--base-url");
   const modelName = option(argv, "--model");
   const real = baseUrl !== undefined || modelName !== undefined;
@@ -68,8 +80,9 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
   const jsonPath = option(argv, "--json");
   const perSpecCount = option(argv, "--per-spec");
   const wanted = option(argv, "--strategies")?.split(",");
+  const unknown = wanted?.filter((id) => !STRATEGIES.some((s) => s.id === id)) ?? [];
+  if (unknown.length > 0) throw new Error(`--strategies: no strategy ${unknown.map((id) => JSON.stringify(id)).join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
   const strategies = wanted ? STRATEGIES.filter((s) => wanted.includes(s.id)) : STRATEGIES;
-  if (strategies.length === 0) throw new Error(`--strategies: none of ${wanted?.join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
   const suite = perSpecCount ? perSpec(SUITE, Number(perSpecCount)) : [...SUITE];
 
   const escalateTo = option(argv, "--escalate-to");

@@ -4,7 +4,8 @@
  * deploy_service tool runs only with a configuration that passes the same
  * spec (guardTools). When the model's answer or arguments fail, it gets every
  * error and tries again; the run ends with a typed outcome. Runs against
- * whatever OPENAI_API_KEY / OPENAI_BASE_URL point to:
+ * whatever OPENAI_API_KEY / OPENAI_BASE_URL point to, or keyless with
+ * LLM_MODEL=simulated:
  *
  *   npx tsx examples/create-agent.ts
  */
@@ -13,8 +14,8 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { HumanMessage } from "@langchain/core/messages";
 import { createAgent, tool } from "langchain";
 import { z } from "zod";
-import { guardTools, validatedResponse } from "../src/agents/index.js";
-import { createChatModel, readEnvironment } from "../src/index.js";
+import { createChatModel, readEnvironment } from "langgraph-trustworthy-output";
+import { guardTools, validatedResponse } from "langgraph-trustworthy-output/agents";
 
 /** What the deployment-config spec guarantees deploy_service and the answer hold. */
 export interface DeploymentConfig {

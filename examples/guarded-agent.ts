@@ -11,7 +11,7 @@ import { pathToFileURL } from "node:url";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { createReactAgent } from "@langchain/langgraph/prebuilt";
-import { createChatModel, guardedTool, readEnvironment } from "../src/index.js";
+import { createChatModel, guardedTool, readEnvironment } from "langgraph-trustworthy-output";
 
 /** What the deployment-config spec guarantees deploy_service receives. */
 export interface DeploymentConfig {

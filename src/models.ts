@@ -47,6 +47,21 @@ const simulatedModel = simulatedModelSource({
 });
 
 /**
+ * The line a server logs at start when its runs would fail for want of a provider (no key, no base URL, and a
+ * model other than the simulated one); undefined when runs can call a model.
+ */
+export function missingProviderNotice(env: Environment = readEnvironment()): string | undefined {
+  if (env.openaiApiKey || env.openaiBaseUrl || env.model === SIMULATED_MODEL) return undefined;
+  // A model of another provider: its run names what it needs (the package, the key) when it starts.
+  const { provider } = parseModelName(env.model);
+  if (provider !== undefined && provider !== "openai") return undefined;
+  return (
+    `No model provider is configured, so runs will fail: set OPENAI_API_KEY or OPENAI_BASE_URL (in the environment or .env), ` +
+    `or try it keyless with LLM_MODEL=${SIMULATED_MODEL} npm start (the built-in simulated model: seeded rules, not a language model).`
+  );
+}
+
+/**
  * The chat model a name asks for. A provider's client must have been loaded first (`loadChatModel` does
  * that, and so do the graphs): a `provider/model` name whose client is not loaded yet is a ConfigurationError.
  */

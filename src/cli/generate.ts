@@ -2,9 +2,9 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npm run -s generate -- [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--max-tokens N]
+ *   npx langgraph-trustworthy-output generate [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--max-tokens N]
  *                          [--escalate-to NAME [--escalate-after N]] [--thread ID] "request"
- *   npm run -s generate -- --thread ID            (resume an interrupted run)
+ *   npx langgraph-trustworthy-output generate --thread ID            (resume an interrupted run)
  *
  * stdout carries exactly one JSON document, whatever happens: the valid object (exit 0), or an object
  * with `"success": false` saying what went wrong. Progress, messages and any library logging go to
@@ -27,6 +27,7 @@ import { loadChatModel } from "../models.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
+import { OUTPUT_MODES } from "../validation/output-mode.js";
 import { withDotEnv } from "./env.js";
 import { readSpecFile } from "./spec-file.js";
 import { inert, lineReader, type LineReader } from "./terminal.js";
@@ -39,11 +40,12 @@ const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
 /** Said on stderr for every run whose answers come from the built-in simulated model, so none passes for a language model's. */
 const SIMULATED_NOTICE =
-  `model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules: a built-in spec's example with ` +
-  "seeded defects, fixed when the validator names them), not from a language model\n";
+  `model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules: a built-in spec's example, or a value ` +
+  "drawn from the spec's JSON Schema, with seeded defects, fixed when the validator names them), not from a language model\n";
 
-const USAGE = `Usage: npm run -s generate -- [options] "request"
-       npm run -s generate -- --thread ID    resume the thread's interrupted run, with the settings it started with
+const USAGE = `Usage: npx langgraph-trustworthy-output generate [options] "request"
+       npx langgraph-trustworthy-output generate --thread ID    resume the thread's interrupted run, with the settings it started with
+       (in a checkout of the repository: npm run -s generate -- [options] "request")
 
 Generates one JSON object with an LLM, validates it against a spec and retries with the exact errors.
 
@@ -76,7 +78,7 @@ Options:
 
 Output: stdout carries exactly one JSON document: the valid object (exit 0), or
 {"success": false, ...} with the last errors and result (exit 1) or the error (other exits).
-Progress and messages go to stderr. Use "npm run -s" (or npx) so npm adds no banner to stdout.
+Progress and messages go to stderr. Use npx (or "npm run -s") so npm adds no banner to stdout.
 
 Environment (also read from ./.env; a variable set in the environment wins over the file):
   OPENAI_BASE_URL        any OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OpenAI)
@@ -180,7 +182,7 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   const environment = readEnvironment(env);
   run.endpoint = endpointOf(environment);
   if (file) io.stderr(`settings from the environment and ${file}\n`);
-  const settings = runSettings(command, environment);
+  const settings = await runSettings(command, environment);
 
   let persistence: Persistence | undefined;
   let stdinLines: LineReader | undefined;
@@ -191,8 +193,9 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
     const progress = command.flags.stream === true || context.progress === true;
     const handle = await startRun(command, settings, environment, persistence, io, run, context.signal, progress);
     let final = await handle.stream(command.request === undefined ? null : { request: command.request });
-    if (await handle.pausedForReview()) final = await review(handle, command, io, readLine);
-    return report(final, handle.threadId, io);
+    let rejection: string | undefined;
+    if (await handle.pausedForReview()) ({ final, rejection } = await review(handle, command, io, readLine));
+    return report(final, handle.threadId, io, rejection);
   } finally {
     // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
     stdinLines?.close();
@@ -244,7 +247,7 @@ function parseCommand(argv: string[]): Invocation | "help" {
 }
 
 /** The run's context from the flags, refused here (before the database is opened or any model called) when wrong. */
-function runSettings(command: Invocation, environment: Environment): { context: Record<string, unknown>; maxAttempts?: number; model?: string; escalating?: boolean } {
+async function runSettings(command: Invocation, environment: Environment): Promise<{ context: Record<string, unknown>; maxAttempts?: number; model?: string; escalating?: boolean }> {
   const { flags } = command;
   const resuming = command.request === undefined;
   const context: Record<string, unknown> = {};
@@ -256,8 +259,11 @@ function runSettings(command: Invocation, environment: Environment): { context: 
   }
   if (flags["max-attempts"] !== undefined) context.maxAttempts = integerFlag(flags["max-attempts"]);
   if (flags["max-tokens"] !== undefined) context.maxTokens = integerFlag(flags["max-tokens"]);
-  // Checked with the other settings below: a mode that does not exist is refused with the run's own message.
-  if (flags["output-mode"] !== undefined) context.outputMode = String(flags["output-mode"]);
+  if (flags["output-mode"] !== undefined) {
+    const mode = String(flags["output-mode"]);
+    if (!(OUTPUT_MODES as readonly string[]).includes(mode)) throw new UsageError(`--output-mode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(mode, 80))}.`);
+    context.outputMode = mode;
+  }
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
   // graph's own default reads process.env; a resume keeps the model its run started with.
   if (flags.model !== undefined) context.model = flags.model;
@@ -270,6 +276,9 @@ function runSettings(command: Invocation, environment: Environment): { context: 
   }
   if (resuming) return { context };
   const checked = ensureValidationConfig({ context }, { env: environment });
+  // Every model the run may ask for is built now, so one that needs a provider nobody configured is refused
+  // before the first call, not after the attempts of the model before it.
+  for (const model of checked.models?.map((m) => m.model) ?? [checked.model]) await loadChatModel({ model, role: "generate" }, environment);
   return { context, maxAttempts: checked.maxAttempts, model: checked.model, escalating: checked.models !== undefined };
 }
 
@@ -289,7 +298,7 @@ interface RunHandle {
 
 async function startRun(
   command: Invocation,
-  settings: ReturnType<typeof runSettings>,
+  settings: Awaited<ReturnType<typeof runSettings>>,
   environment: Environment,
   persistence: Persistence,
   io: CliIO,
@@ -402,8 +411,14 @@ function printAttempt(
 }
 
 /** A run paused for review: with --interactive the person answers here, held to the same spec, until the run ends or input does. */
-async function review(handle: RunHandle, command: Invocation, io: CliIO, readLine: (prompt: string) => Promise<string | null>): Promise<Record<string, any>> {
+async function review(
+  handle: RunHandle,
+  command: Invocation,
+  io: CliIO,
+  readLine: (prompt: string) => Promise<string | null>,
+): Promise<{ final: Record<string, any>; rejection?: string }> {
   let final = await handle.values();
+  let rejection: string | undefined;
   while (await handle.pausedForReview()) {
     final = await handle.values();
     if (!command.interactive) {
@@ -425,6 +440,7 @@ async function review(handle: RunHandle, command: Invocation, io: CliIO, readLin
       : answer === ":reject" || answer.startsWith(":reject ")
         ? { reject: true, reason: answer.slice(7).trim() || undefined }
         : { value: answer };
+    if ("reject" in resume && resume.reason !== undefined) rejection = resume.reason;
     await handle.stream(new Command({ resume }));
     final = await handle.values();
     // The verdict is the run's: valid ends it; otherwise it is paused again with this answer's errors.
@@ -432,11 +448,11 @@ async function review(handle: RunHandle, command: Invocation, io: CliIO, readLin
       io.stderr(final.success === true ? "your value is valid\n" : `your value is not valid:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
     }
   }
-  return final;
+  return { final, rejection };
 }
 
-/** The one JSON document on stdout, and the exit status. */
-function report(final: Record<string, any>, threadId: string, io: CliIO): number {
+/** The one JSON document on stdout, and the exit status; a person's rejection keeps the reason they gave. */
+function report(final: Record<string, any>, threadId: string, io: CliIO, rejection?: string): number {
   if (final.success === true) {
     io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
     return EXIT.valid;
@@ -452,6 +468,7 @@ function report(final: Record<string, any>, threadId: string, io: CliIO): number
     errors: final.errors ?? [],
     result: final.result ?? null,
     ...(typeof final.refusal === "string" ? { refusal: final.refusal } : {}),
+    ...(final.stopReason === "rejected" && rejection !== undefined ? { reason: rejection } : {}),
     usage: final.usage,
     thread: threadId,
   };

@@ -3,17 +3,19 @@
  * name `simulated`), and the evaluation's model. It is not a language model: it
  * follows fixed, seeded rules (SIMULATION_RULES below), so what it shows is how
  * the graphs behave under those rules, not how a real LLM behaves. Its first
- * answer to a request is a built-in spec's example with seeded defects; a retry
- * fixes exactly the defects its feedback names.
+ * answer to a request is a built-in spec's example (or, for any other spec or
+ * a tool, a value drawn from its JSON Schema: ./sample.ts) with seeded
+ * defects; a retry fixes exactly the defects its feedback names.
  *
  * `simulatedModelSource({ seed })` is a ModelSource factory (src/models.ts)
  * that gives each role (generate, actor, evaluator, reflector, reviewer) a
  * model that plays it. The role can also be read from the prompt.
  */
-import type { BaseMessage } from "@langchain/core/messages";
 import { builtinSpecs } from "../specs/registry.js";
+import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { seededRandom as random } from "./random.js";
-import { ScriptedChatModel } from "./scripted-model.js";
+import { leavesOf, sampleValue, schemaAt } from "./sample.js";
+import { ScriptedChatModel, type BoundTool, type ScriptedCallOptions, type ScriptedReply } from "./scripted-model.js";
 
 /** How many constraints a request's first answer typically breaks. */
 export type Difficulty = "easy" | "medium" | "hard";
@@ -54,8 +56,18 @@ function named(label: string): RegExp {
   return new RegExp(`(?<![\\w.\\["])${escape(label)}(?=\\s+(?:is|has|does|contains|must)\\b|:)`);
 }
 
+/** A field path named anywhere a message reads its value (`x is …`, `x: …`, `x=…`): the fields a broken rule reads. */
+function read(label: string): RegExp {
+  return new RegExp(`(?<![\\w.\\["])${escape(label)}(?=\\s+(?:is|has|does|contains|must)\\b|:|=)`);
+}
+
+/** A field path as zod's readable errors name it (`✖ … → at resources.cpu_limit`), as LangChain checks a tool's arguments. */
+function pointedAt(label: string): RegExp {
+  return new RegExp(`→ at ${escape(label)}(?![\\w.\\[])`);
+}
+
 function defect(d: Omit<Defect, "mentions"> & { mentions?: RegExp[] }): Defect {
-  return { ...d, mentions: d.mentions ?? [named(d.label)] };
+  return { ...d, mentions: d.mentions ?? [named(d.label), pointedAt(d.label)] };
 }
 
 const p = (dotted: string): string[] => dotted.split(".");
@@ -148,14 +160,20 @@ export const SIMULATION_RULES = [
     "(the suite marks each request; a request it does not list counts as medium), chosen from a per-spec catalogue (wrong type, missing field, out of range, pattern, enum, format, unexpected field, broken cross-field rule; " +
     "two defects of one answer never touch the same field).",
   "On a retry it fixes exactly the defects that its feedback names (a defect is named when the feedback mentions its field path as the subject of a sentence, " +
-    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`), keeps the others, and never introduces new ones.",
+    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`, or as zod's errors point at it, `→ at resources.cpu_limit`), keeps the others, and never introduces new ones.",
   "As a reviewer (the self-review strategy) it misses each defect present in the answer with the miss rate (default 0.6) and names the others; " +
     'if it names none it replies "APPROVED".',
   'As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; ' +
     'without a validator section it judges like the reviewer. It always ends with "Final score: N/10". As a reflector it repeats the evaluation\'s problem lines.',
   "Which spec a request is for: the suite's entry, else the spec the system prompt describes, else the request's own words (deploy → deployment-config, sign up or register → signup-form, " +
-    "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a spec that is not built in, or a request none of these identify, " +
+    "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a request none of these identify " +
     "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
+  "For a spec that is not built in, it answers from the JSON Schema in its prompt: the spec's example if it has one, else a value drawn from the schema with the seed " +
+    "(types, bounds, enums, patterns, the standard formats); its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
+    "A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is \"X\"; percent=50 requires …`).",
+  "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
+    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
+    "(a tool whose name starts with \"extract-\") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool's result.",
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
   'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
 ];
@@ -220,10 +238,35 @@ function fixedPatch(defect: Defect, example: unknown): Patch {
 
 /** The spec's example with the planned defects: those in `remaining` broken, the others corrected. */
 export function buildAnswer(specName: string, planned: readonly Defect[], remaining: ReadonlySet<string>): Record<string, unknown> {
-  const example = builtinSpecs.get(specName)?.example;
-  const answer = structuredClone(example) as Record<string, unknown>;
-  for (const d of planned) for (const [path, value] of remaining.has(d.id) ? d.broken : fixedPatch(d, example)) setAt(answer, path, value);
+  return applyDefects(builtinSpecs.get(specName)?.example, planned, remaining);
+}
+
+/** A valid value with the planned defects: those in `remaining` broken, the others corrected. */
+function applyDefects(base: unknown, planned: readonly Defect[], remaining: ReadonlySet<string>): Record<string, unknown> {
+  const answer = structuredClone(base) as Record<string, unknown>;
+  for (const d of planned) for (const [path, value] of remaining.has(d.id) ? d.broken : fixedPatch(d, base)) setAt(answer, path, value);
   return answer;
+}
+
+/**
+ * Seeded defects for a value drawn from a schema (no catalogue knows it): a required field left out,
+ * or a field of the wrong type, on distinct fields.
+ */
+function schemaDefects(base: unknown, schema: unknown, requestText: string, difficulty: Difficulty, seed: number): Defect[] {
+  const r = random(hash(seed, "plan-schema", JSON.stringify(schema), requestText));
+  const [low, high] = DEFECTS_BY_DIFFICULTY[difficulty];
+  const count = r() < 0.5 ? low : high;
+  const leaves = leavesOf(base, schema).filter((leaf) => leaf.value !== null);
+  for (let i = leaves.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [leaves[i], leaves[j]] = [leaves[j], leaves[i]];
+  }
+  return leaves.slice(0, count).map((leaf): Defect => {
+    const id = `${leaf.required && r() < 0.5 ? "missing" : "type"}:${leaf.label}`;
+    if (id.startsWith("missing")) return defect({ id, kind: "missing field", label: leaf.label, description: "is required", touches: [leaf.label], broken: [[leaf.path, DELETE]] });
+    const wrong = typeof leaf.value === "string" ? 42 : JSON.stringify(leaf.value);
+    return defect({ id, kind: "wrong type", label: leaf.label, description: `must be ${typeof leaf.value}`, touches: [leaf.label], broken: [[leaf.path, wrong]] });
+  });
 }
 
 /** The defects of a request's first answer: seeded by (seed, request), their number by difficulty. */
@@ -288,15 +331,19 @@ const BUILTIN_NAMES = [...builtinSpecs.keys()].join(", ");
 /** The reply to a request the rules give no answer for: says what the model is and why, and is not JSON. */
 function cannotAnswer(why: string): string {
   return (
-    `This reply comes from the built-in simulated model (model name "simulated"), not from a language model. It only writes the example of a built-in spec ` +
-    `(${BUILTIN_NAMES}) with seeded defects, and ${why}. For a real answer, configure a model provider (OPENAI_API_KEY or OPENAI_BASE_URL) and a model name.`
+    `This reply comes from the built-in simulated model (model name "simulated"), not from a language model. It only writes JSON for a spec: a built-in spec's example ` +
+    `(${BUILTIN_NAMES}) or a value drawn from the spec's JSON Schema, with seeded defects, and ${why}. For a real answer, configure a model provider (OPENAI_API_KEY or OPENAI_BASE_URL) and a model name.`
   );
 }
 
 interface RequestContext {
-  /** The built-in spec the request is for; undefined when the rules cannot tell (or the spec is not built in). */
+  /** The built-in spec the request is for, when it is one. */
   specName: string | undefined;
-  /** Why there is no spec, for the reply that says so. */
+  /** The JSON Schema answers are drawn from, when the spec is not built in. */
+  schema?: unknown;
+  /** The valid value answers start from (a spec's example, or a value drawn from its schema); undefined when the rules have no answer. */
+  base: unknown;
+  /** Why there is no answer, for the reply that says so. */
   unknownBecause?: string;
   requestText: string;
   planned: Defect[];
@@ -343,38 +390,119 @@ export class SimulatedChatModel extends ScriptedChatModel {
     return "simulated";
   }
 
-  protected override answer(messages: BaseMessage[]): string {
-    const system = messages.filter((m) => m.getType() === "system").map((m) => String(m.content)).join("\n");
+  protected override answer(messages: BaseMessage[], _call: number, options?: ScriptedCallOptions): ScriptedReply {
+    if (options?.tools !== undefined && options.tools.length > 0) return this.toolTurn(messages, options.tools, options.tool_choice);
+    const system = systemText(messages);
     const prompt = messages.filter((m) => m.getType() !== "system").map((m) => String(m.content)).join("\n\n");
     return this.respond(this.role ?? detectRole(system), system, prompt);
   }
 
-  /** Which request a prompt is about: its spec, difficulty and planned defects. */
+  /** Which request a prompt is about: its spec (or schema), difficulty and planned defects. */
   private requestContext(system: string, prompt: string): RequestContext {
     const requestText = section(prompt, "Request:")?.body ?? section(prompt, "Task:")?.body ?? "";
     const known = this.requests.get(requestText);
+    if (known) return this.builtinContext(known.spec, requestText, known.difficulty);
     const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
-    let specName: string | undefined;
-    let unknownBecause: string | undefined;
-    if (known) specName = known.spec;
-    else if (described !== undefined) {
-      specName = bySpecDescription.get(described);
-      if (specName === undefined) unknownBecause = "this run's spec is not one of them";
-    } else {
-      specName = specNamedBy(requestText);
-      if (specName === undefined) unknownBecause = "this request does not say which of them it is for";
+    if (described !== undefined) {
+      const specName = bySpecDescription.get(described);
+      if (specName !== undefined) return this.builtinContext(specName, requestText);
+      const schema = parseJson(section(system, "JSON Schema:")?.body);
+      if (schema !== null && typeof schema === "object") return this.schemaContext(schema, requestText, parseJson(section(system, "Example of a valid object:")?.body));
+      return { specName, base: undefined, unknownBecause: "this run's spec has no JSON Schema in its prompt", requestText, planned: [] };
     }
-    const planned = specName === undefined ? [] : planDefects(specName, requestText, known?.difficulty ?? "medium", this.seed);
-    return { specName, unknownBecause, requestText, planned };
+    const specName = specNamedBy(requestText);
+    if (specName !== undefined) return this.builtinContext(specName, requestText);
+    return { specName, base: undefined, unknownBecause: "this request does not say which of them it is for", requestText, planned: [] };
+  }
+
+  private builtinContext(specName: string, requestText: string, difficulty: Difficulty = "medium"): RequestContext {
+    return { specName, base: builtinSpecs.get(specName)?.example, requestText, planned: planDefects(specName, requestText, difficulty, this.seed) };
+  }
+
+  /** Answers drawn from a schema (seeded by the schema and the request), or built on the spec's example when it has one. */
+  private schemaContext(schema: unknown, requestText: string, example?: unknown): RequestContext {
+    const base = example ?? sampleValue(schema, random(hash(this.seed, "sample", JSON.stringify(schema), requestText)));
+    return { specName: undefined, schema, base, requestText, planned: schemaDefects(base, schema, requestText, "medium", this.seed) };
+  }
+
+  /**
+   * A turn of an agent with tools: the failed call its result names is made again with the errors fixed; then each tool
+   * not yet run is called; then the structured answer (LangChain's "extract-" tool) is given: the arguments of the
+   * last call that ran when they fit it, else a value of its own; with nothing left to call, a text reply.
+   */
+  private toolTurn(messages: BaseMessage[], tools: readonly BoundTool[], toolChoice: unknown): AIMessage {
+    const start = messages.findLastIndex((m) => m.getType() === "human");
+    const requestText = start < 0 ? "" : (section(messages[start].text, "Request:")?.body ?? messages[start].text);
+    const system = systemText(messages);
+    const turn = messages.slice(start + 1);
+    const calls = turn.flatMap((m) => (AIMessage.isInstance(m) ? (m.tool_calls ?? []) : []));
+    const results = turn.filter((m): m is ToolMessage => m.getType() === "tool");
+    const call = (tool: BoundTool, args: unknown) =>
+      new AIMessage({
+        content: "",
+        tool_calls: [
+          {
+            type: "tool_call",
+            id: `call_${hash(messages.length, tool.function.name, JSON.stringify(args)).toString(16)}`,
+            name: tool.function.name,
+            // Arguments are an object, whatever a schema of another kind draws.
+            args: args !== null && typeof args === "object" && !Array.isArray(args) ? (args as Record<string, unknown>) : {},
+          },
+        ],
+      });
+    const byName = (name: string | undefined) => tools.find((t) => t.function.name === name);
+
+    const last = messages.at(-1);
+    if (last !== undefined && last.getType() === "tool" && (last as ToolMessage).status === "error") {
+      const failed = last as ToolMessage;
+      const made = calls.findLast((c) => c.id === failed.tool_call_id && c.name === failed.name) ?? calls.findLast((c) => c.name === failed.name);
+      const tool = byName(failed.name);
+      const failures = results.filter((r) => r.name === failed.name && r.status === "error").length;
+      if (tool && made && failures < MAX_FAILED_CALLS && !/\brefused\b/.test(failed.text)) return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
+      return new AIMessage(`${this.label}${failed.name ?? "The tool"} did not run: ${failed.text}`);
+    }
+
+    const forced = typeof toolChoice === "string" ? byName(toolChoice) : byName((toolChoice as { function?: { name?: string } } | undefined)?.function?.name);
+    const ran = (tool: BoundTool) => results.some((r) => r.name === tool.function.name && r.status !== "error");
+    const answerTool = tools.find((t) => t.function.name.startsWith("extract-"));
+    const pending = forced ?? tools.find((t) => t !== answerTool && !ran(t));
+    if (pending) {
+      // A retry prompt (the validation graph's "tool" output mode) carries the previous answer and its errors.
+      const prompt = start < 0 ? "" : messages[start].text;
+      const previous = turn.length === 0 ? section(prompt, "Your previous answer:") : undefined;
+      return call(pending, this.writeAnswer(this.toolContext(pending, requestText, system), previous?.body, previous ? prompt.slice(previous.end) : ""));
+    }
+    if (answerTool) {
+      const context = this.toolContext(answerTool, requestText, system);
+      const done = calls.findLast((c) => c.name !== answerTool.function.name && results.some((r) => r.tool_call_id === c.id && r.status !== "error"));
+      const doneTool = byName(done?.name);
+      const same = doneTool !== undefined && context.specName !== undefined && this.toolContext(doneTool, requestText, system).specName === context.specName;
+      return call(answerTool, same ? done!.args : this.writeAnswer(context, undefined, ""));
+    }
+    const result = results.at(-1);
+    return new AIMessage(`${this.label}${result ? `${result.name ?? "The tool"} answered: ${result.text}` : "Nothing to do."}`);
+  }
+
+  /** What a tool's arguments are drawn from: the built-in spec the request names when its example fits the tool's parameters, else the parameters' schema. */
+  private toolContext(tool: BoundTool, requestText: string, system: string): RequestContext {
+    const schema = tool.function.parameters ?? {};
+    const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
+    const specName = (described !== undefined ? bySpecDescription.get(described) : undefined) ?? specNamedBy(requestText);
+    const example = specName === undefined ? undefined : builtinSpecs.get(specName)?.example;
+    if (specName !== undefined && fitsFields(example, schema)) return this.builtinContext(specName, requestText);
+    return this.schemaContext(schema, requestText);
   }
 
   private respond(role: SimulatedRole, system: string, prompt: string): string {
     const ctx = this.requestContext(system, prompt);
     switch (role) {
-      case "generator":
-        return ctx.specName === undefined ? cannotAnswer(ctx.unknownBecause ?? "") : this.writeAnswer(ctx.specName, ctx, prompt);
+      case "generator": {
+        if (ctx.base === undefined) return cannotAnswer(ctx.unknownBecause ?? "");
+        const previous = section(prompt, "Your previous answer:") ?? section(prompt, "Your previous response:");
+        return JSON.stringify(this.writeAnswer(ctx, previous?.body, previous ? prompt.slice(previous.end) : ""));
+      }
       case "reviewer": {
-        if (ctx.specName === undefined) return `${this.label}${cannotAnswer(`cannot review an answer when ${ctx.unknownBecause ?? ""}`)}`;
+        if (ctx.base === undefined) return `${this.label}${cannotAnswer(`cannot review an answer when ${ctx.unknownBecause ?? ""}`)}`;
         const answer = parseJson(section(prompt, "JSON to review:")?.body);
         const named = this.reviewAnswer(ctx, answer);
         return `${this.label}${
@@ -400,25 +528,36 @@ export class SimulatedChatModel extends ScriptedChatModel {
       return `The response does not meet the spec. The validator reports:\n${lines.join("\n")}\nFinal score: ${Math.max(1, 6 - lines.length)}/10`;
     }
     if (prompt.includes("passes the deterministic validator")) return "The response meets every constraint and rule. Final score: 9.5/10";
-    if (ctx.specName === undefined) return `${cannotAnswer(`cannot judge a response when ${ctx.unknownBecause ?? ""}`)}\nFinal score: 0/10`;
+    if (ctx.base === undefined) return `${cannotAnswer(`cannot judge a response when ${ctx.unknownBecause ?? ""}`)}\nFinal score: 0/10`;
     const named = this.reviewAnswer(ctx, parseJson(section(prompt, "Response:")?.body));
     return named.length === 0
       ? "Looks good. Final score: 9.5/10"
       : `Problems:\n${named.map((d) => `- ${d.label}: ${d.description}`).join("\n")}\nFinal score: 6/10`;
   }
 
-  private writeAnswer(specName: string, ctx: RequestContext, prompt: string): string {
-    const previous = section(prompt, "Your previous answer:") ?? section(prompt, "Your previous response:");
+  /**
+   * An answer: the first (every planned defect broken), or a retry of `previous` that fixes the defects `feedback`
+   * names. An answer drawn from a schema also draws again any other field the feedback names (a rule the schema
+   * cannot say broke there).
+   */
+  private writeAnswer(ctx: RequestContext, previous: string | undefined, feedback: string): Record<string, unknown> {
     const remaining = new Set(ctx.planned.map((d) => d.id));
-    if (previous) {
-      const answer = parseJson(previous.body);
-      const feedback = prompt.slice(previous.end);
+    const answer = parseJson(previous);
+    if (previous !== undefined) {
       for (const d of ctx.planned) {
         if (answer !== undefined && !exhibits(d, answer)) remaining.delete(d.id);
         else if (!this.neverFixes.has(d.kind) && d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
       }
     }
-    return JSON.stringify(buildAnswer(specName, ctx.planned, remaining));
+    if (ctx.specName !== undefined || answer === null || typeof answer !== "object" || Array.isArray(answer)) return applyDefects(ctx.base, ctx.planned, remaining);
+    const next = structuredClone(answer) as Record<string, unknown>;
+    for (const d of ctx.planned) if (!remaining.has(d.id) && exhibits(d, next)) for (const [path, value] of fixedPatch(d, ctx.base)) setAt(next, path, value);
+    const planned = new Set(ctx.planned.map((d) => d.label));
+    for (const leaf of leavesOf(next, ctx.schema)) {
+      if (planned.has(leaf.label) || !(read(leaf.label).test(feedback) || pointedAt(leaf.label).test(feedback))) continue;
+      setAt(next, leaf.path, sampleValue(schemaAt(ctx.schema, leaf.path), random(hash(this.seed, "again", ctx.requestText, previous ?? "", leaf.label)), ctx.schema));
+    }
+    return next;
   }
 
   /** The defects present in `answer` that the reviewer names (each missed with the miss rate, seeded by request, answer and defect). */
@@ -427,6 +566,23 @@ export class SimulatedChatModel extends ScriptedChatModel {
     const text = JSON.stringify(answer);
     return ctx.planned.filter((d) => exhibits(d, answer) && random(hash(this.seed, "review", ctx.requestText, text, d.id))() >= this.missRate);
   }
+}
+
+/** Failed calls of one tool in a turn after which the model stops calling it and says so (a tool that always fails cannot loop it). */
+const MAX_FAILED_CALLS = 3;
+
+/** The system messages' text. */
+function systemText(messages: readonly BaseMessage[]): string {
+  return messages.filter((m) => m.getType() === "system").map((m) => String(m.content)).join("\n");
+}
+
+/** Whether a value has the fields a schema names: no field it does not list, every field it requires. */
+function fitsFields(value: unknown, schema: Record<string, unknown>): boolean {
+  if (value === null || typeof value !== "object") return false;
+  const properties = schema.properties as Record<string, unknown> | undefined;
+  if (!properties) return false;
+  const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+  return Object.keys(value).every((k) => Object.hasOwn(properties, k)) && required.every((k) => Object.hasOwn(value, k));
 }
 
 /** The role a prompt asks for, when the model was not built for one role. */

@@ -58,7 +58,7 @@ describe("examples/create-agent.ts through ChatOpenAI", () => {
   it("runs as written: the deploy call and the answer each fail once, get their exact errors, and the run ends valid", async () => {
     server.requests.length = 0;
     server.setReplies(script((n) => `call_${n}`));
-    const result = await runNode(["examples/create-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/create-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`valid answer after 2 attempt(s): ${JSON.stringify(valid)}\n`);

@@ -62,7 +62,7 @@ describe("--output-mode", () => {
   it("a mode that does not exist: exit 2 before any model call, naming the modes; --help lists the option", async () => {
     const r = await runCli(["--output-mode", "yaml", REQUEST], env);
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout).error.message).toMatch(/outputMode must be one of "auto", "text", "json_object", "json_schema", "tool"; got "yaml"/);
+    expect(JSON.parse(r.stdout).error.message).toBe('--output-mode must be one of "auto", "text", "json_object", "json_schema", "tool"; got "yaml".');
     expect(sent()).toEqual([]);
     const help = await runCli(["--help"], {});
     expect(help.stdout).toMatch(/--output-mode MODE +how the model is asked for JSON: text .*json_object .*json_schema .*tool/s);

@@ -1,7 +1,7 @@
 /**
  * The command line with the built-in simulated model and no provider: a real process with only
  * LLM_MODEL=simulated exits 0 with a valid value and says on stderr that the answers are not a language
- * model's; `--model simulated` does the same in process; an inline spec ends not valid, saying why.
+ * model's; `--model simulated` does the same in process; an inline spec is answered from its JSON Schema.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,14 +31,15 @@ describe("the command line with LLM_MODEL=simulated and no key", () => {
     expect(r.stderr).toMatch(NOTICE);
   });
 
-  it("an inline spec: the simulated model has no example for it, says so, and the run ends not valid (exit 1)", async () => {
+  it("an inline spec: answered from its JSON Schema, the first answer's seeded defects named and fixed (exit 0)", async () => {
     const file = join(dir, "discount.json");
-    writeFileSync(file, JSON.stringify({ name: "discount", description: "A discount code.", schema: { type: "object", required: ["code"] } }));
-    const r = await runCli(["--spec", file, "--max-attempts", "1", "A discount code"], { LLM_MODEL: "simulated" });
-    expect(r.code, r.stderr).toBe(1);
+    const spec = { name: "discount", description: "A discount code.", schema: { type: "object", required: ["code", "percent"], properties: { code: { type: "string", pattern: "^VIP-[A-Z0-9]{4}$" }, percent: { type: "integer", minimum: 1, maximum: 90 } } } };
+    writeFileSync(file, JSON.stringify(spec));
+    const r = await runCli(["--spec", file, "--max-attempts", "3", "A discount code"], { LLM_MODEL: "simulated" });
+    expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(NOTICE);
-    expect(JSON.parse(r.stdout)).toMatchObject({ success: false, stopReason: "max_attempts" });
-    expect(JSON.stringify(JSON.parse(r.stdout).errors)).toMatch(/not JSON|no JSON/i);
+    expect(r.stderr).toMatch(/attempt 1 of 3: \d+ error\(s\)/);
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: expect.stringMatching(/^VIP-[A-Z0-9]{4}$/) });
   });
 
   it("without LLM_MODEL=simulated and without a provider, nothing is simulated: exit 2 naming the variables", async () => {

@@ -1,8 +1,18 @@
-/** The README's embedded example runs as written, against the scripted OpenAI-compatible server. */
+/**
+ * Every example runs as written: against the scripted OpenAI-compatible server, and keyless with only
+ * LLM_MODEL=simulated (no key, no base URL), as a newcomer's first run does. The examples import the
+ * package by its name; `--conditions=langgraph-trustworthy-output-source` resolves it to the TypeScript
+ * source instead of dist/ (a condition of its own, so a consumer's "source" condition never points at
+ * files the tarball does not hold).
+ */
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { runNode } from "../../testkit/cli.js";
+import { runNode, startNode } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+
+const SOURCE = "--conditions=langgraph-trustworthy-output-source";
+const KEYLESS = { LLM_MODEL: "simulated" };
 
 let server: ScriptedServer;
 beforeAll(async () => {
@@ -21,14 +31,82 @@ beforeAll(async () => {
 });
 afterAll(async () => server?.close());
 
+// A child process through tsx: 21 s measured with the machine's load average near 19.
+const CHILD_MS = 120_000;
+
 describe("examples/embedded.ts", () => {
   it("runs as written", async () => {
-    // `--conditions=langgraph-trustworthy-output-source` resolves the package's own name to its TypeScript source instead of dist/ (a condition of its own, so a consumer's "source" condition never points at files the tarball does not hold).
-    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode([SOURCE, "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("valid after 2 attempt(s)");
     expect(result.stdout).toContain('discount: {"code":"VIP-SAVE40","percent":40}');
     expect(result.stdout).toContain("reflexion: Validators find every error");
-  }, 120_000); // a child process through tsx: 21 s measured with the machine's load average near 19
+  }, CHILD_MS);
+});
+
+describe("every example keyless, with LLM_MODEL=simulated", () => {
+  it("the examples folder holds the examples this suite runs", () => {
+    expect(readdirSync("examples").sort()).toEqual(["create-agent.ts", "embedded.ts", "guarded-agent.ts", "service.ts"]);
+  });
+
+  it("examples/embedded.ts: a valid deployment after the retry, the discount spec answered from its schema, Reflexion saying what it cannot do", async () => {
+    const result = await runNode([SOURCE, "examples/embedded.ts"], KEYLESS);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^valid after 2 attempt\(s\): \{"service_name"/m);
+    expect(result.stdout).toMatch(/^discount: /m);
+    expect(result.stdout).toMatch(/^reflexion: .*built-in simulated model/m);
+  }, CHILD_MS);
+
+  it("examples/create-agent.ts: a valid answer, exit 0", async () => {
+    const result = await runNode([SOURCE, "examples/create-agent.ts"], KEYLESS);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^valid answer after 1 attempt\(s\): \{"service_name":"payments-api"/m);
+  }, CHILD_MS);
+
+  it("examples/guarded-agent.ts: the guard's errors fixed on the next call, one call run", async () => {
+    const result = await runNode([SOURCE, "examples/guarded-agent.ts"], KEYLESS);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/deploy_service was called [2-3] time\(s\); 1 call\(s\) ran\./);
+    expect(result.stdout).toMatch(/deployed payments-api/);
+  }, CHILD_MS);
+
+  it("examples/service.ts: says it is simulated, answers POST /validate with a valid value, stops on SIGTERM", async () => {
+    const service = startNode([SOURCE, "examples/service.ts"], { ...KEYLESS, PORT: "0" });
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        let seen = "";
+        service.child.stdout!.on("data", (d) => {
+          seen += d;
+          const match = /service listening on (http:\/\/\S+)/.exec(seen);
+          if (match && seen.includes("built-in simulated model")) resolve(match[1]);
+        });
+        service.child.once("close", (code) => reject(new Error(`the service exited (${code}) before it listened`)));
+      });
+      const res = await fetch(`${url}/validate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: "A deployment config for payments-api with 8 replicas" }) });
+      expect(res.status).toBe(200);
+      expect(await res.json()).toMatchObject({ success: true, stopReason: "valid" });
+    } finally {
+      service.child.kill("SIGTERM");
+    }
+    expect((await service.result).code).toBe(0);
+  }, CHILD_MS);
+});
+
+describe("docs samples keyless, with LLM_MODEL=simulated", () => {
+  /** A page's first ```ts block, run as a module (plain JavaScript in a TypeScript block). */
+  const firstBlock = (page: string) => /```ts\n([\s\S]*?)```/.exec(readFileSync(page, "utf8"))![1];
+
+  it("README's embedded example (a zod spec with a refinement): the valid value's replicas", async () => {
+    const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("README.md")], KEYLESS);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(/^\d+\n$/);
+  }, CHILD_MS);
+
+  it("the guarded-tools page's example: the guarded tool runs with a valid configuration", async () => {
+    const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("docs/guarded-tools.md")], KEYLESS);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/deployed payments-api/);
+  }, CHILD_MS);
 });

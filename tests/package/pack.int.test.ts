@@ -14,7 +14,9 @@
  * projects, which have no `langchain` (an optional peer: the entry point must
  * say to install it), and in a second project per set-up with `langchain`
  * installed beside the tarball (a createAgent with the middleware and a
- * scripted model ends with a validated outcome).
+ * scripted model ends with a validated outcome). A CommonJS project (the
+ * consumer's `cjs/` folder, "type": "commonjs") gets one line from require()
+ * saying to use import, and a strict tsc types its import() from a zod spec.
  *
  * The installs use the npm cache (`--prefer-offline`): what `npm ci` filled,
  * plus the lowest supported versions, fetched from the registry the first time.
@@ -137,6 +139,8 @@ interface Project {
   names: Record<string, string>;
   /** The strict `tsc --noEmit` of the project's TypeScript consumer, started once the project is installed. */
   typecheck?: Promise<Run>;
+  /** The same for the CommonJS consumer in its `cjs/` folder (projects without langchain). */
+  typecheckCommonJs?: Promise<Run>;
 }
 
 function projectKey(setup: Setup, withLangchain: boolean): string {
@@ -227,6 +231,7 @@ beforeAll(async () => {
   for (const project of made) {
     const key = projectKey(project.setup, project.withLangchain);
     project.typecheck = timed(`tsc --noEmit (${key})`, () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], project.dir));
+    if (!project.withLangchain) project.typecheckCommonJs = timed(`tsc --noEmit cjs (${key})`, () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], join(project.dir, "cjs")));
     projects.set(key, project);
   }
 }, SETUP_TIMEOUT);
@@ -239,20 +244,26 @@ afterAll(async () => {
 describe("the packed tarball", () => {
   it("holds the built JavaScript, the declarations, README, LICENSE and package.json, and nothing else", () => {
     const paths = packed.files.map((f) => f.path).sort();
-    const outside = paths.filter((p) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) && !["LICENSE", "README.md", "package.json"].includes(p));
+    const outside = paths.filter((p) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) && !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts"].includes(p));
     expect(outside).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json"]));
 
     // Every entry point package.json names is in the tarball.
     const dot = repoPackage.exports["."] as Record<string, string>;
     const agents = repoPackage.exports["./agents"] as Record<string, string>;
-    const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, agents.types, agents.import, ...Object.values(repoPackage.bin)];
+    const required = [dot.require, agents.require] as unknown as Record<string, string>[];
+    const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, agents.types, agents.import, ...required.flatMap((r) => [r.types, r.default]), ...Object.values(repoPackage.bin)];
     for (const target of targets) expect(paths, target).toContain(target.replace(/^\.\//, ""));
     // Each source module ships as JavaScript and declarations.
     for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "environment", "validation/configuration", "agents/index", "agents/validated-response"]) {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
     }
+  });
+
+  it("is ignored by git where `npm pack` writes it, in the checkout", async () => {
+    const ignored = await run("git", ["check-ignore", "--quiet", packed.filename], REPO_ROOT);
+    expect(ignored.code, explain("git check-ignore", ignored)).toBe(0);
   });
 
   it("asks for @langchain/core and @langchain/langgraph as peers with a range that holds this repository's own pins", () => {
@@ -353,6 +364,31 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
     async () => {
       const result = await projectFor(setup, false).typecheck!;
       expect(result.code, explain("tsc", result)).toBe(0);
+      expect(result.stdout.trim()).toBe("");
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    'in a CommonJS project ("type": "commonjs"): require() of either entry point fails with one line saying to use import; import() loads the package',
+    async () => {
+      const result = await timed(`node cjs/run.cjs (${setup.label})`, () => run(process.execPath, ["run.cjs"], join(consumer(), "cjs")));
+      expect(result.code, explain("node cjs/run.cjs", result)).toBe(0);
+      const report = JSON.parse(result.stdout.trim());
+      for (const message of [report.required, report.agents]) {
+        expect(message).toMatch(/^langgraph-trustworthy-output is an ES module and cannot be loaded with require\(\): use import/);
+        expect(message).not.toContain("\n");
+      }
+      expect(report.imported).toBe("function");
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "compiles a CommonJS TypeScript consumer with a strict tsc --noEmit: a static import has no declarations, import() is typed from a zod spec",
+    async () => {
+      const result = await projectFor(setup, false).typecheckCommonJs!;
+      expect(result.code, explain("tsc (cjs)", result)).toBe(0);
       expect(result.stdout.trim()).toBe("");
     },
     STEP_TIMEOUT,

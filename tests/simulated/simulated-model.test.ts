@@ -1,9 +1,12 @@
 /**
  * The built-in simulated model, chosen by its exact name through the environment and the model factory:
  * a validation run and a Reflexion run with no provider at all, the run settings naming the model, and
- * honest replies where its rules have no answer (an inline spec, a free-text task).
+ * answers drawn from the JSON Schema of a spec it does not know, honest replies where its rules have no
+ * answer (a free-text task).
  */
+import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
+import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { readEnvironment, SIMULATED_MODEL } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
@@ -11,6 +14,7 @@ import { createChatModel } from "../../src/models.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { SimulatedChatModel } from "../../src/simulated/model.js";
 import { checkValue } from "../../src/specs/check.js";
+import { defineSpec } from "../../src/specs/spec.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 
@@ -48,12 +52,51 @@ describe("the built-in simulated model", () => {
     expect(createChatModel({ model: "simulated", role: "evaluator" }, simulatedEnv)).not.toBe(generator);
   });
 
-  it("an inline spec has no example: every answer says so, and the run ends not valid", async () => {
-    const spec = { name: "discount", description: "A discount code.", schema: { type: "object", required: ["code"], properties: { code: { type: "string" } } } };
-    const out = await buildValidationGraph({ env: simulatedEnv }).invoke({ request: "A discount code" }, { context: { spec, maxAttempts: 2 } });
-    expect(out.success).toBe(false);
-    expect(out.stopReason).toBe("max_attempts");
-    for (const record of out.history) expect(record.output).toMatch(/built-in simulated model.*not from a language model.*spec is not one of them/s);
+  it("an inline spec with no example: answers drawn from its JSON Schema, the first with seeded defects the validator names, the retry valid", async () => {
+    const spec = {
+      name: "discount",
+      description: "A discount code.",
+      schema: {
+        type: "object",
+        required: ["code", "percent", "tags"],
+        additionalProperties: false,
+        properties: {
+          code: { type: "string", pattern: "^VIP-[A-Z0-9]{4}$" },
+          percent: { type: "integer", minimum: 1, maximum: 90 },
+          tags: { type: "array", minItems: 1, uniqueItems: true, items: { enum: ["new", "loyal", "staff"] } },
+          contact: { type: "string", format: "email" },
+        },
+      },
+    };
+    const out = await buildValidationGraph({ env: simulatedEnv }).invoke({ request: "A discount code" }, { context: { spec, maxAttempts: 3 } });
+    expect(out.success, JSON.stringify(out.errors)).toBe(true);
+    expect(out.history[0].valid).toBe(false);
+    expect(out.history[0].errors.length).toBeGreaterThan(0);
+    expect(out.result).toMatchObject({ code: expect.stringMatching(/^VIP-[A-Z0-9]{4}$/) });
+  });
+
+  it("a zod spec with a rule the schema cannot say: the retry draws again the fields the rule's message names", async () => {
+    const spec = defineSpec({
+      name: "deployment",
+      description: "A service deployment.",
+      schema: z
+        .object({ service_name: z.string(), replicas: z.number().int().min(1).max(20), resources: z.object({ cpu_limit: z.number().min(0.1) }) })
+        .superRefine((v, ctx) => {
+          if (v.replicas > 5 && v.resources.cpu_limit < 1)
+            ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: `replicas=${v.replicas} requires resources.cpu_limit >= 1.0` });
+        }),
+    });
+    for (const request of ["payments-api with 8 replicas", "search-api", "billing with 12 replicas"]) {
+      const out = await buildValidationGraph({ env: simulatedEnv, spec, maxAttempts: 4 }).invoke({ request });
+      expect(out.success, `${request}: ${JSON.stringify(out.history.map((h) => h.errors))}`).toBe(true);
+      expect(out.history[0].valid).toBe(false);
+    }
+  });
+
+  it("an inline spec whose prompt carries no JSON Schema it can read: a reply saying so, not JSON, and the run ends not valid", async () => {
+    const model = new SimulatedChatModel({ seed: 1 }, "generator");
+    const reply = await model.invoke([new SystemMessage("You write JSON objects of this kind: A discount code."), new HumanMessage("Request:\nA discount code")]);
+    expect(reply.text).toMatch(/built-in simulated model.*not from a language model.*no JSON Schema in its prompt/s);
   });
 
   it("runs Reflexion with a gate spec; its evaluations say where they came from; a free-text task is answered with what it cannot do", async () => {

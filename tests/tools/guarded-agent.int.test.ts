@@ -60,7 +60,7 @@ afterAll(async () => server?.close());
 describe("examples/guarded-agent.ts through ChatOpenAI", () => {
   it("runs as written: two calls, one of which ran", async () => {
     server.requests.length = 0;
-    const result = await runNode(["examples/guarded-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/guarded-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("deploy_service was called 2 time(s); 1 call(s) ran.\nagent: Deployed payments-api.\n");

@@ -1,0 +1,43 @@
+/**
+ * The command line's smaller promises: its help names the installed command, a bad --output-mode names the
+ * flag, an escalation to a model no provider serves is refused before any call, and a person's
+ * `:reject reason` keeps the reason in stdout's JSON.
+ */
+import { describe, expect, it } from "vitest";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { runCli } from "../../testkit/cli.js";
+import { scriptedServerPerFile } from "../support/scripted-server.js";
+
+const scripted = scriptedServerPerFile();
+const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as Record<string, unknown>), replicas: 8 });
+
+describe("command line flags", () => {
+  it("--help names the command as an installed package runs it, and the checkout's npm script", async () => {
+    const r = await runCli(["--help"], {});
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: npx langgraph-trustworthy-output generate \[options\] "request"$/m);
+    expect(r.stdout).toContain("in a checkout of the repository: npm run -s generate --");
+  });
+
+  it("--output-mode bogus: exit 2, the message names the flag and the modes, before any model call", async () => {
+    const before = scripted.server().requests.length;
+    const r = await runCli(["--output-mode", "bogus", "x"], scripted.cliEnv());
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.message).toBe('--output-mode must be one of "text", "json_object", "json_schema", "tool"; got "bogus".');
+    expect(scripted.server().requests.length).toBe(before);
+  });
+
+  it("--model simulated --escalate-to gpt-4o without a provider: exit 2 naming the variables, before any attempt", async () => {
+    const r = await runCli(["--model", "simulated", "--escalate-to", "gpt-4o", "A deployment config for payments-api"], {});
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout).error.message).toMatch(/No model provider is configured.*OPENAI_API_KEY/s);
+    expect(r.stderr).not.toMatch(/attempt 1/);
+  });
+
+  it(":reject with a reason: exit 1, stopReason rejected, the reason in stdout's JSON", async () => {
+    scripted.server().setReplies([BROKEN]);
+    const r = await runCli(["--interactive", "--max-attempts", "1", "x"], scripted.cliEnv(), { readLine: async () => ":reject the budget was cut" });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ success: false, stopReason: "rejected", reason: "the budget was cut" });
+  });
+});
