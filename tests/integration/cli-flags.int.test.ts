@@ -23,7 +23,7 @@ describe("command line flags", () => {
     const before = scripted.server().requests.length;
     const r = await runCli(["--output-mode", "bogus", "x"], scripted.cliEnv());
     expect(r.code).toBe(2);
-    expect(JSON.parse(r.stdout).error.message).toBe('--output-mode must be one of "text", "json_object", "json_schema", "tool"; got "bogus".');
+    expect(JSON.parse(r.stdout).error.message).toBe('--output-mode must be one of "auto", "text", "json_object", "json_schema", "tool"; got "bogus".');
     expect(scripted.server().requests.length).toBe(before);
   });
 
