@@ -23,7 +23,7 @@
 import { createInterface } from "node:readline";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
-import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
+import { PROMPT_HEADINGS } from "../src/feedback.js";
 import { runIfMain } from "./common.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;

@@ -29,7 +29,8 @@ import { createChatModel } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
+import { generationSystemPrompt } from "../src/validation/prompts.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
 import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;

@@ -9,7 +9,8 @@ import { resolveModel, type ModelSource } from "../src/models.js";
 import { callModel } from "../src/shared/model-call.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import type { Spec } from "../src/specs/spec.js";
-import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
+import { generationSystemPrompt } from "../src/validation/prompts.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
 import { checkTextSync } from "../src/specs/check.js";
 
 export interface PlainLoopResult {

@@ -13,7 +13,8 @@ import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { firstAttemptPrompt, generationSystemPrompt } from "../src/validation/prompts.js";
+import { generationSystemPrompt } from "../src/validation/prompts.js";
+import { firstAttemptPrompt } from "../src/feedback.js";
 import { startScriptedOpenAIServer } from "../testkit/openai-server.js";
 import {
   compare,
@@ -24,7 +25,7 @@ import {
   outcomeBlocks,
   type Target,
 } from "./common.js";
-import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
+import { PROMPT_HEADINGS } from "../src/feedback.js";
 
 const MAX_ATTEMPTS = 5;
 const REQUEST = "A deployment config for payments-api with 8 replicas";

@@ -11,7 +11,8 @@ import type { ModelSource } from "../src/models.js";
 import { estimateTokens } from "../src/shared/usage.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../src/validation/prompts.js";
+import { generationSystemPrompt } from "../src/validation/prompts.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
 import type { AttemptRecord, StopReason } from "../src/validation/state.js";
 import type { EvalRequest } from "./suite.js";
 

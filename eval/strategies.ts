@@ -20,10 +20,11 @@ import { resolveSpec } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { callModel } from "../src/shared/model-call.js";
 import { bound } from "../src/shared/text.js";
-import { PROMPT_HEADINGS } from "../src/validation/prompts.js";
+import { PROMPT_HEADINGS } from "../src/feedback.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { firstAttemptPrompt, generationSystemPrompt, MAX_ECHOED_OUTPUT_CHARS } from "../src/validation/prompts.js";
+import { generationSystemPrompt } from "../src/validation/prompts.js";
+import { firstAttemptPrompt, MAX_ECHOED_OUTPUT_CHARS } from "../src/feedback.js";
 import type { EvalRequest } from "./suite.js";
 
 export interface StrategyOutcome {

@@ -21,7 +21,7 @@ export { buildValidationGraph, createValidationGraphBuilder, type ValidationGrap
 export { generateValidated, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./validation/generate.js";
 export { streamValidated, type StreamValidatedOptions, type ValidationStreamEvent, type PartialEvent, type AttemptEndEvent, type OutcomeEvent, type StoppedAnswer, type DeepPartial, type StopPolicy } from "./validation/stream.js";
 export type { AttemptRecord, StopReason } from "./validation/state.js";
-export type { ReviewAnswer, ReviewRequest } from "./validation/nodes.js";
+export type { ReviewAnswer, ReviewRequest } from "./review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";

@@ -1,12 +1,12 @@
 /**
  * What the validatedResponse middleware tells the model. The errors of a
  * rejected answer are listed exactly as the validation graph's retry prompt
- * lists them (../validation/prompts.ts); only the instruction around them
+ * lists them (../feedback.ts); only the instruction around them
  * differs, because here the answer is a tool call in a conversation.
  */
 import type { Spec } from "../specs/spec.js";
 import { toolDescription } from "../tools/prompts.js";
-import { rejectionSection } from "../validation/prompts.js";
+import { rejectionSection } from "../feedback.js";
 
 /** The answer tool's description: what the answer is, and the spec's cross-field rules (its schema is the tool's parameters). */
 export function answerToolDescription(spec: Spec, tool: string): string {

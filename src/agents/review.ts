@@ -2,7 +2,7 @@
  * A person finishes what the model could not (`onFailure: "interrupt"`): the
  * run pauses with LangGraph's interrupt, showing the request, the last answer
  * and its exact errors, in the validation graph's review payload and form, and
- * reads the answer with the validation graph's reader (../validation/nodes.ts). A
+ * reads the answer with the validation graph's reader (../review.ts). A
  * corrected value is held to the same spec (text read exactly, an object as
  * JSON data); a value that fails is shown again with its errors.
  *
@@ -17,7 +17,7 @@
 import { interrupt } from "@langchain/langgraph";
 import { checkRequestText } from "../settings.js";
 import type { Spec } from "../specs/spec.js";
-import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../validation/nodes.js";
+import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
 import { judgePersonAnswer, type JudgeOptions } from "./answer.js";
 import type { ResponseOutcome } from "./outcome.js";
 

@@ -21,7 +21,7 @@ import { bound } from "../shared/text.js";
 import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../validation/prompts.js";
+import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../feedback.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";

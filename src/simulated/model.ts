@@ -11,6 +11,7 @@
  * that gives each role (generate, actor, evaluator, reflector, reviewer) a
  * model that plays it. The role can also be read from the prompt.
  */
+import { PROMPT_HEADINGS } from "../feedback.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { seededRandom as random } from "./random.js";
@@ -399,7 +400,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
 
   /** Which request a prompt is about: its spec (or schema), difficulty and planned defects. */
   private requestContext(system: string, prompt: string): RequestContext {
-    const requestText = section(prompt, "Request:")?.body ?? section(prompt, "Task:")?.body ?? "";
+    const requestText = section(prompt, PROMPT_HEADINGS.request)?.body ?? section(prompt, "Task:")?.body ?? "";
     const known = this.requests.get(requestText);
     if (known) return this.builtinContext(known.spec, requestText, known.difficulty);
     const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
@@ -432,7 +433,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
    */
   private toolTurn(messages: BaseMessage[], tools: readonly BoundTool[], toolChoice: unknown): AIMessage {
     const start = messages.findLastIndex((m) => m.getType() === "human");
-    const requestText = start < 0 ? "" : (section(messages[start].text, "Request:")?.body ?? messages[start].text);
+    const requestText = start < 0 ? "" : (section(messages[start].text, PROMPT_HEADINGS.request)?.body ?? messages[start].text);
     const system = systemText(messages);
     const turn = messages.slice(start + 1);
     const calls = turn.flatMap((m) => (AIMessage.isInstance(m) ? (m.tool_calls ?? []) : []));
@@ -469,7 +470,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
     if (pending) {
       // A retry prompt (the validation graph's "tool" output mode) carries the previous answer and its errors.
       const prompt = start < 0 ? "" : messages[start].text;
-      const previous = turn.length === 0 ? section(prompt, "Your previous answer:") : undefined;
+      const previous = turn.length === 0 ? section(prompt, PROMPT_HEADINGS.previousAnswer) : undefined;
       return call(pending, this.writeAnswer(this.toolContext(pending, requestText, system), previous?.body, previous ? prompt.slice(previous.end) : ""));
     }
     if (answerTool) {
@@ -498,7 +499,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
     switch (role) {
       case "generator": {
         if (ctx.base === undefined) return cannotAnswer(ctx.unknownBecause ?? "");
-        const previous = section(prompt, "Your previous answer:") ?? section(prompt, "Your previous response:");
+        const previous = section(prompt, PROMPT_HEADINGS.previousAnswer) ?? section(prompt, "Your previous response:");
         return JSON.stringify(this.writeAnswer(ctx, previous?.body, previous ? prompt.slice(previous.end) : ""));
       }
       case "reviewer": {

@@ -18,7 +18,7 @@ import type { Ajv } from "ajv";
 import * as rfc from "@hyperjump/json-schema-formats";
 import { isIdnHostname } from "idn-hostname";
 import { SpecError } from "../errors.js";
-import type { Dialect } from "./ajv.js";
+import type { Dialect } from "./dialect.js";
 import { subschemas } from "./limits.js";
 
 /** Formats of the standard refused at definition, and why. */

@@ -15,7 +15,7 @@ import { validatedResponse, type ResponseOutcome } from "../../src/agents/index.
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { rejectionSection, retryPrompt } from "../../src/validation/prompts.js";
+import { rejectionSection, retryPrompt } from "../../src/feedback.js";
 import { ANSWER, answerTurn, callTurn, deploymentSpec, promptAt, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid, quotaSpec } from "./agent.support.js";
 
 const ask = { messages: [new HumanMessage(REQUEST)] };

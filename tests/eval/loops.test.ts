@@ -18,7 +18,8 @@ import { validateAgainstSpec } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
-import { firstAttemptPrompt, generationSystemPrompt, retryPrompt } from "../../src/validation/prompts.js";
+import { generationSystemPrompt } from "../../src/validation/prompts.js";
+import { firstAttemptPrompt, retryPrompt } from "../../src/feedback.js";
 
 const SUITE_PART = perSpec(SUITE, 4);
 const TIERS = { small: "small", large: "large" };

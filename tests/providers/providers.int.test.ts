@@ -9,7 +9,7 @@ import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { truncatedAnswerError } from "../../src/validation/prompts.js";
+import { truncatedAnswerError } from "../../src/feedback.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { startScriptedAnthropicServer, startScriptedOllamaServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";

@@ -11,7 +11,8 @@ import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { generationSystemPrompt, retryPrompt } from "../../src/validation/prompts.js";
+import { generationSystemPrompt } from "../../src/validation/prompts.js";
+import { retryPrompt } from "../../src/feedback.js";
 import { ScriptedChatModel, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

@@ -1,0 +1,66 @@
+/**
+ * The import graph, as the layout promises it: no import cycle anywhere in the repository (src/, graphs/,
+ * examples/, testkit/, reliability/, bench/, eval/, scripts/ and the tests' shared helpers), and the createAgent
+ * middleware (src/agents/) stands beside the validation graph, not on it: what both need (the review protocol,
+ * the retry feedback) lives in modules of its own (src/review.ts, src/feedback.ts).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+const DIRS = ["src", "graphs", "examples", "testkit", "reliability", "bench", "eval", "scripts", "tests/support"];
+
+function tsFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) out.push(...tsFiles(path));
+    else if (/\.(ts|mts|cts)$/.test(name) && !name.endsWith(".d.ts")) out.push(path);
+  }
+  return out;
+}
+
+/** Static imports and re-exports of relative modules (type-only imports included: they are still a dependency of the design). */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const found: string[] = [];
+  for (const m of text.matchAll(/^\s*(?:import|export)\s[^;]*?\sfrom\s+"(\.{1,2}\/[^"]+)"/gms)) {
+    const target = resolve(dirname(file), m[1].replace(/\.js$/, ".ts"));
+    found.push(relative(ROOT, target));
+  }
+  return found;
+}
+
+const files = DIRS.flatMap((d) => tsFiles(join(ROOT, d))).map((f) => relative(ROOT, f));
+const graph = new Map(files.map((f) => [f, importsOf(join(ROOT, f)).filter((t) => files.includes(t))]));
+
+describe("the import graph", () => {
+  it("reads the repository's modules", () => {
+    expect(files.length).toBeGreaterThan(150);
+    expect(graph.get("src/validation/nodes.ts")).toContain("src/review.ts");
+  });
+
+  it("has no cycle anywhere", () => {
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const path: string[] = [];
+    const visit = (file: string) => {
+      state.set(file, "open");
+      path.push(file);
+      for (const next of graph.get(file) ?? []) {
+        if (state.get(next) === "open") cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
+        else if (!state.has(next)) visit(next);
+      }
+      path.pop();
+      state.set(file, "done");
+    };
+    for (const file of files) if (!state.has(file)) visit(file);
+    expect(cycles).toEqual([]);
+  });
+
+  it("src/agents/ imports nothing from src/validation/", () => {
+    const offending = [...graph].filter(([file]) => file.startsWith("src/agents/")).flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
+    expect(offending).toEqual([]);
+  });
+});
