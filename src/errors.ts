@@ -7,26 +7,42 @@
 const MARK = Symbol.for("langgraph-trustworthy-output.error");
 
 /**
- * The base of every error this package throws. `isInstance` works across
- * copies of the package (two installs, a bundler's duplicate), where
- * `instanceof` does not: `ProviderError.isInstance(error)`.
+ * The base of every error this package throws. Each class names itself with a
+ * static `kind` (a string written in the source, so a bundler that shortens
+ * class names cannot change it), and each error carries the kinds of its class
+ * and of every class above it under a registry symbol. So `isInstance` works
+ * across copies of the package (two installs, a bundler's duplicate), where
+ * `instanceof` does not: `ProviderError.isInstance(error)`. Each error also has
+ * a stable `code` to branch on (`error.code === "PROVIDER"`).
  */
 export class TrustworthyOutputError extends Error {
-  readonly [MARK] = true;
+  static readonly kind: string = "TrustworthyOutputError";
+  /** A stable code for this kind of error, for callers that branch on it. */
+  readonly code: string = "TRUSTWORTHY_OUTPUT";
+  readonly [MARK]: readonly string[];
+
+  constructor(message?: string, options?: { cause?: unknown }) {
+    super(message, options);
+    const kinds: string[] = [];
+    for (let c: unknown = new.target; typeof c === "function" && c !== Error; c = Object.getPrototypeOf(c)) {
+      if (Object.hasOwn(c, "kind")) kinds.push((c as unknown as { kind: string }).kind);
+    }
+    this[MARK] = kinds;
+  }
 
   /** Whether `error` is this kind of error (or a subclass of it), thrown by any copy of this package. */
-  static isInstance<T extends Error>(this: abstract new (...args: any[]) => T, error: unknown): error is T {
-    if (error === null || typeof error !== "object" || (error as Record<symbol, unknown>)[MARK] !== true) return false;
+  static isInstance<T extends Error>(this: (abstract new (...args: any[]) => T) & { kind: string }, error: unknown): error is T {
+    if (error === null || typeof error !== "object") return false;
     if (error instanceof this) return true;
-    for (let proto = Object.getPrototypeOf(error); proto !== null && proto !== Error.prototype; proto = Object.getPrototypeOf(proto)) {
-      if ((proto as { constructor?: { name?: string } }).constructor?.name === this.name) return true;
-    }
-    return false;
+    const kinds = (error as Record<symbol, unknown>)[MARK];
+    return Array.isArray(kinds) && kinds.includes(this.kind);
   }
 }
 
 /** Bad run configuration or bad input: refused before any model call. */
 export class ConfigurationError extends TrustworthyOutputError {
+  static override readonly kind: string = "ConfigurationError";
+  override readonly code: string = "CONFIGURATION";
   override readonly name: string = "ConfigurationError";
   /** One line per problem, each saying what to change. */
   readonly problems: string[];
@@ -40,6 +56,8 @@ export class ConfigurationError extends TrustworthyOutputError {
 
 /** A spec (JSON Schema + rules) that cannot be compiled or is unsafe to run. */
 export class SpecError extends ConfigurationError {
+  static override readonly kind: string = "SpecError";
+  override readonly code: string = "SPEC";
   override readonly name: string = "SpecError";
 }
 
@@ -48,6 +66,8 @@ export class SpecError extends ConfigurationError {
  * model factory's client whatever the phase: waiting for headers, reading the body, or between chunks.
  */
 export class ModelTimeoutError extends TrustworthyOutputError {
+  static override readonly kind: string = "ModelTimeoutError";
+  override readonly code: string = "MODEL_TIMEOUT";
   // "TimeoutError", like the client's own timeouts, so LangChain's client retries it; never "AbortError",
   // which the openai SDK's stream reader takes for a deliberate cancel and ends the answer silently.
   override readonly name = "TimeoutError";
@@ -64,6 +84,8 @@ export class ModelTimeoutError extends TrustworthyOutputError {
 
 /** The model provider failed (after the client's own retries). */
 export class ProviderError extends TrustworthyOutputError {
+  static override readonly kind: string = "ProviderError";
+  override readonly code: string = "PROVIDER";
   override readonly name = "ProviderError";
   /** HTTP status when the provider answered with one. */
   readonly status?: number;

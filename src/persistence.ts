@@ -43,6 +43,8 @@ export const SETUP_LOCK_KEY = 0x4c47544f_53455455n;
 
 /** The database could not be reached or refused the connection. */
 export class DatabaseUnavailableError extends TrustworthyOutputError {
+  static override readonly kind: string = "DatabaseUnavailableError";
+  override readonly code: string = "DATABASE_UNAVAILABLE";
   override readonly name = "DatabaseUnavailableError";
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -225,7 +227,7 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
   if (!(storePool instanceof pg.Pool)) {
     await lockClient.end().catch(() => undefined);
     await pool.end().catch(() => undefined);
-    throw new Error("PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.");
+    throw new TrustworthyOutputError("PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.");
   }
   storePool.on("error", onPoolError);
 

@@ -3,6 +3,7 @@
  * (LANGGRAPH_API_KEYS) and the example service (SERVICE_API_KEYS): parsing,
  * reading the key a request presents, and looking up its user.
  */
+import { ConfigurationError } from "../errors.js";
 import { createHash } from "node:crypto";
 
 /**
@@ -20,15 +21,15 @@ export function parseApiKeys(raw: string | undefined, variable = "LANGGRAPH_API_
     const where = `${variable} entry ${i + 1} of ${entries.length}`;
     const text = entry.trim();
     if (text === "") {
-      throw new Error(`${where} is empty; the format is key1:user1,key2:user2.`);
+      throw new ConfigurationError(`${where} is empty; the format is key1:user1,key2:user2.`);
     }
     const colon = text.lastIndexOf(":");
-    if (colon < 0) throw new Error(`${where} has no ":"; the format is key1:user1,key2:user2.`);
+    if (colon < 0) throw new ConfigurationError(`${where} has no ":"; the format is key1:user1,key2:user2.`);
     const key = text.slice(0, colon).trim();
     const user = text.slice(colon + 1).trim();
-    if (key === "") throw new Error(`${where} has an empty key; the format is key1:user1,key2:user2.`);
-    if (user === "") throw new Error(`${where} has an empty user name; the format is key1:user1,key2:user2.`);
-    if (keys.has(key)) throw new Error(`${where} repeats a key already given to user ${JSON.stringify(keys.get(key))}; each key must be unique.`);
+    if (key === "") throw new ConfigurationError(`${where} has an empty key; the format is key1:user1,key2:user2.`);
+    if (user === "") throw new ConfigurationError(`${where} has an empty user name; the format is key1:user1,key2:user2.`);
+    if (keys.has(key)) throw new ConfigurationError(`${where} repeats a key already given to user ${JSON.stringify(keys.get(key))}; each key must be unique.`);
     keys.set(key, user);
   });
   return keys;

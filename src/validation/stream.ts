@@ -5,6 +5,7 @@
  * the end of each attempt (and whether its request was stopped early), then
  * the outcome. The partials inform; the outcome's verdict is the check step's.
  */
+import { TrustworthyOutputError } from "../errors.js";
 import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import type { AttemptEndEvent, PartialEvent } from "../streaming/attempt.js";
 import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
@@ -51,7 +52,7 @@ export async function* streamValidated<T = unknown, C = Record<string, unknown>>
     if (mode === "values") last = chunk as ValidationStateType;
     else if (isAttemptEvent(chunk)) yield chunk as PartialEvent<T> | AttemptEndEvent<T>;
   }
-  if (last === undefined) throw new Error("the validation run ended without a state");
+  if (last === undefined) throw new TrustworthyOutputError("the validation run ended without a state");
   const outcome = outcomeOf<T>(last);
   yield { kind: "outcome", outcome };
   return outcome;
