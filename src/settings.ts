@@ -15,6 +15,24 @@ import { builtinSpecs } from "./specs/registry.js";
 /** Longest request or task accepted, in characters. */
 export const MAX_REQUEST_CHARS = 20_000;
 
+/** Most attempts anything here allows: a validation run, the createAgent middleware, a guarded tool. */
+export const MAX_ATTEMPTS = 10;
+
+/** `maxAttempts` as given, or the default; an integer from 1 to MAX_ATTEMPTS (the agent middleware, guarded tools). */
+export function attemptsOption(value: unknown, fallback: number): number {
+  return countOption("maxAttempts", value, fallback, 1, MAX_ATTEMPTS);
+}
+
+/** A count option as given, or the default; an integer from `min` to `max`. */
+export function countOption(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  const count = value ?? fallback;
+  if (typeof count !== "number" || !Number.isInteger(count) || count < min || count > max) {
+    throw new ConfigurationError(`${name} must be an integer from ${min} to ${max}; got ${JSON.stringify(count)}.`);
+  }
+  return count;
+}
+
+
 export const modelName = (what: string) =>
   z
     .string({ error: `${what} must be a model name (a string)` })

@@ -17,7 +17,8 @@ import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "../t
 import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord } from "../tools/budget.js";
 import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
 import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.js";
-import { attemptsOption, ruleContextFor, type RuleContextOption } from "./options.js";
+import { attemptsOption } from "../settings.js";
+import { ruleContextFor, type RuleContextOption } from "./options.js";
 
 export interface GuardToolsOptions {
   /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, a Spec, or a zod schema). Other tools run as they are. */

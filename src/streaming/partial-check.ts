@@ -312,6 +312,8 @@ export class PartialCheck {
 export type StopPolicy = "never" | "useless" | "first-error";
 
 export const STOP_POLICIES = ["never", "useless", "first-error"] as const satisfies readonly StopPolicy[];
+/** The policy a run stops by when it names none. */
+export const DEFAULT_STOP_EARLY: StopPolicy = "useless";
 
 export type StopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
 

@@ -12,6 +12,7 @@ import { tool, type DynamicStructuredTool, type ToolRuntime } from "@langchain/c
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
 import { ConfigurationError, SpecError } from "../errors.js";
+import { attemptsOption } from "../settings.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./arguments.js";
@@ -36,7 +37,6 @@ export interface GuardedToolOptions<Args = any, Output = unknown> {
 }
 
 export const DEFAULT_TOOL_ATTEMPTS = 3;
-const MAX_TOOL_ATTEMPTS = 10;
 /** What OpenAI-compatible providers accept as a function name. */
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 /** The dialect the validator runs (ajv's default class), stated for the provider unless the spec states its own. */
@@ -66,10 +66,7 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new ConfigurationError(`A tool name must be 1-64 letters, digits, "_" or "-"; got ${JSON.stringify(String(name).slice(0, 80))}.`);
   }
-  const maxAttempts = options.maxAttempts ?? DEFAULT_TOOL_ATTEMPTS;
-  if (!Number.isInteger(maxAttempts) || maxAttempts < 1 || maxAttempts > MAX_TOOL_ATTEMPTS) {
-    throw new ConfigurationError(`maxAttempts must be an integer from 1 to ${MAX_TOOL_ATTEMPTS}; got ${JSON.stringify(maxAttempts)}.`);
-  }
+  const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
   const { func, limits, ruleContext } = options;
   const memo = new BudgetMemo();
 

@@ -8,9 +8,10 @@ import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
 import type { JsonLimits } from "../shared/json.js";
 import { toJsonData } from "../shared/json-data.js";
-import { BUILTIN_SPEC_NAMES, boundedInt, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
+import { BUILTIN_SPEC_NAMES, boundedInt, MAX_ATTEMPTS, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
 import { parseModelName } from "../model-names.js";
+import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js";
 import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
@@ -63,9 +64,9 @@ export const ValidationConfigSchema = z.object({
       `Which spec defines "valid": a built-in name (${BUILTIN_SPEC_NAMES.join(", ")}) or an inline JSON spec, ` +
       `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
   }),
-  maxAttempts: withDefault(boundedInt("maxAttempts", 1, 10), DEFAULT_MAX_ATTEMPTS).meta({
+  maxAttempts: withDefault(boundedInt("maxAttempts", 1, MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS).meta({
     title: "Max attempts",
-    description: "Most generate→validate attempts before the run ends with success: false (1-10).",
+    description: `Most generate→validate attempts before the run ends with success: false (1-${MAX_ATTEMPTS}).`,
   }),
   model: modelName("model").optional().meta({
     title: "Model",
@@ -86,7 +87,7 @@ export const ValidationConfigSchema = z.object({
         'or "auto" (each provider\'s own structured output: OpenAI json_schema, Anthropic tool use, Ollama format, Gemini responseSchema). Default: "auto" when a model is named provider/model, else "text". ' +
         "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
     }),
-  stopEarly: withDefault(z.enum(["never", "useless", "first-error"], { error: 'stopEarly must be one of "never", "useless", "first-error"' }), "useless").meta({
+  stopEarly: withDefault(z.enum(STOP_POLICIES, { error: `stopEarly must be one of ${STOP_POLICIES.map((p) => JSON.stringify(p)).join(", ")}` }), DEFAULT_STOP_EARLY).meta({
     title: "Stop early",
     description:
       "While an answer streams, its fields are checked as they close. When to stop the model's request (no more tokens are generated; the attempt counts as invalid and its retry carries the errors found): " +

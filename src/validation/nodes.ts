@@ -13,6 +13,7 @@ import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { firstAttemptPrompt, MAX_RECORDED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError } from "../feedback.js";
 import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
@@ -132,7 +133,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
     const watch = streamsTokens(config)
-      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? ensureValidationConfig(config, ensure).stopEarly, publish: config.writer, context: run.ruleContext })
+      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? DEFAULT_STOP_EARLY, publish: config.writer, context: run.ruleContext })
       : undefined;
     let answer: ModeAnswer;
     try {

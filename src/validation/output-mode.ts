@@ -15,7 +15,10 @@ import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/mod
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
 
-export const OUTPUT_MODES = ["auto", "text", "json_object", "json_schema", "tool"] as const;
+/** The ways an answer is asked for (what an attempt's record names). */
+export const ANSWER_MODES = ["text", "json_object", "json_schema", "tool"] as const;
+/** What a run may ask for: an answer mode, or "auto" (each provider's own). */
+export const OUTPUT_MODES = ["auto", ...ANSWER_MODES] as const;
 /** What a run asks for: a mode, or "auto" (the provider's own structured output, chosen per model). */
 export type RequestedMode = (typeof OUTPUT_MODES)[number];
 /** The mode an answer was asked in. */

@@ -4,6 +4,8 @@ import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
+import { STOP_POLICIES } from "../streaming/partial-check.js";
+import { ANSWER_MODES, OUTPUT_MODES } from "./output-mode.js";
 
 export const StopReasonSchema = z
   .enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"])
@@ -21,7 +23,7 @@ export const AttemptRecordSchema = z.object({
   errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
   valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
   usage: TokenUsageSchema,
-  mode: z.enum(["text", "json_object", "json_schema", "tool"]).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
+  mode: z.enum(ANSWER_MODES).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
   fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
   schemaDropped: z
     .array(z.string())
@@ -100,11 +102,11 @@ export const RunSettingsSchema = z
     temperature: z.number(),
     stopOnNoProgress: z.boolean(),
     onFailure: z.enum(["end", "interrupt"]),
-    outputMode: z.enum(["auto", "text", "json_object", "json_schema", "tool"]),
+    outputMode: z.enum(OUTPUT_MODES),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
     /** When a streamed answer's request is stopped (fixed for the run, so a resume keeps it; absent in runs started before it was recorded). */
-    stopEarly: z.enum(["never", "useless", "first-error"]).optional(),
+    stopEarly: z.enum(STOP_POLICIES).optional(),
     /** Whether the model's syntax slips are repaired (absent in runs started before it was recorded: repaired). */
     repairSyntax: z.boolean().optional(),
     /** Facts the spec's code rules read, given with the run. */

@@ -64,3 +64,20 @@ describe("the import graph", () => {
     expect(offending).toEqual([]);
   });
 });
+
+describe("each setting's values are declared once", () => {
+  const sources = files.filter((f) => f.startsWith("src/")).map((f) => readFileSync(join(ROOT, f), "utf8"));
+  const count = (needle: string) => sources.reduce((n, text) => n + text.split(needle).length - 1, 0);
+  it.each([
+    ['the answer modes', '"text", "json_object", "json_schema", "tool"'],
+    ["the stop policies", '"never", "useless", "first-error"'],
+  ])("%s are written out once in src/", (_what, list) => {
+    expect(count(list)).toBe(1);
+  });
+
+  it("the attempt bound is declared once (MAX_ATTEMPTS) and no other module writes its own", () => {
+    expect(count("export const MAX_ATTEMPTS = ")).toBe(1);
+    expect(sources.filter((text) => /const MAX_\w*ATTEMPTS\w* = 10\b/.test(text))).toHaveLength(1);
+  });
+});
+
