@@ -57,7 +57,10 @@ class SlowestFirst extends BaseSequencer {
 
 /** Each entry point of package.json's exports, by the package's name, to the file its source condition names. */
 function sourceAliases(): { find: RegExp; replacement: string }[] {
-  const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as { name: string; exports: Record<string, Record<string, string> | string> };
+  const pkg = JSON.parse(readFileSync(new URL("./package.json", import.meta.url), "utf8")) as {
+    name: string;
+    exports: Record<string, Record<string, string> | string>;
+  };
   return Object.entries(pkg.exports).flatMap(([entry, target]) => {
     const source = typeof target === "object" ? target[`${pkg.name}-source`] : undefined;
     if (source === undefined) return [];

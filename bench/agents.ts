@@ -116,7 +116,10 @@ export class SimulatedAgentModel extends BaseChatModel<SimulatedCallOptions> {
     const lastAnswer = messages.findLastIndex((m) => m.getType() === "ai");
     if (lastAnswer >= 0) {
       const previous = answerIn(messages[lastAnswer] as AIMessage);
-      const feedback = messages.slice(lastAnswer + 1).map((m) => m.text).join("\n");
+      const feedback = messages
+        .slice(lastAnswer + 1)
+        .map((m) => m.text)
+        .join("\n");
       const present = planned.filter((d) => previous !== undefined && exhibits(d, previous));
       for (const d of planned) if (!present.includes(d) || names(feedback, d)) remaining.delete(d.id);
       this.retries.push({ present: present.length, named: present.filter((d) => names(feedback, d)).length });
@@ -228,7 +231,16 @@ export async function runSideBySide(requests: EvalRequest[] = scenario()): Promi
         error = `${(e as Error).constructor.name}: ${(e as Error).message.split("\n")[0]}`;
       }
       const defects = planDefects(item.spec, item.request, item.difficulty, SEED).length;
-      records.push({ contender: contender.id, request: item.id, defects, calls: model.calls, tokens: model.inputTokens + model.outputTokens, retries: model.retries, result, error });
+      records.push({
+        contender: contender.id,
+        request: item.id,
+        defects,
+        calls: model.calls,
+        tokens: model.inputTokens + model.outputTokens,
+        retries: model.retries,
+        result,
+        error,
+      });
     }
   }
   return records;
@@ -258,11 +270,27 @@ function summaryRows(records: RunRecord[]) {
   });
 }
 
-const SUMMARY_HEADER = ["", "valid result", "invalid result returned", "no result (ended or threw)", "model calls per run", "tokens per run", "defects named by the retries' feedback"];
+const SUMMARY_HEADER = [
+  "",
+  "valid result",
+  "invalid result returned",
+  "no result (ended or threw)",
+  "model calls per run",
+  "tokens per run",
+  "defects named by the retries' feedback",
+];
 
 function detailTable(records: RunRecord[]): string {
   const label = (id: ContenderId) => CONTENDERS.find((c) => c.id === id)!.label;
-  const rows = records.map((r) => [r.request, label(r.contender), r.defects, r.calls, r.tokens, retriesText(r), r.result === "threw" ? `threw (${r.error})` : r.result]);
+  const rows = records.map((r) => [
+    r.request,
+    label(r.contender),
+    r.defects,
+    r.calls,
+    r.tokens,
+    retriesText(r),
+    r.result === "threw" ? `threw (${r.error})` : r.result,
+  ]);
   return table(["request", "setup", "defects in the first answer", "model calls", "tokens", "defects named per retry", "result"], rows);
 }
 

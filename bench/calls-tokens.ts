@@ -34,7 +34,12 @@ interface Contender {
 }
 
 const CONTENDERS: Contender[] = [
-  { id: "package-all", label: "this package, all errors", peer: "package-graph", feedback: "every schema error and rule violation, exact messages, in the package's retry prompt (request, previous answer, errors)" },
+  {
+    id: "package-all",
+    label: "this package, all errors",
+    peer: "package-graph",
+    feedback: "every schema error and rule violation, exact messages, in the package's retry prompt (request, previous answer, errors)",
+  },
   {
     id: "package-first",
     label: "this package, first error only",
@@ -46,7 +51,8 @@ const CONTENDERS: Contender[] = [
     id: "ai-sdk",
     label: "AI SDK `generateObject` in a loop",
     peer: "ai-sdk",
-    feedback: "the AI SDK's own error text (`NoObjectGeneratedError` message and its `TypeValidationError` cause, which carries the validator's messages) as a new user turn after the answer",
+    feedback:
+      "the AI SDK's own error text (`NoObjectGeneratedError` message and its `TypeValidationError` cause, which carries the validator's messages) as a new user turn after the answer",
   },
   {
     id: "wso",
@@ -58,12 +64,18 @@ const CONTENDERS: Contender[] = [
 
 /** The simulated model reads the package's prompt layout; a conversation (answer, then feedback as a new turn) is laid out the same way for it. */
 function simulatedPrompt(req: RecordedRequest): BaseMessage[] {
-  const system = req.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n");
+  const system = req.messages
+    .filter((m) => m.role === "system")
+    .map((m) => m.content)
+    .join("\n");
   const turns = req.messages.filter((m) => m.role !== "system");
   const first = turns[0]?.content ?? "";
   const lastAssistant = [...turns].reverse().find((m) => m.role === "assistant");
   const last = turns.at(-1)?.content ?? "";
-  const prompt = lastAssistant && !last.includes(PROMPT_HEADINGS.previousAnswer) ? `${first}\n\n${PROMPT_HEADINGS.previousAnswer}\n${lastAssistant.content}\n\n${last}` : last;
+  const prompt =
+    lastAssistant && !last.includes(PROMPT_HEADINGS.previousAnswer)
+      ? `${first}\n\n${PROMPT_HEADINGS.previousAnswer}\n${lastAssistant.content}\n\n${last}`
+      : last;
   return [new SystemMessage(system), new HumanMessage(prompt)];
 }
 
@@ -124,9 +136,27 @@ function report(rows: CallsTokensRow[], items: EvalRequest[]): BenchResult {
   const tokens = (r: CallsTokensRow) => r.promptTokens + r.completionTokens;
   const all = by("package-all");
   const comparisons = [
-    compare("model calls per valid output: package (all errors) vs first error only", perValid(all, all.calls), perValid(by("package-first"), by("package-first").calls), "calls", "first error only"),
-    compare("tokens per valid output: package (all errors) vs AI SDK loop", perValid(all, tokens(all)), perValid(by("ai-sdk"), tokens(by("ai-sdk"))), "tokens", "AI SDK generateObject loop"),
-    compare("tokens per valid output: package (all errors) vs withStructuredOutput loop", perValid(all, tokens(all)), perValid(by("wso"), tokens(by("wso"))), "tokens", "withStructuredOutput loop"),
+    compare(
+      "model calls per valid output: package (all errors) vs first error only",
+      perValid(all, all.calls),
+      perValid(by("package-first"), by("package-first").calls),
+      "calls",
+      "first error only",
+    ),
+    compare(
+      "tokens per valid output: package (all errors) vs AI SDK loop",
+      perValid(all, tokens(all)),
+      perValid(by("ai-sdk"), tokens(by("ai-sdk"))),
+      "tokens",
+      "AI SDK generateObject loop",
+    ),
+    compare(
+      "tokens per valid output: package (all errors) vs withStructuredOutput loop",
+      perValid(all, tokens(all)),
+      perValid(by("wso"), tokens(by("wso"))),
+      "tokens",
+      "withStructuredOutput loop",
+    ),
   ];
   const targets: Target[] = [
     {
@@ -142,7 +172,11 @@ function report(rows: CallsTokensRow[], items: EvalRequest[]): BenchResult {
   ];
   const checks = [
     { description: "every client was run on every request", ok: rows.every((r) => r.requests === items.length), detail: `${items.length} requests` },
-    { description: "every client made at least one model call per request", ok: rows.every((r) => r.calls >= r.requests), detail: rows.map((r) => `${r.id} ${r.calls}`).join(", ") },
+    {
+      description: "every client made at least one model call per request",
+      ok: rows.every((r) => r.calls >= r.requests),
+      detail: rows.map((r) => `${r.id} ${r.calls}`).join(", "),
+    },
   ];
   const markdown = [
     "## 8. Model calls and tokens per valid output (simulated model)",
@@ -157,10 +191,28 @@ function report(rows: CallsTokensRow[], items: EvalRequest[]): BenchResult {
       "messages, and the JSON Schema the AI SDK and `withStructuredOutput` send as `response_format`. instructor-js is not measured: it does not install beside zod 4 and openai 6 (section 7).",
     "",
     table(
-      ["client", "what it feeds back", "valid outputs", "model calls", "calls per valid output", "prompt tokens per valid output", "completion tokens per valid output", "tokens per valid output"],
+      [
+        "client",
+        "what it feeds back",
+        "valid outputs",
+        "model calls",
+        "calls per valid output",
+        "prompt tokens per valid output",
+        "completion tokens per valid output",
+        "tokens per valid output",
+      ],
       CONTENDERS.map((c) => {
         const r = by(c.id);
-        return [c.label, c.feedback, `${r.valid}/${r.requests}`, r.calls, fmt(perValid(r, r.calls)), fmt(perValid(r, r.promptTokens)), fmt(perValid(r, r.completionTokens)), fmt(perValid(r, tokens(r)))];
+        return [
+          c.label,
+          c.feedback,
+          `${r.valid}/${r.requests}`,
+          r.calls,
+          fmt(perValid(r, r.calls)),
+          fmt(perValid(r, r.promptTokens)),
+          fmt(perValid(r, r.completionTokens)),
+          fmt(perValid(r, tokens(r))),
+        ];
       }),
     ),
     "",

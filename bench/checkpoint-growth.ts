@@ -42,7 +42,11 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const text = (what: string, n: number) => `${what} ${n}: ` + "lorem ipsum dolor sit amet ".repeat(22);
     let call = 0;
     const model = (request: ModelRequest) =>
-      new ScriptedChatModel({ answers: [() => (request.role === "evaluator" ? `${text("evaluation", call++)}\nFinal score: 6` : text(request.role, call++))], repeat: true, record: false });
+      new ScriptedChatModel({
+        answers: [() => (request.role === "evaluator" ? `${text("evaluation", call++)}\nFinal score: 6` : text(request.role, call++))],
+        repeat: true,
+        record: false,
+      });
     const graph = buildReflexionGraph({ model, checkpointer: saver });
     const threadId = `growth-${Date.now()}`;
     const out = await graph.invoke(

@@ -143,7 +143,12 @@ export const sink = { value: 0 as unknown };
  */
 export function ownLoop<T>(): (fn: (input: T) => unknown, inputs: readonly T[], iterations: number) => unknown {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
-  return new Function("fn", "inputs", "iterations", "let last; for (let i = 0; i < iterations; i++) for (let k = 0; k < inputs.length; k++) last = fn(inputs[k]); return last;") as never;
+  return new Function(
+    "fn",
+    "inputs",
+    "iterations",
+    "let last; for (let i = 0; i < iterations; i++) for (let k = 0; k < inputs.length; k++) last = fn(inputs[k]); return last;",
+  ) as never;
 }
 
 /** One timed round of a variant: CPU and wall time per call, in nanoseconds. */
@@ -285,7 +290,9 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 /** A comparison's ratio as the reports print it: the median, and the min–max over repetitions when there are several. */
 export function fmtComparisonRatio(c: Comparison): string {
-  return c.ratios.length > 1 ? `${fmtRatio(c.ratio)} (${fmtRatio(Math.min(...c.ratios))}–${fmtRatio(Math.max(...c.ratios))}, ${c.ratios.length} reps)` : fmtRatio(c.ratio);
+  return c.ratios.length > 1
+    ? `${fmtRatio(c.ratio)} (${fmtRatio(Math.min(...c.ratios))}–${fmtRatio(Math.max(...c.ratios))}, ${c.ratios.length} reps)`
+    : fmtRatio(c.ratio);
 }
 
 /** median (min–max) of a list of numbers. */
@@ -312,7 +319,6 @@ export function targetLines(targets: readonly Target[]): string {
 export function checkLines(checks: BenchResult["checks"]): string {
   return checks.map((c) => `- ${c.ok ? "✅" : "❌"} ${c.description}${c.detail ? ` (${c.detail})` : ""}`).join("\n");
 }
-
 
 /** The comparisons, targets and checks of a benchmark, as the lines every report section ends its figures with. */
 export function outcomeBlocks(comparisons: readonly Comparison[], targets: readonly Target[], checks: BenchResult["checks"]): string {

@@ -226,14 +226,16 @@ async function clientWorker(baseUrl: string, runs: number, warmup: number): Prom
   // Warm-up: load and compile everything once; open some connections.
   await Promise.all(Array.from({ length: warmup }, (_, i) => graphRun(i)));
   const profiled = await profile(() => phase(runs, graphRun), 200);
-  return { phase: profiled.result, maxRssMb: process.resourceUsage().maxRSS / 1024, undici: process.versions.undici ?? "unknown", profile: summarizeProfile(profiled.profile, 12) };
+  return {
+    phase: profiled.result,
+    maxRssMb: process.resourceUsage().maxRSS / 1024,
+    undici: process.versions.undici ?? "unknown",
+    profile: summarizeProfile(profiled.profile, 12),
+  };
 }
 
 type Ending =
-  | { kind: "valid"; attempts: unknown }
-  | { kind: "explicit-failure"; what: string }
-  | { kind: "provider-error"; what: string }
-  | { kind: "lost"; what: string };
+  { kind: "valid"; attempts: unknown } | { kind: "explicit-failure"; what: string } | { kind: "provider-error"; what: string } | { kind: "lost"; what: string };
 
 const prefix = (text: string, max = 120) => (text.length <= max ? text : `${text.slice(0, max)}…`);
 

@@ -49,9 +49,15 @@ function profileSection(p: ProfileSummary, runs: number): string {
   return [
     `Where the package graph's CPU goes with ${runs} runs at once (a pass of its own, in its own process, under the CPU profiler, not timed above; ${fmt(p.totalMs)} ms of samples):`,
     "",
-    table(["package", "self ms", "share"], p.categories.slice(0, 10).map((c) => [c.category, fmt(c.selfMs), pct(c.share)])),
+    table(
+      ["package", "self ms", "share"],
+      p.categories.slice(0, 10).map((c) => [c.category, fmt(c.selfMs), pct(c.share)]),
+    ),
     "",
-    table(["function", "where", "self ms", "share"], p.functions.slice(0, 10).map((f) => [f.name, f.location || "—", fmt(f.selfMs), pct(f.share)])),
+    table(
+      ["function", "where", "self ms", "share"],
+      p.functions.slice(0, 10).map((f) => [f.name, f.location || "—", fmt(f.selfMs), pct(f.share)]),
+    ),
   ].join("\n");
 }
 
@@ -192,7 +198,17 @@ export async function run(opts: ConcurrencyOptions): Promise<ConcurrencyResult> 
     return { interleaved, graph };
   });
   const faulty = await withServer<FaultWorkerResult>([...serverArgs, "--fail-every", String(FAIL_EVERY)], (baseUrl) =>
-    runChild<FaultWorkerResult>("./concurrency-worker.ts", ["--faults", "--base-url", baseUrl, "--runs", String(runs), "--warmup", String(warmup), "--deadline-ms", String(deadlineMs)]),
+    runChild<FaultWorkerResult>("./concurrency-worker.ts", [
+      "--faults",
+      "--base-url",
+      baseUrl,
+      "--runs",
+      String(runs),
+      "--warmup",
+      String(warmup),
+      "--deadline-ms",
+      String(deadlineMs),
+    ]),
   );
   const faults = faultSummary(faulty);
   return { ...report(main.result, main.stats, faulty.result, faulty.stats, runs, latencyMs, warmup), faults, interleaved: main.result.interleaved };
@@ -248,7 +264,15 @@ const FLOOR: ClientName = "langgraph-floor";
 const BASELINE: ClientName = "openai-ajv";
 const RAW: ClientName = "raw-http";
 
-function report(r: MainPhases, server: ServerStats, fw: FaultWorkerResult, faultServer: ServerStats, runs: number, latencyMs: number, warmup: number): BenchResult {
+function report(
+  r: MainPhases,
+  server: ServerStats,
+  fw: FaultWorkerResult,
+  faultServer: ServerStats,
+  runs: number,
+  latencyMs: number,
+  warmup: number,
+): BenchResult {
   const idealMs = ATTEMPTS_PER_RUN * latencyMs;
   const il = r.interleaved;
   const g = r.graph.phase;
@@ -258,11 +282,29 @@ function report(r: MainPhases, server: ServerStats, fw: FaultWorkerResult, fault
   const ir = (c: ClientName, ref: ClientName) => cycleRatios(il, c, ref, "cpuPerAttempt");
   const packageWall = median(wall(PACKAGE));
   const comparisons = [
-    compareRepeated(`package graph vs its framework floor: CPU per attempt, ${runs} at once`, cpu(PACKAGE), cpu(FLOOR), "µs", "minimal two-node LangGraph graph"),
+    compareRepeated(
+      `package graph vs its framework floor: CPU per attempt, ${runs} at once`,
+      cpu(PACKAGE),
+      cpu(FLOOR),
+      "µs",
+      "minimal two-node LangGraph graph",
+    ),
     compareRepeated(`package graph vs the openai SDK + validator loop: CPU per attempt, ${runs} at once`, cpu(PACKAGE), cpu(BASELINE), "µs", "openai SDK loop"),
     compareRepeated(`package graph vs the raw floor: CPU per attempt, ${runs} at once`, cpu(PACKAGE), cpu(RAW), "µs", "raw node:http + JSON.parse + validator"),
-    compareRepeated(`package graph vs its framework floor: wall time of ${runs} runs at once`, wall(PACKAGE), wall(FLOOR), "ms", "minimal two-node LangGraph graph"),
-    compareRepeated(`raw floor: wall time of ${runs} runs at once`, wall(RAW), wall(RAW).map(() => idealMs), "ms", `ideal (${ATTEMPTS_PER_RUN} attempts × ${latencyMs} ms)`),
+    compareRepeated(
+      `package graph vs its framework floor: wall time of ${runs} runs at once`,
+      wall(PACKAGE),
+      wall(FLOOR),
+      "ms",
+      "minimal two-node LangGraph graph",
+    ),
+    compareRepeated(
+      `raw floor: wall time of ${runs} runs at once`,
+      wall(RAW),
+      wall(RAW).map(() => idealMs),
+      "ms",
+      `ideal (${ATTEMPTS_PER_RUN} attempts × ${latencyMs} ms)`,
+    ),
     compare(`package graph, ${FAULT_LABEL.toLowerCase()}, vs without: wall time`, fw.faults.wallMs, packageWall, "ms", "no failures (interleaved median)"),
   ];
   const target = (description: string, ratios: number[], limit: number): Target => ({
@@ -318,7 +360,10 @@ function report(r: MainPhases, server: ServerStats, fw: FaultWorkerResult, fault
     spread(ir(c, BASELINE), fmtRatio),
     spread(ir(c, FLOOR), fmtRatio),
     spread(wall(c)),
-    spread(wall(c).map((w) => w / idealMs), fmtRatio),
+    spread(
+      wall(c).map((w) => w / idealMs),
+      fmtRatio,
+    ),
   ]);
   const markdown = [
     `## 3. Concurrency: ${runs.toLocaleString("en-US")} runs at once`,
@@ -330,13 +375,16 @@ function report(r: MainPhases, server: ServerStats, fw: FaultWorkerResult, fault
       "CPU time is `process.cpuUsage()` of the process over the block ÷ its attempts; each cell is the median (min–max) over the cycles, each ratio taken within a cycle. " +
       `Load average (1 / 5 / 15 min): ${fmtLoad(il.loadBefore)} before, ${fmtLoad(il.loadAfter)} after.`,
     "",
-    table(["client", "CPU µs/attempt", "÷ raw floor", "÷ openai SDK loop", "÷ minimal LangGraph graph", `wall ms of ${runs} runs`, `÷ ideal (${idealMs} ms)`], clientRows),
+    table(
+      ["client", "CPU µs/attempt", "÷ raw floor", "÷ openai SDK loop", "÷ minimal LangGraph graph", `wall ms of ${runs} runs`, `÷ ideal (${idealMs} ms)`],
+      clientRows,
+    ),
     "",
     outcomeBlocks(comparisons, targets, checks),
     "",
     `Every client is bound by its own CPU at this size: the work of all runs is serialised on one JavaScript thread, so wall time ≈ max(ideal, client CPU time); even the raw floor takes ${fmtRatio(median(wall(RAW)) / idealMs)} the ideal. ` +
       `Connection limits: the clients that call the global \`fetch\` use Node's bundled undici (${r.graph.undici}), whose default dispatcher opens as many connections per origin as there are requests ` +
-      "(`connections: null`, no per-origin cap), so nothing needs configuring. The check above shows it for the package's graph, in a pass of its own (below): \"on the wire\" counts requests whose headers undici has sent on a socket and whose response has not arrived " +
+      '(`connections: null`, no per-origin cap), so nothing needs configuring. The check above shows it for the package\'s graph, in a pass of its own (below): "on the wire" counts requests whose headers undici has sent on a socket and whose response has not arrived ' +
       "(from undici's diagnostics channels), so a connection cap would bound it. " +
       `The scripted server used ${fmt(server.cpuMs)} ms of CPU in its own process for ${server.requests} requests.`,
     "",
@@ -372,7 +420,18 @@ function faultSection(fw: FaultWorkerResult, server: ServerStats, checks: BenchR
       "or lost (still pending at the deadline, or any other ending).",
     "",
     table(
-      ["client", "runs", "valid", "explicit failure", "provider error", "lost", "wall ms", "client CPU ms", "requests sent (retries included)", "503 answers received"],
+      [
+        "client",
+        "runs",
+        "valid",
+        "explicit failure",
+        "provider error",
+        "lost",
+        "wall ms",
+        "client CPU ms",
+        "requests sent (retries included)",
+        "503 answers received",
+      ],
       [[FAULT_LABEL, f.runs, f.valid, f.explicitFailure, f.providerError, f.lost, fmt(f.wallMs), fmt(f.cpuMs), f.requests, f.faultAnswers]],
     ),
     "",

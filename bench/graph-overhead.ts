@@ -49,17 +49,26 @@ const REFLEXION_LOOPS = 3;
 /** Named pieces of work whose inclusive share of the graph's profile is reported. Function names as they are in the installed code. */
 const HOTSPOTS: Hotspot[] = [
   {
-    label: "langsmith: `RunTree` constructor (langsmith/lib/run_trees.mjs) called from `runWithConfig` (@langchain/core singletons/async_local_storage), tracing off",
+    label:
+      "langsmith: `RunTree` constructor (langsmith/lib/run_trees.mjs) called from `runWithConfig` (@langchain/core singletons/async_local_storage), tracing off",
     functionName: "RunTree",
     urlIncludes: "langsmith/lib/run_trees",
     under: { functionName: "runWithConfig", urlIncludes: "@langchain/core/dist/singletons/async_local_storage" },
   },
   { label: "langsmith: `RunTree` constructor, from anywhere", functionName: "RunTree", urlIncludes: "langsmith/lib/run_trees" },
-  { label: "@langchain/core: `getTraceableRunTree` (tracer_langchain.js; looks for a RunTree to trace under)", functionName: "getTraceableRunTree", urlIncludes: "@langchain/core" },
+  {
+    label: "@langchain/core: `getTraceableRunTree` (tracer_langchain.js; looks for a RunTree to trace under)",
+    functionName: "getTraceableRunTree",
+    urlIncludes: "@langchain/core",
+  },
   { label: "@langchain/core: callback manager set-up (`_configureSync`)", functionName: "_configureSync", urlIncludes: "@langchain/core" },
   { label: "LangGraph: preparing the next tasks (`_prepareNextTasks`)", functionName: "_prepareNextTasks", urlIncludes: "@langchain/langgraph" },
   { label: "LangGraph: checkpoint object per step (`_putCheckpoint`), no checkpointer", functionName: "_putCheckpoint", urlIncludes: "@langchain/langgraph" },
-  { label: "package: run configuration per node (`ensureValidationConfig`)", functionName: "ensureValidationConfig", urlIncludes: "src/validation/configuration" },
+  {
+    label: "package: run configuration per node (`ensureValidationConfig`)",
+    functionName: "ensureValidationConfig",
+    urlIncludes: "src/validation/configuration",
+  },
   { label: "package: parser (`extractJson`)", functionName: "extractJson", urlIncludes: "src/shared/json" },
   { label: "package: validator (`judgeSchemaAndRules`)", functionName: "judgeSchemaAndRules", urlIncludes: "src/specs/validate" },
 ];
@@ -68,17 +77,23 @@ const inLib = (frame: CallFrame, lib: string) => frame.url.includes(`/node_modul
 /** Disjoint buckets of the profile, first match wins (see stackBreakdown); what no rule takes goes by its leaf's package. */
 const BUCKETS: BucketRule[] = [
   { label: "garbage collection", where: "leaf", match: (f) => f.functionName === "(garbage collector)" },
-  { label: "langsmith `RunTree` built per runnable call, tracing off (inclusive)", where: "stack", match: (f) => f.functionName === "RunTree" && f.url.includes("langsmith/lib/run_trees") },
+  {
+    label: "langsmith `RunTree` built per runnable call, tracing off (inclusive)",
+    where: "stack",
+    match: (f) => f.functionName === "RunTree" && f.url.includes("langsmith/lib/run_trees"),
+  },
   { label: "the validator (inclusive)", where: "stack", match: (f) => f.functionName === "judgeSchemaAndRules" && f.url.includes("src/specs/validate") },
   {
     label: "LangGraph checkpoint objects built every step, no checkpointer (inclusive)",
     where: "stack",
-    match: (f) => ["_putCheckpoint", "createCheckpoint", "copyCheckpoint", "emptyCheckpoint"].includes(f.functionName) && f.url.includes("@langchain/langgraph"),
+    match: (f) =>
+      ["_putCheckpoint", "createCheckpoint", "copyCheckpoint", "emptyCheckpoint"].includes(f.functionName) && f.url.includes("@langchain/langgraph"),
   },
   {
     label: "async-context hooks (AsyncLocalStorage, promise hooks)",
     where: "leaf",
-    match: (f) => /^node:(internal\/)?(async_hooks|async_local_storage|async_context_frame)/.test(f.url) || /^promise(Init|Before|After|Resolve)Hook$/.test(f.functionName),
+    match: (f) =>
+      /^node:(internal\/)?(async_hooks|async_local_storage|async_context_frame)/.test(f.url) || /^promise(Init|Before|After|Resolve)Hook$/.test(f.functionName),
   },
 ];
 const BUCKET_OF_CATEGORY: Record<string, string> = {
@@ -102,9 +117,27 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const rep = inProcess.samples;
   const perAttempt = (name: string) => rep.get(name)!.map((s) => s.cpuNs / 1000);
   const comparisons = [
-    compareRepeated("package graph vs its framework floor, in-process model: CPU per attempt", perAttempt(V.graph), perAttempt(V.floor), "µs", "minimal two-node LangGraph graph, same calls"),
-    compareRepeated("generateValidated vs a prebuilt graph's invoke, in-process model: CPU per run", perAttempt(V.generate), perAttempt(V.prebuilt), "µs", "the compiled graph's invoke"),
-    compareRepeated(`Reflexion graph vs its minimal LangGraph floor, in-process model: CPU per model call`, perAttempt(V.reflexion), perAttempt(V.reflexionFloor), "µs", "minimal LangGraph graph, same model calls"),
+    compareRepeated(
+      "package graph vs its framework floor, in-process model: CPU per attempt",
+      perAttempt(V.graph),
+      perAttempt(V.floor),
+      "µs",
+      "minimal two-node LangGraph graph, same calls",
+    ),
+    compareRepeated(
+      "generateValidated vs a prebuilt graph's invoke, in-process model: CPU per run",
+      perAttempt(V.generate),
+      perAttempt(V.prebuilt),
+      "µs",
+      "the compiled graph's invoke",
+    ),
+    compareRepeated(
+      `Reflexion graph vs its minimal LangGraph floor, in-process model: CPU per model call`,
+      perAttempt(V.reflexion),
+      perAttempt(V.reflexionFloor),
+      "µs",
+      "minimal LangGraph graph, same model calls",
+    ),
   ];
   const graphVsFloor = ratioStats(perAttempt(V.graph), perAttempt(V.floor));
   const runTreeShare = overHttp.hotspots[0].share;
@@ -124,8 +157,16 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     },
   ];
   const checks = [
-    { description: `every timed in-process run ended as scripted (validation: valid after exactly ${ATTEMPTS_PER_RUN} attempts; Reflexion: ${REFLEXION_LOOPS} loops of 3 model calls)`, ok: inProcess.wrongRuns === 0, detail: `${inProcess.wrongRuns} wrong runs` },
-    { description: "every profiled run over HTTP ended valid after exactly 2 attempts", ok: overHttp.wrongRuns === 0, detail: `${overHttp.wrongRuns} wrong runs` },
+    {
+      description: `every timed in-process run ended as scripted (validation: valid after exactly ${ATTEMPTS_PER_RUN} attempts; Reflexion: ${REFLEXION_LOOPS} loops of 3 model calls)`,
+      ok: inProcess.wrongRuns === 0,
+      detail: `${inProcess.wrongRuns} wrong runs`,
+    },
+    {
+      description: "every profiled run over HTTP ended valid after exactly 2 attempts",
+      ok: overHttp.wrongRuns === 0,
+      detail: `${overHttp.wrongRuns} wrong runs`,
+    },
     {
       description: "the RunTree observation saw every node call (tracing off in this process)",
       ok: runTree.nodeCalls === runTree.expectedCalls && !runTree.tracingOn,
@@ -159,9 +200,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         [V.graph, spread(perAttempt(V.graph)), fmt(median(rep.get(V.graph)!.map((s) => s.wallNs / 1000))), spread(graphVsFloor.ratios, fmtRatio)],
         [V.floor, spread(perAttempt(V.floor)), fmt(median(rep.get(V.floor)!.map((s) => s.wallNs / 1000))), "—"],
         [V.loop, spread(perAttempt(V.loop)), fmt(median(rep.get(V.loop)!.map((s) => s.wallNs / 1000))), "—"],
-        [V.generate, spread(perAttempt(V.generate)), fmt(median(rep.get(V.generate)!.map((s) => s.wallNs / 1000))), spread(ratioStats(perAttempt(V.generate), perAttempt(V.prebuilt)).ratios, fmtRatio) + " (÷ prebuilt invoke)"],
+        [
+          V.generate,
+          spread(perAttempt(V.generate)),
+          fmt(median(rep.get(V.generate)!.map((s) => s.wallNs / 1000))),
+          spread(ratioStats(perAttempt(V.generate), perAttempt(V.prebuilt)).ratios, fmtRatio) + " (÷ prebuilt invoke)",
+        ],
         [V.prebuilt, spread(perAttempt(V.prebuilt)), fmt(median(rep.get(V.prebuilt)!.map((s) => s.wallNs / 1000))), "—"],
-        [V.reflexion, spread(perAttempt(V.reflexion)), fmt(median(rep.get(V.reflexion)!.map((s) => s.wallNs / 1000))), spread(ratioStats(perAttempt(V.reflexion), perAttempt(V.reflexionFloor)).ratios, fmtRatio)],
+        [
+          V.reflexion,
+          spread(perAttempt(V.reflexion)),
+          fmt(median(rep.get(V.reflexion)!.map((s) => s.wallNs / 1000))),
+          spread(ratioStats(perAttempt(V.reflexion), perAttempt(V.reflexionFloor)).ratios, fmtRatio),
+        ],
         [V.reflexionFloor, spread(perAttempt(V.reflexionFloor)), fmt(median(rep.get(V.reflexionFloor)!.map((s) => s.wallNs / 1000))), "—"],
       ],
     ),
@@ -238,7 +289,11 @@ async function inProcessRounds(opts: BenchOptions) {
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
   const valid = JSON.stringify(spec.example);
-  const brokenRules = JSON.stringify({ ...(spec.example as object), replicas: 8, health_check: { path: "/healthz", timeout_seconds: 30, interval_seconds: 10 } });
+  const brokenRules = JSON.stringify({
+    ...(spec.example as object),
+    replicas: 8,
+    health_check: { path: "/healthz", timeout_seconds: 30, interval_seconds: 10 },
+  });
   const brokenSchema = JSON.stringify({ service_name: "Payments API", replicas: "8", resources: { cpu_limit: 0.5 } });
   // Every run: two invalid answers, then a valid one: three attempts. Each variant has its own model, so each stays in step.
   const answers = [brokenSchema, brokenRules, valid];
@@ -256,7 +311,11 @@ async function inProcessRounds(opts: BenchOptions) {
   let reflexionCalls = 0;
   let floorCalls = 0;
   const roleModel = (role: string, count: () => void) =>
-    new ScriptedChatModel({ answers: [() => (count(), role === "evaluator" ? `${text("evaluation")}\nFinal score: 3` : text(role))], repeat: true, record: false });
+    new ScriptedChatModel({
+      answers: [() => (count(), role === "evaluator" ? `${text("evaluation")}\nFinal score: 3` : text(role))],
+      repeat: true,
+      record: false,
+    });
   const reflexionModels = new Map<string, InstanceType<typeof ScriptedChatModel>>();
   const reflexion = buildReflexionGraph({
     model: (request) => {
@@ -265,7 +324,11 @@ async function inProcessRounds(opts: BenchOptions) {
       return m;
     },
   });
-  const floorModels = { actor: roleModel("actor", () => floorCalls++), evaluator: roleModel("evaluator", () => floorCalls++), reflector: roleModel("reflector", () => floorCalls++) };
+  const floorModels = {
+    actor: roleModel("actor", () => floorCalls++),
+    evaluator: roleModel("evaluator", () => floorCalls++),
+    reflector: roleModel("reflector", () => floorCalls++),
+  };
   const ReflexionFloorState = Annotation.Root({
     task: Annotation<string>(),
     response: Annotation<string>(),

@@ -21,7 +21,16 @@ import { compiled } from "./compiled.js";
 import type { ClientName } from "./peer-clients.js";
 
 /** Every client measured interleaved, cheapest first. */
-export const INTERLEAVED_CLIENTS: ClientName[] = ["raw-http", "openai-ajv", "chatopenai-loop", "ai-sdk", "with-structured-output", "langgraph-floor", "floor-package-model", "package-graph"];
+export const INTERLEAVED_CLIENTS: ClientName[] = [
+  "raw-http",
+  "openai-ajv",
+  "chatopenai-loop",
+  "ai-sdk",
+  "with-structured-output",
+  "langgraph-floor",
+  "floor-package-model",
+  "package-graph",
+];
 
 export interface BlockSample {
   runs: number;
@@ -99,7 +108,13 @@ export async function runInterleaved(opts: InterleavedOptions): Promise<Interlea
     const wallMs = (nowNs() - t0) / 1e6;
     const cpu = cpuUs(cpu0);
     totalRuns += runs;
-    return { runs, attempts: outcomes.reduce((n, o) => n + o.attempts, 0), okRuns: outcomes.filter((o) => o.success && o.attempts === 2).length, cpuUs: cpu, wallMs };
+    return {
+      runs,
+      attempts: outcomes.reduce((n, o) => n + o.attempts, 0),
+      okRuns: outcomes.filter((o) => o.success && o.attempts === 2).length,
+      cpuUs: cpu,
+      wallMs,
+    };
   };
 
   const loadBefore = loadavg();
@@ -122,7 +137,18 @@ export async function runInterleaved(opts: InterleavedOptions): Promise<Interlea
     opts.log?.(`cycle ${cycle + 1}/${opts.cycles}: ${order.join(", ")}`);
     for (const client of order) blocks[client].push(await block(client, runsPerBlock[client], (cycle + 1) * 100_000));
   }
-  return { mode: opts.atOnce ? "at once" : "one at a time", clients, runsPerBlock, blockMs: opts.atOnce ? undefined : opts.blockMs, warmup: opts.warmup, blocks, orders, totalRuns, loadBefore, loadAfter: loadavg() };
+  return {
+    mode: opts.atOnce ? "at once" : "one at a time",
+    clients,
+    runsPerBlock,
+    blockMs: opts.atOnce ? undefined : opts.blockMs,
+    warmup: opts.warmup,
+    blocks,
+    orders,
+    totalRuns,
+    loadBefore,
+    loadAfter: loadavg(),
+  };
 }
 
 /** A figure of a block: CPU µs per attempt, wall µs per attempt, or the block's wall time in ms. */

@@ -231,7 +231,15 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const searchLabel = (size: number) => `search at ${size.toLocaleString("en-US")} entries: scanRelevantMemories vs LongTermMemory.search`;
   for (const r of results) {
     comparisons.push(compareRepeated(searchLabel(r.size), r.paired.scanSearch, r.paired.search, "µs", "LongTermMemory.search"));
-    comparisons.push(compareRepeated(`insert at ${r.size.toLocaleString("en-US")} entries: Jaccard scan vs LongTermMemory.add`, r.paired.scanInsert, r.paired.insert, "µs", "LongTermMemory.add"));
+    comparisons.push(
+      compareRepeated(
+        `insert at ${r.size.toLocaleString("en-US")} entries: Jaccard scan vs LongTermMemory.add`,
+        r.paired.scanInsert,
+        r.paired.insert,
+        "µs",
+        "LongTermMemory.add",
+      ),
+    );
   }
   const largest = results[results.length - 1];
   const largestSearch = comparisons.find((c) => c.label === searchLabel(largest.size)) as Comparison;
@@ -267,7 +275,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     },
     ...(typeof two === "string"
       ? []
-      : [{ description: "the reading process indexed every entry the writing process added", ok: two.seenByReader === two.added, detail: `${two.seenByReader} of ${two.added}` }]),
+      : [
+          {
+            description: "the reading process indexed every entry the writing process added",
+            ok: two.seenByReader === two.added,
+            detail: `${two.seenByReader} of ${two.added}`,
+          },
+        ]),
   ];
   const rows = results.flatMap((r) => [
     { label: `insert p50 @${r.size}`, value: r.insert.p50, unit: "µs" },
@@ -311,7 +325,15 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       "The scan and the index answer the same queries and insert the same entries, so each ratio is taken per query (per entry), the scan's time ÷ the index's, and the median of those is reported.",
     "",
     table(
-      ["entries", "insert p50 / p95 µs", "scan insert p50 / p95 µs", "search p50 / p95 µs", "scan search p50 / p95 µs", "scan ÷ index, per query (median)", "queries (index / scan)"],
+      [
+        "entries",
+        "insert p50 / p95 µs",
+        "scan insert p50 / p95 µs",
+        "search p50 / p95 µs",
+        "scan search p50 / p95 µs",
+        "scan ÷ index, per query (median)",
+        "queries (index / scan)",
+      ],
       results.map((r) => [
         r.size.toLocaleString("en-US"),
         `${fmt(r.insert.p50)} / ${fmt(r.insert.p95)}`,
@@ -334,7 +356,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
 }
 
 function withP99(values: number[]) {
-  return { ...summarize(values), p99: percentile([...values].sort((a, b) => a - b), 99) };
+  return {
+    ...summarize(values),
+    p99: percentile(
+      [...values].sort((a, b) => a - b),
+      99,
+    ),
+  };
 }
 
 /** The store namespace the two-process case uses. */
@@ -404,9 +432,13 @@ async function twoProcessCase(size: number, queries: number): Promise<TwoProcess
     };
     const idle = await timeQueries();
 
-    const child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(new URL("./memory-writer.ts", import.meta.url)), "--url", url, "--schema", schema, "--capacity", String(capacity)], {
-      stdio: ["pipe", "pipe", "inherit"],
-    });
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("./memory-writer.ts", import.meta.url)), "--url", url, "--schema", schema, "--capacity", String(capacity)],
+      {
+        stdio: ["pipe", "pipe", "inherit"],
+      },
+    );
     const lines = createInterface({ input: child.stdout! });
     const next = (prefix: string) =>
       new Promise<string>((resolve, reject) => {

@@ -69,11 +69,20 @@ export function benchSpec(): Spec {
 export const defaultRequest = (i: number) => `A deployment config for payments-api with 8 replicas (run ${i})`;
 
 /** The feedback the conversation-style loops send: the validator's messages, one a line. */
-const feedback = (errors: readonly string[]) => `The JSON did not pass validation:\n${errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`;
+const feedback = (errors: readonly string[]) =>
+  `The JSON did not pass validation:\n${errors.map((e) => `- ${e}`).join("\n")}\nReply with the corrected JSON object only.`;
 
 function chatOpenAI(baseUrl: string): ChatOpenAI {
   // The same settings as the package's createChatModel (src/models.ts).
-  return new ChatOpenAI({ model: MODEL, temperature: 0, apiKey: "bench-key", configuration: { baseURL: baseUrl }, timeout: 120_000, maxRetries: CLIENT_RETRIES, streamUsage: true });
+  return new ChatOpenAI({
+    model: MODEL,
+    temperature: 0,
+    apiKey: "bench-key",
+    configuration: { baseURL: baseUrl },
+    timeout: 120_000,
+    maxRetries: CLIENT_RETRIES,
+    streamUsage: true,
+  });
 }
 
 /** The package's environment for the benchmark's server: the same timeout and retries as every other client. */
@@ -169,7 +178,11 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
         new Promise<string>((resolve, reject) => {
           const req = httpRequest(
             url,
-            { method: "POST", agent, headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench-key" } },
+            {
+              method: "POST",
+              agent,
+              headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), authorization: "Bearer bench-key" },
+            },
             (res) => {
               const chunks: Buffer[] = [];
               res.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -273,7 +286,10 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
             }
             // The AI SDK's own error text (the cause carries the validator's message) goes back to the model.
             const cause = error.cause instanceof Error ? error.cause.message : "";
-            messages.push({ role: "assistant", content: error.text ?? "" }, { role: "user", content: `${error.message}\n${cause}\nReply with the corrected JSON object only.` });
+            messages.push(
+              { role: "assistant", content: error.text ?? "" },
+              { role: "user", content: `${error.message}\n${cause}\nReply with the corrected JSON object only.` },
+            );
           }
         }
       };

@@ -41,7 +41,8 @@ let record: number[] | undefined;
 let held: (() => void)[] | undefined;
 const realFetch = globalThis.fetch;
 globalThis.fetch = async (input: Parameters<typeof fetch>[0], init?: Parameters<typeof fetch>[1]) => {
-  if (record) record.push(typeof init?.body === "string" ? Buffer.byteLength(init.body) : input instanceof Request ? (await input.clone().arrayBuffer()).byteLength : -1);
+  if (record)
+    record.push(typeof init?.body === "string" ? Buffer.byteLength(init.body) : input instanceof Request ? (await input.clone().arrayBuffer()).byteLength : -1);
   if (held) await new Promise<void>((resolve) => held!.push(resolve));
   return realFetch(input, init);
 };
@@ -159,7 +160,14 @@ async function main(argv: string[]): Promise<void> {
     if (i < 0 || argv[i + 1] === undefined) throw new Error(`${name} is required`);
     return argv[i + 1];
   };
-  const result = await runPeerWorker(arg("--peer") as PeerName, arg("--url1"), arg("--urln"), Number(arg("--runs1")), Number(arg("--runsn")), Number(argv.includes("--warmup") ? arg("--warmup") : 20));
+  const result = await runPeerWorker(
+    arg("--peer") as PeerName,
+    arg("--url1"),
+    arg("--urln"),
+    Number(arg("--runs1")),
+    Number(arg("--runsn")),
+    Number(argv.includes("--warmup") ? arg("--warmup") : 20),
+  );
   process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
 }
 

@@ -77,11 +77,23 @@ function stopServer(server: ChildProcess): void {
 }
 
 /** The interleaved measurement in a process of its own (so the harness's heap is not in it). */
-export async function runInterleavedWorker(baseUrl: string, args: { runs: number; blockMs?: number; cycles: number; warmup: number; atOnce: boolean; seed?: number }): Promise<InterleavedResult> {
+export async function runInterleavedWorker(
+  baseUrl: string,
+  args: { runs: number; blockMs?: number; cycles: number; warmup: number; atOnce: boolean; seed?: number },
+): Promise<InterleavedResult> {
   const worker = spawnTs(
     "./interleaved.ts",
     [
-      "--url", baseUrl, "--runs", String(args.runs), "--cycles", String(args.cycles), "--warmup", String(args.warmup), "--seed", String(args.seed ?? 1),
+      "--url",
+      baseUrl,
+      "--runs",
+      String(args.runs),
+      "--cycles",
+      String(args.cycles),
+      "--warmup",
+      String(args.warmup),
+      "--seed",
+      String(args.seed ?? 1),
       ...(args.blockMs === undefined ? [] : ["--block-ms", String(args.blockMs)]),
       ...(args.atOnce ? ["--at-once"] : []),
     ],
@@ -130,7 +142,13 @@ export async function run(opts: PeersOptions): Promise<PeersResult> {
   let separateLoad: PeersResult["separateLoad"];
   try {
     process.stderr.write(`bench: peers: interleaved, ${cycles} cycles\n`);
-    interleaved = await runInterleavedWorker(direct.baseUrl, { runs: opts.quick ? 2 : 10, blockMs: opts.quick ? 20 : 250, cycles, warmup: opts.quick ? 2 : 200, atOnce: false });
+    interleaved = await runInterleavedWorker(direct.baseUrl, {
+      runs: opts.quick ? 2 : 10,
+      blockMs: opts.quick ? 20 : 250,
+      cycles,
+      warmup: opts.quick ? 2 : 200,
+      atOnce: false,
+    });
     const before = loadavg();
     for (let r = 0; r < repetitions; r++) {
       // A rotated order, so no client always runs first or last on a busy machine.
@@ -218,7 +236,10 @@ function report(
     spread(values(p, "cpuN")),
     spread(ratios(p, "cpuN", BASELINE), fmtRatio),
     spread(values(p, "wallN")),
-    spread(values(p, "wallN").map((w) => w / idealMs), fmtRatio),
+    spread(
+      values(p, "wallN").map((w) => w / idealMs),
+      fmtRatio,
+    ),
   ]);
   const memoryRows = PEERS.map((p) => [
     PEER_LABELS[p],
@@ -230,17 +251,27 @@ function report(
     spread(values(p, "firstBytes")),
     spread(values(p, "retryBytes")),
   ]);
-  const agreementRows = AGREEMENT_PAIRS.map(([c, ref]) => ({ label: `${PEER_LABELS[c]} ÷ ${PEER_LABELS[ref]}`, interleaved: ir(c, ref), separate: ratios(c, "cpu1", ref) }));
+  const agreementRows = AGREEMENT_PAIRS.map(([c, ref]) => ({
+    label: `${PEER_LABELS[c]} ÷ ${PEER_LABELS[ref]}`,
+    interleaved: ir(c, ref),
+    separate: ratios(c, "cpu1", ref),
+  }));
   const gaps = agreementRows.map((r) => Math.abs(median(r.separate) / median(r.interleaved) - 1));
 
   const cmp = (label: string, c: ClientName, ref: ClientName, referenceLabel: string) => compareRepeated(label, cpu(c), cpu(ref), "µs", referenceLabel);
-  const sep = (label: string, figure: Figure, unit: string) => compareRepeated(label, values(PACKAGE, figure), values(FLOOR, figure), unit, "minimal two-node LangGraph graph");
+  const sep = (label: string, figure: Figure, unit: string) =>
+    compareRepeated(label, values(PACKAGE, figure), values(FLOOR, figure), unit, "minimal two-node LangGraph graph");
   const comparisons: Comparison[] = [
     cmp("package graph vs its framework floor: CPU per attempt, one run at a time", PACKAGE, FLOOR, "minimal two-node LangGraph graph"),
     cmp("package graph vs the openai SDK + validator loop: CPU per attempt, one run at a time", PACKAGE, BASELINE, "openai SDK loop"),
     cmp("package graph vs a ChatOpenAI loop: CPU per attempt, one run at a time", PACKAGE, "chatopenai-loop", "ChatOpenAI loop"),
     cmp("package graph vs the raw floor: CPU per attempt, one run at a time", PACKAGE, RAW, "raw node:http + JSON.parse + validator"),
-    cmp("package graph vs the minimal graph with the package's model client: CPU per attempt, one run at a time", PACKAGE, FLOOR_PACKAGE_MODEL, "minimal two-node graph, createChatModel"),
+    cmp(
+      "package graph vs the minimal graph with the package's model client: CPU per attempt, one run at a time",
+      PACKAGE,
+      FLOOR_PACKAGE_MODEL,
+      "minimal two-node graph, createChatModel",
+    ),
     cmp("minimal two-node LangGraph graph vs the openai SDK loop: CPU per attempt, one run at a time", FLOOR, BASELINE, "openai SDK loop"),
     cmp("openai SDK loop vs the raw floor: CPU per attempt, one run at a time", BASELINE, RAW, "raw node:http + JSON.parse + validator"),
     sep("package graph vs its framework floor: heap per in-flight run (own processes)", "heapPerRun", "KB"),
@@ -254,7 +285,12 @@ function report(
   const targets: Target[] = [
     target("package graph at or below its framework floor in CPU per attempt (one run at a time, interleaved)", ir(PACKAGE, FLOOR), 1.0, "cycles"),
     target("package graph within 2.8× of the openai SDK loop in CPU per attempt (one run at a time, interleaved)", ir(PACKAGE, BASELINE), 2.8, "cycles"),
-    target("package graph within 1.2× of its framework floor in heap per in-flight run (own processes)", ratios(PACKAGE, "heapPerRun", FLOOR), 1.2, "repetitions"),
+    target(
+      "package graph within 1.2× of its framework floor in heap per in-flight run (own processes)",
+      ratios(PACKAGE, "heapPerRun", FLOOR),
+      1.2,
+      "repetitions",
+    ),
     target(`package graph within 1.2× of its framework floor in peak RSS (${runsN} at once, own processes)`, ratios(PACKAGE, "rss", FLOOR), 1.2, "repetitions"),
   ];
   const all = reps.flat();
@@ -262,7 +298,9 @@ function report(
     {
       description: `interleaved: every run of every client ended valid after exactly ${ATTEMPTS_PER_RUN} attempts`,
       ok: allRunsValid(il),
-      detail: `${il.clients.length} clients × ${il.blocks[PACKAGE]?.length ?? 0} cycles, ${Object.values(il.blocks).flat().reduce((n, b) => n + b.runs, 0)} runs`,
+      detail: `${il.clients.length} clients × ${il.blocks[PACKAGE]?.length ?? 0} cycles, ${Object.values(il.blocks)
+        .flat()
+        .reduce((n, b) => n + b.runs, 0)} runs`,
     },
     {
       description: `own processes: every run of every client ended valid after exactly ${ATTEMPTS_PER_RUN} attempts (one at a time and ${runsN} at once)`,
@@ -321,14 +359,32 @@ function report(
     "CPU and wall time:",
     "",
     table(
-      ["client", "CPU µs/attempt, one at a time", "÷ openai SDK loop", "wall µs/attempt, one at a time (no latency)", `CPU µs/attempt, ${runsN} at once`, "÷ openai SDK loop", `wall ms, ${runsN} at once`, `÷ ideal (${idealMs} ms)`],
+      [
+        "client",
+        "CPU µs/attempt, one at a time",
+        "÷ openai SDK loop",
+        "wall µs/attempt, one at a time (no latency)",
+        `CPU µs/attempt, ${runsN} at once`,
+        "÷ openai SDK loop",
+        `wall ms, ${runsN} at once`,
+        `÷ ideal (${idealMs} ms)`,
+      ],
       cpuRows,
     ),
     "",
     "Memory and request size:",
     "",
     table(
-      ["client", `peak RSS MB, ${runsN} at once`, "÷ openai SDK loop", "heap after GC MB (after the runs)", "heap per in-flight run KB", "÷ openai SDK loop", "request bytes, first attempt", "request bytes, retry"],
+      [
+        "client",
+        `peak RSS MB, ${runsN} at once`,
+        "÷ openai SDK loop",
+        "heap after GC MB (after the runs)",
+        "heap per in-flight run KB",
+        "÷ openai SDK loop",
+        "request bytes, first attempt",
+        "request bytes, retry",
+      ],
       memoryRows,
     ),
     "",
@@ -359,10 +415,11 @@ function report(
  * (this section), for the report's end of section 3.
  */
 export function atOnceAgreement(peers: PeersResult, atOnce: InterleavedResult): string {
-  const ratios = (c: PeerName, ref: PeerName) => peers.repetitions.map((rep) => {
-    const get = (p: PeerName) => rep.find((x) => x.peer === p)!.cn.cpuUsPerAttempt;
-    return get(c) / get(ref);
-  });
+  const ratios = (c: PeerName, ref: PeerName) =>
+    peers.repetitions.map((rep) => {
+      const get = (p: PeerName) => rep.find((x) => x.peer === p)!.cn.cpuUsPerAttempt;
+      return get(c) / get(ref);
+    });
   const rows = AGREEMENT_PAIRS.filter(([c, ref]) => atOnce.clients.includes(c) && atOnce.clients.includes(ref)).map(([c, ref]) => ({
     label: `${PEER_LABELS[c]} ÷ ${PEER_LABELS[ref]}`,
     interleaved: cycleRatios(atOnce, c, ref, "cpuPerAttempt"),

@@ -43,7 +43,7 @@ export async function plainValidationLoop(
     const report = checkTextSync(spec, answer.text, "model");
     history.push({ attempt, output: answer.text, errors: report.errors, valid: report.valid, usage: answer.usage });
     if (report.valid || attempt >= maxAttempts) {
-      return { success: report.valid, result: report.valid ? report.value : report.parsed ?? null, errors: report.errors, attempts: attempt, history, usage };
+      return { success: report.valid, result: report.valid ? report.value : (report.parsed ?? null), errors: report.errors, attempts: attempt, history, usage };
     }
   }
 }

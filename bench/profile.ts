@@ -239,7 +239,8 @@ export function stackBreakdown(p: CpuProfile, rules: readonly BucketRule[], cate
       if (rule.where === "leaf") {
         if (rule.match(byId.get(leaf)!.callFrame) || rule.match(byId.get(charged)!.callFrame)) label = rule.label;
       } else {
-        for (let cur: number | undefined = leaf; cur !== undefined && label === undefined; cur = parent.get(cur)) if (rule.match(byId.get(cur)!.callFrame)) label = rule.label;
+        for (let cur: number | undefined = leaf; cur !== undefined && label === undefined; cur = parent.get(cur))
+          if (rule.match(byId.get(cur)!.callFrame)) label = rule.label;
       }
       if (label !== undefined) break;
     }

@@ -16,15 +16,7 @@ import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
 import { firstAttemptPrompt } from "../src/feedback.js";
 import { startScriptedOpenAIServer } from "../testkit/openai-server.js";
-import {
-  compare,
-  fmt,
-  table,
-  type BenchOptions,
-  type BenchResult,
-  outcomeBlocks,
-  type Target,
-} from "./common.js";
+import { compare, fmt, table, type BenchOptions, type BenchResult, outcomeBlocks, type Target } from "./common.js";
 import { PROMPT_HEADINGS } from "../src/feedback.js";
 
 const MAX_ATTEMPTS = 5;
@@ -76,9 +68,15 @@ export async function run(_opts: BenchOptions): Promise<BenchResult> {
       },
     ];
     const checks = [
-      { description: `the run used all ${MAX_ATTEMPTS} attempts and ended invalid (stopReason max_attempts)`, ok: out.attempts === MAX_ATTEMPTS && out.stopReason === "max_attempts" && !out.success },
+      {
+        description: `the run used all ${MAX_ATTEMPTS} attempts and ended invalid (stopReason max_attempts)`,
+        ok: out.attempts === MAX_ATTEMPTS && out.stopReason === "max_attempts" && !out.success,
+      },
       { description: "one request reached the server per attempt", ok: server.requests.length === MAX_ATTEMPTS, detail: `${server.requests.length} requests` },
-      { description: "the tokens the server reported reached the run's usage ledger", ok: tokens.every((t) => t > 0) && out.usage.inputTokens === tokens.reduce((a, b) => a + b, 0) },
+      {
+        description: "the tokens the server reported reached the run's usage ledger",
+        ok: tokens.every((t) => t > 0) && out.usage.inputTokens === tokens.reduce((a, b) => a + b, 0),
+      },
     ];
     const rows = chars.map((c, i) => ({ label: `attempt ${i + 1} prompt characters`, value: c, unit: "chars" }));
     rows.push(...tokens.map((t, i) => ({ label: `attempt ${i + 1} prompt tokens (server usage)`, value: t, unit: "tokens" })));

@@ -49,7 +49,9 @@ function sourceState(): string {
     const git = (...args: string[]) => execFileSync("git", args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
     const commit = git("rev-parse", "--short", "HEAD");
     const changed = git("status", "--porcelain", "--", "src", "bench", "testkit", "package-lock.json").split("\n").filter(Boolean).length;
-    return changed === 0 ? `commit ${commit}` : `commit ${commit}, with uncommitted changes in ${changed} file${changed === 1 ? "" : "s"} of src/, bench/, testkit/ or package-lock.json`;
+    return changed === 0
+      ? `commit ${commit}`
+      : `commit ${commit}, with uncommitted changes in ${changed} file${changed === 1 ? "" : "s"} of src/, bench/, testkit/ or package-lock.json`;
   } catch {
     return "unknown (not a git checkout)";
   }
@@ -62,7 +64,9 @@ export type SectionLoads = Record<string, { before: number[]; after: number[] }>
 function withLoad(markdown: string, load: SectionLoads[string] | undefined): string {
   if (!load) return markdown;
   const [heading, ...rest] = markdown.split("\n");
-  return [heading, "", `*Load average while this section ran (1 / 5 / 15 min): ${fmtLoad(load.before)} before, ${fmtLoad(load.after)} after.*`, ...rest].join("\n");
+  return [heading, "", `*Load average while this section ran (1 / 5 / 15 min): ${fmtLoad(load.before)} before, ${fmtLoad(load.after)} after.*`, ...rest].join(
+    "\n",
+  );
 }
 
 /** Cross-checks that need two benchmarks' results: the 1,000-at-once ratios of both methods, under section 3. */
@@ -73,14 +77,19 @@ function crossChecks(results: BenchResult[]): void {
   const marker = "### With ";
   const at = concurrencyResult.markdown.indexOf(marker);
   const agreement = peers.atOnceAgreement(peersResult, concurrencyResult.interleaved);
-  concurrencyResult.markdown = at < 0 ? `${concurrencyResult.markdown}\n\n${agreement}` : `${concurrencyResult.markdown.slice(0, at)}${agreement}\n\n${concurrencyResult.markdown.slice(at)}`;
+  concurrencyResult.markdown =
+    at < 0
+      ? `${concurrencyResult.markdown}\n\n${agreement}`
+      : `${concurrencyResult.markdown.slice(0, at)}${agreement}\n\n${concurrencyResult.markdown.slice(at)}`;
 }
 
 export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number, loadAtStart?: readonly number[], loads: SectionLoads = {}): string {
   const m = machineInfo();
   const rank = (id: string) => (SECTION_ORDER.includes(id) ? SECTION_ORDER.indexOf(id) : SECTION_ORDER.length);
   const results = [...unordered].sort((a, b) => rank(a.id) - rank(b.id));
-  const headline = results.flatMap((r) => r.comparisons.map((c) => [r.title, c.label, `${fmt(c.value)} ${c.unit}`, `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`, fmtComparisonRatio(c)]));
+  const headline = results.flatMap((r) =>
+    r.comparisons.map((c) => [r.title, c.label, `${fmt(c.value)} ${c.unit}`, `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`, fmtComparisonRatio(c)]),
+  );
   const targets = results.flatMap((r) => r.targets.map((t) => [r.title, t.description, t.met === null ? "not measured" : t.met ? "met" : "not met", t.detail]));
   const failedChecks = results.flatMap((r) => r.checks.filter((c) => !c.ok).map((c) => `${r.title}: ${c.description}`));
   const notRun = results.flatMap((r) => (r.notRun ?? []).map((n) => `${r.title}: ${n}`));
@@ -120,7 +129,9 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
     "",
     table(["benchmark", "target", "result", "detail"], targets),
     "",
-    failedChecks.length > 0 ? `**Correctness checks that failed:**\n${failedChecks.map((c) => `- ${c}`).join("\n")}` : "All correctness checks on the benchmarks' own inputs passed.",
+    failedChecks.length > 0
+      ? `**Correctness checks that failed:**\n${failedChecks.map((c) => `- ${c}`).join("\n")}`
+      : "All correctness checks on the benchmarks' own inputs passed.",
     notRun.length > 0 ? `\nNot run:\n${notRun.map((n) => `- ${n}`).join("\n")}` : "",
     "",
     ...results.flatMap((r) => [withLoad(r.markdown, loads[r.id]), ""]),
@@ -178,7 +189,9 @@ export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?:
   const only = values.only?.split(",").map((id) => id.trim());
   const unknown = only?.filter((id) => !BENCHMARKS.some((b) => b.id === id)) ?? [];
   if (only !== undefined && (unknown.length > 0 || only.length === 0)) {
-    throw new Error(`--only: no benchmark ${unknown.map((id) => JSON.stringify(id)).join(", ") || "named"}; the benchmarks are ${BENCHMARKS.map((b) => b.id).join(", ")}`);
+    throw new Error(
+      `--only: no benchmark ${unknown.map((id) => JSON.stringify(id)).join(", ") || "named"}; the benchmarks are ${BENCHMARKS.map((b) => b.id).join(", ")}`,
+    );
   }
   return { quick, out: values.out ?? (quick ? undefined : "BENCHMARKS.md"), only };
 }

@@ -74,11 +74,19 @@ function serve(tokens: number): void {
       const base = { id: "chatcmpl-bench", created: 0, model: "bench" };
       if (!request.stream) {
         res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: answer }, finish_reason: "stop" }], usage }));
+        res.end(
+          JSON.stringify({
+            ...base,
+            object: "chat.completion",
+            choices: [{ index: 0, message: { role: "assistant", content: answer }, finish_reason: "stop" }],
+            usage,
+          }),
+        );
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream" });
-      const chunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      const chunk = (delta: object, finish: string | null) =>
+        `data: ${JSON.stringify({ ...base, object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
       let out = chunk({ role: "assistant", content: "" }, null);
       for (const piece of pieces) out += chunk({ content: piece }, null);
       out += chunk({}, "stop");
@@ -109,7 +117,9 @@ async function main(argv: string[]): Promise<void> {
   const cycles = arg("--cycles", 15);
   const runs = arg("--runs", 6);
 
-  const child = spawn(process.execPath, [...process.execArgv, new URL(import.meta.url).pathname, "--serve", "--tokens", String(tokens)], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...process.execArgv, new URL(import.meta.url).pathname, "--serve", "--tokens", String(tokens)], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const baseURL = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on("line", (line) => line.startsWith("READY ") && resolve(line.slice(6)));
     child.once("exit", (code) => reject(new Error(`server exited (${code})`)));
@@ -134,7 +144,11 @@ async function main(argv: string[]): Promise<void> {
       "via a handler": async () => {
         const { graph, input, config } = prepareRun({ model, spec, request, maxAttempts: 1 });
         let state: { success: boolean; attempts: number } | undefined;
-        for await (const [mode, chunk] of (await graph.stream(input, { ...config, streamMode: ["custom", "values"], callbacks: [new PrefersStreaming()] })) as AsyncIterable<[string, unknown]>) {
+        for await (const [mode, chunk] of (await graph.stream(input, {
+          ...config,
+          streamMode: ["custom", "values"],
+          callbacks: [new PrefersStreaming()],
+        })) as AsyncIterable<[string, unknown]>) {
           if (mode === "values") state = chunk as typeof state;
         }
         expectOne(state!);
@@ -157,7 +171,9 @@ async function main(argv: string[]): Promise<void> {
     console.log(`plain ChatOpenAI streaming: ${median(cpu.plain).toFixed(0)} µs CPU per answer (${(median(cpu.plain) / tokens).toFixed(1)} µs a piece)`);
     for (const name of names.filter((n) => n !== "plain")) {
       const ratios = cpu[name].map((v, i) => v / cpu.plain[i]);
-      console.log(`${name} ÷ plain: ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×), ${(median(cpu[name]) / tokens).toFixed(1)} µs a piece`);
+      console.log(
+        `${name} ÷ plain: ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×), ${(median(cpu[name]) / tokens).toFixed(1)} µs a piece`,
+      );
     }
     const ratios = cpu.streamValidated.map((v, i) => v / cpu["via a handler"][i]);
     console.log(`streamValidated ÷ via a handler: ${median(ratios).toFixed(2)}× (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}×)`);

@@ -162,7 +162,10 @@ function fixingModel(scenario: Scenario, items: number, pace: Pace, seed: number
     answers: [
       (messages: BaseMessage[], call: number) => {
         if (call > 0) {
-          const feedback = messages.filter((m) => m instanceof HumanMessage).map((m) => String(m.content)).join("\n");
+          const feedback = messages
+            .filter((m) => m instanceof HumanMessage)
+            .map((m) => String(m.content))
+            .join("\n");
           remaining = remaining.filter((d) => !d.named(feedback));
         }
         return render(items, remaining);
@@ -247,7 +250,17 @@ async function measurePolicies(opts: BenchOptions): Promise<{ rows: PolicyRow[];
     for (const variant of VARIANTS) {
       const mine = results.filter((r) => r.job.scenario === scenario && r.job.variant === variant).map((r) => r.figures);
       const sum = (f: (x: RunFigures) => number) => mine.reduce((n, x) => n + f(x), 0);
-      rows.push({ scenario: scenario.name, where: scenario.where, variant, runs: mine.length, valid: mine.filter((f) => f.valid).length, tokens: sum((f) => f.tokens), ms: sum((f) => f.ms), calls: sum((f) => f.calls), stopped: sum((f) => f.stopped) });
+      rows.push({
+        scenario: scenario.name,
+        where: scenario.where,
+        variant,
+        runs: mine.length,
+        valid: mine.filter((f) => f.valid).length,
+        tokens: sum((f) => f.tokens),
+        ms: sum((f) => f.ms),
+        calls: sum((f) => f.calls),
+        stopped: sum((f) => f.stopped),
+      });
     }
   }
   const tokens = Math.ceil(render(items, []).length / 4);
@@ -315,7 +328,16 @@ function policyTable(rows: PolicyRow[]): string {
   const cell = (n: number, digits = 3) => (Number.isFinite(n) ? fmt(n, digits) : "no valid output");
   return table(
     ["answer", "defect at", "variant", "valid / runs", "tokens per valid output", "wall s per valid output", "calls per valid output", "attempts stopped"],
-    rows.map((r) => [r.scenario, r.where, r.variant, `${r.valid} / ${r.runs}`, cell(perValid(r.tokens, r.valid)), cell(perValid(r.ms, r.valid) / 1000), cell(perValid(r.calls, r.valid)), r.stopped]),
+    rows.map((r) => [
+      r.scenario,
+      r.where,
+      r.variant,
+      `${r.valid} / ${r.runs}`,
+      cell(perValid(r.tokens, r.valid)),
+      cell(perValid(r.ms, r.valid) / 1000),
+      cell(perValid(r.calls, r.valid)),
+      r.stopped,
+    ]),
   );
 }
 
@@ -323,7 +345,22 @@ function totals(rows: PolicyRow[], variant: Variant) {
   const mine = rows.filter((r) => r.variant === variant);
   const sum = (f: (r: PolicyRow) => number) => mine.reduce((n, r) => n + f(r), 0);
   const valid = sum((r) => r.valid);
-  return { valid, runs: sum((r) => r.runs), tokens: perValid(sum((r) => r.tokens), valid), ms: perValid(sum((r) => r.ms), valid), calls: perValid(sum((r) => r.calls), valid) };
+  return {
+    valid,
+    runs: sum((r) => r.runs),
+    tokens: perValid(
+      sum((r) => r.tokens),
+      valid,
+    ),
+    ms: perValid(
+      sum((r) => r.ms),
+      valid,
+    ),
+    calls: perValid(
+      sum((r) => r.calls),
+      valid,
+    ),
+  };
 }
 
 export async function run(opts: BenchOptions): Promise<BenchResult> {
@@ -346,7 +383,13 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   });
   const validNeverStopped = policies.rows.filter((r) => r.scenario === "valid").every((r) => r.stopped === 0 && r.valid === r.runs);
 
-  const cpuComparison = compareRepeated("CPU per streamed token, with the partial checks", cpu.checkedUsPerToken, cpu.plainUsPerToken, "µs", "plain token streaming");
+  const cpuComparison = compareRepeated(
+    "CPU per streamed token, with the partial checks",
+    cpu.checkedUsPerToken,
+    cpu.plainUsPerToken,
+    "µs",
+    "plain token streaming",
+  );
   const lo = Math.min(...cpu.ratios);
   const hi = Math.max(...cpu.ratios);
 
@@ -356,7 +399,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     `Measured by \`npx tsx bench/streaming.ts\`${opts.quick ? " --quick (tiny sizes: not representative)" : ""} on ${m.cpuModel}, ${m.cores} cores, Node.js ${m.node}, ${m.date}; load average ${load.map((x) => x.toFixed(2)).join(" / ")} at the start. ` +
       `**The model is simulated** (tests/streaming/token-model.ts), not an LLM: it streams ${policies.tokens} tokens per catalog answer (${policies.items} items, 4 characters a token), ` +
       `the first after ${policies.pace.firstTokenMs} ms, then one every ${policies.pace.tokenMs} ms plus up to ${policies.pace.jitterMs} ms of seeded jitter, and stops generating when its request is aborted. ` +
-      "Its retry fixes exactly the defects its feedback names. Every run goes through the real validation graph (maxAttempts 10): \"no streaming checks\" is `generateValidated` (whole-answer calls that take as long as streaming every token), the policies are `streamValidated` with `stopEarly`. " +
+      'Its retry fixes exactly the defects its feedback names. Every run goes through the real validation graph (maxAttempts 10): "no streaming checks" is `generateValidated` (whole-answer calls that take as long as streaming every token), the policies are `streamValidated` with `stopEarly`. ' +
       `${policies.reps} run(s) per answer and variant, all at once; each run timed on its own. Took ${Math.round((Date.now() - started) / 1000)} s.`,
     "",
     "### All answers together",
@@ -401,10 +444,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     rows,
     comparisons: [cpuComparison],
     targets: [
-      { description: "the default stop policy makes no more calls per valid output than no streaming checks", met: callsHeld, detail: callsHeld ? "held for every answer" : "not held" },
+      {
+        description: "the default stop policy makes no more calls per valid output than no streaming checks",
+        met: callsHeld,
+        detail: callsHeld ? "held for every answer" : "not held",
+      },
       { description: "valid answers are never stopped", met: validNeverStopped, detail: validNeverStopped ? "held" : "not held" },
     ],
-    checks: [{ description: "every variant produced a valid output for the valid answer", ok: policies.rows.filter((r) => r.scenario === "valid").every((r) => r.valid > 0) }],
+    checks: [
+      {
+        description: "every variant produced a valid output for the valid answer",
+        ok: policies.rows.filter((r) => r.scenario === "valid").every((r) => r.valid > 0),
+      },
+    ],
     markdown,
   };
 }

@@ -65,7 +65,10 @@ export class PythonTimer {
   ) {}
 
   /** Start it with the inputs; the reason when Python or jsonschema is missing. */
-  static async start(python: string, payload: { valid: unknown[]; invalid: unknown[] }): Promise<{ ok: true; timer: PythonTimer } | { ok: false; reason: string }> {
+  static async start(
+    python: string,
+    payload: { valid: unknown[]; invalid: unknown[] },
+  ): Promise<{ ok: true; timer: PythonTimer } | { ok: false; reason: string }> {
     let child: ChildProcessWithoutNullStreams;
     try {
       child = spawn(python, [PY_SCRIPT], { stdio: ["pipe", "pipe", "pipe"] });
@@ -80,7 +83,9 @@ export class PythonTimer {
       lines.once("line", (line) => resolve({ line }));
       child.once("error", (error) => resolve({ failed: error.message }));
       child.once("close", (code) => {
-        const missing = /No module named|ModuleNotFoundError/.test(stderr) ? "jsonschema is not installed" : `exit ${code}: ${stderr.trim().split("\n").at(-1) ?? ""}`;
+        const missing = /No module named|ModuleNotFoundError/.test(stderr)
+          ? "jsonschema is not installed"
+          : `exit ${code}: ${stderr.trim().split("\n").at(-1) ?? ""}`;
         resolve({ failed: missing });
       });
       child.stdin.write(`${JSON.stringify(payload)}\n`);
@@ -170,7 +175,15 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
 
   // The earlier method, kept as one variant so its cost shows: one timing loop for every measured function.
   const sharedLoop = ownLoop<unknown>();
-  for (const fn of [judge, checkDeploymentConfig, validateValue, (v: unknown) => spec.checkSchema(v), (v: unknown) => JSON.stringify(v), (v: unknown) => structuredClone(v)]) sink.value = sharedLoop(fn, VALID_CONFIGS, 50);
+  for (const fn of [
+    judge,
+    checkDeploymentConfig,
+    validateValue,
+    (v: unknown) => spec.checkSchema(v),
+    (v: unknown) => JSON.stringify(v),
+    (v: unknown) => structuredClone(v),
+  ])
+    sink.value = sharedLoop(fn, VALID_CONFIGS, 50);
   const sharedVariant = (name: string, fn: (v: unknown) => unknown): MicroVariant => ({
     name,
     round: (passes) => {
@@ -222,7 +235,8 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   const cpu = (name: string) => samples.get(name)!.map((s) => s.cpuNs / 1000);
   const wall = (name: string) => samples.get(name)!.map((s) => s.wallNs / 1000);
   const m = (name: string) => median(cpu(name));
-  const cmp = (label: string, value: string, reference: string, referenceLabel: string) => compareRepeated(label, cpu(value), cpu(reference), "µs/call", referenceLabel);
+  const cmp = (label: string, value: string, reference: string, referenceLabel: string) =>
+    compareRepeated(label, cpu(value), cpu(reference), "µs/call", referenceLabel);
 
   const comparisons: Comparison[] = [
     cmp("validator (schema + rules), valid inputs", V.valid, V.handValid, "hand-written checker"),
@@ -253,14 +267,38 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     const r = py.timer.ready;
     // Python is the figure and the validator the reference, so these ratios read like every other: value ÷ reference.
     comparisons.push(
-      cmp("Python with the validator built once (jsonschema Draft202012Validator) vs the validator, valid inputs", V.pyCompiledValid, V.valid, "validator (schema + rules)"),
-      cmp("Python with the validator built once vs the validator, invalid inputs (its first error against all errors)", V.pyCompiledInvalid, V.invalid, "validator (schema + rules)"),
-      cmp("the article's validate_config vs the validator, valid inputs (as written: schema re-checked, validator rebuilt every call)", V.pyArticleValid, V.valid, "validator (schema + rules)"),
-      cmp("the article's validate_config vs the validator, invalid inputs (as written: stops at the first schema error)", V.pyArticleInvalid, V.invalid, "validator (schema + rules)"),
+      cmp(
+        "Python with the validator built once (jsonschema Draft202012Validator) vs the validator, valid inputs",
+        V.pyCompiledValid,
+        V.valid,
+        "validator (schema + rules)",
+      ),
+      cmp(
+        "Python with the validator built once vs the validator, invalid inputs (its first error against all errors)",
+        V.pyCompiledInvalid,
+        V.invalid,
+        "validator (schema + rules)",
+      ),
+      cmp(
+        "the article's validate_config vs the validator, valid inputs (as written: schema re-checked, validator rebuilt every call)",
+        V.pyArticleValid,
+        V.valid,
+        "validator (schema + rules)",
+      ),
+      cmp(
+        "the article's validate_config vs the validator, invalid inputs (as written: stops at the first schema error)",
+        V.pyArticleInvalid,
+        V.invalid,
+        "validator (schema + rules)",
+      ),
     );
     const all = [...VALID_CONFIGS, ...INVALID_CONFIGS];
     const agree = all.filter((c, i) => r.verdicts[i]?.valid === validateValue(c).valid).length;
-    checks.push({ description: "the article's validator gives the same verdict as validateAgainstSpec on every timed input", ok: agree === all.length, detail: `${agree}/${all.length}` });
+    checks.push({
+      description: "the article's validator gives the same verdict as validateAgainstSpec on every timed input",
+      ok: agree === all.length,
+      detail: `${agree}/${all.length}`,
+    });
     pyLine = `Python ${r.python}, jsonschema ${r.jsonschema}, in a child process started once; each of its rounds is timed inside Python on command, between the TypeScript variants' rounds.`;
   } else notRun.push(py.reason);
 
@@ -271,7 +309,11 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   const pyInvalid = find("Python with the validator built once vs the validator, invalid");
   const reps = (c: Comparison) => `${fmtRatio(c.ratio)} (${fmtRatio(Math.min(...c.ratios))}–${fmtRatio(Math.max(...c.ratios))} over ${c.ratios.length} rounds)`;
   const targets: Target[] = [
-    { description: "valid path within 2× of the hand-written checker", met: validVsHand.ratio <= 2, detail: `${fmt(validVsHand.value)} µs vs ${fmt(validVsHand.reference)} µs: ${reps(validVsHand)}` },
+    {
+      description: "valid path within 2× of the hand-written checker",
+      met: validVsHand.ratio <= 2,
+      detail: `${fmt(validVsHand.value)} µs vs ${fmt(validVsHand.reference)} µs: ${reps(validVsHand)}`,
+    },
     {
       description: "freshly parsed valid inputs (JSON.parse per call) within 1.5× of the hand-written checker on the same inputs",
       met: freshVsHand.ratio <= 1.5,

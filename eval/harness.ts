@@ -114,7 +114,10 @@ export async function runEval(options: RunEvalOptions): Promise<EvalRun> {
   // Stable order: suite order, then strategy order.
   const position = new Map(options.suite.map((r, i) => [r.id, i]));
   const strategyPosition = new Map(strategies.map((s, i) => [s.id, i]));
-  records.sort((a, b) => (position.get(a.requestId) ?? 0) - (position.get(b.requestId) ?? 0) || (strategyPosition.get(a.strategy) ?? 0) - (strategyPosition.get(b.strategy) ?? 0));
+  records.sort(
+    (a, b) =>
+      (position.get(a.requestId) ?? 0) - (position.get(b.requestId) ?? 0) || (strategyPosition.get(a.strategy) ?? 0) - (strategyPosition.get(b.strategy) ?? 0),
+  );
 
   return {
     meta: { ...options.meta, maxAttempts, requests: options.suite.length, date: new Date().toISOString(), durationMs: Date.now() - started },

@@ -121,9 +121,14 @@ export async function runLoops(options: RunLoopsOptions): Promise<LoopRun> {
   const records: LoopRecord[] = [];
   for (const config of configs) {
     for (const item of options.suite) {
-      const out = await graph.invoke({ request: item.request }, { context: { spec: item.spec, maxAttempts: options.maxAttempts, temperature: 0, ...config.settings } });
+      const out = await graph.invoke(
+        { request: item.request },
+        { context: { spec: item.spec, maxAttempts: options.maxAttempts, temperature: 0, ...config.settings } },
+      );
       // fromEntries: a model may be named anything, "__proto__" included.
-      const byModel: LoopRecord["byModel"] = Object.fromEntries(Object.entries(out.usageByModel).map(([name, usage]) => [name, { tokens: usage.totalTokens, calls: usage.calls }]));
+      const byModel: LoopRecord["byModel"] = Object.fromEntries(
+        Object.entries(out.usageByModel).map(([name, usage]) => [name, { tokens: usage.totalTokens, calls: usage.calls }]),
+      );
       records.push({
         config: config.id,
         requestId: item.id,

@@ -15,9 +15,7 @@ export const formatMs = (x: number): string => x.toFixed(1);
 export const formatPerValid = (x: number | null, format: (x: number) => string): string => (x === null ? "—" : format(x));
 
 export function modelLine(run: EvalRun): string {
-  return run.meta.simulated
-    ? `simulated model (seed ${run.meta.seed}) — not a real LLM; reviewer miss rate ${run.meta.missRate}`
-    : `${run.meta.model}`;
+  return run.meta.simulated ? `simulated model (seed ${run.meta.seed}) — not a real LLM; reviewer miss rate ${run.meta.missRate}` : `${run.meta.model}`;
 }
 
 function summaryRow(s: StrategySummary): string[] {
@@ -127,14 +125,19 @@ export function loopNotes(loops: LoopRun, simulated: boolean): string[] {
     `Each configuration runs the validation graph on the same requests with at most ${loops.maxAttempts} attempts; the escalation uses the run setting models, ` +
       `and the budgeted one maxTokens ${loops.maxTokens}. Tokens are input + output over every attempt.`,
   ];
-  if (simulated) notes.push(`The cheap model "${loops.tiers.small}" never fixes a broken cross-field rule; the strong model "${loops.tiers.large}" fixes every defect its feedback names (simulated models, seeded rules).`);
+  if (simulated)
+    notes.push(
+      `The cheap model "${loops.tiers.small}" never fixes a broken cross-field rule; the strong model "${loops.tiers.large}" fixes every defect its feedback names (simulated models, seeded rules).`,
+    );
   // Where escalation costs less than the strong model alone: the cheap tokens it adds against the strong tokens it saves.
   const saved = large.meanTokensLarge - escalation.meanTokensLarge;
   if (saved > 0 && escalation.meanTokensSmall > 0) {
     notes.push(
       `Escalation spends ${formatTokens(escalation.meanTokensSmall)} cheap-model and ${formatTokens(escalation.meanTokensLarge)} strong-model tokens per request against ${formatTokens(large.meanTokensLarge)} for the strong model alone: ` +
         `it costs less whenever a strong-model token costs more than ${(escalation.meanTokensSmall / saved).toFixed(2)}× a cheap-model token` +
-        (escalation.validRate >= large.validRate ? ", at the same valid-output rate." : `, at a valid-output rate of ${formatPercent(escalation.validRate)} against ${formatPercent(large.validRate)}.`) +
+        (escalation.validRate >= large.validRate
+          ? ", at the same valid-output rate."
+          : `, at a valid-output rate of ${formatPercent(escalation.validRate)} against ${formatPercent(large.validRate)}.`) +
         ` The cheap model alone reaches ${formatPercent(small.validRate)}.`,
     );
   }
@@ -181,11 +184,17 @@ export function renderMarkdown(run: EvalRun): string {
     "",
     "Valid output by spec:",
     "",
-    mdTable(["strategy", ...bySpec.values], bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)])),
+    mdTable(
+      ["strategy", ...bySpec.values],
+      bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
+    ),
     "",
     "Valid output by difficulty:",
     "",
-    mdTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)])),
+    mdTable(
+      ["strategy", ...byDifficulty.values],
+      byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
+    ),
     "",
     "Valid output: the deterministic validator accepts the strategy's final output. False approvals: the strategy claimed success and the validator rejects the output (share of all requests). " +
       "Per valid output: every call (token) spent on the requests, divided by the outputs the validator accepts.",
@@ -249,15 +258,32 @@ function recordRow(r: EvalRecord, names: Map<string, string>): string[] {
 
 export function renderHtml(run: EvalRun): string {
   const names = new Map(run.strategies.map((s) => [s.id, s.name]));
-  const items = (f: (s: StrategySummary) => number, display: (x: number) => string) => run.summaries.map((s) => ({ label: s.name, value: f(s), display: display(f(s)) }));
+  const items = (f: (s: StrategySummary) => number, display: (x: number) => string) =>
+    run.summaries.map((s) => ({ label: s.name, value: f(s), display: display(f(s)) }));
   const maxOf = (f: (s: StrategySummary) => number) => Math.max(...run.summaries.map(f), 0) * 1.1 || 1;
   const bySpec = breakdown(run, "spec");
   const byDifficulty = breakdown(run, "difficulty");
   const charts = [
-    barChart("Valid output (deterministic validator)", items((s) => s.validRate, formatPercent), 1),
-    barChart("False approvals (claimed success, invalid output)", items((s) => s.falseApprovalRate, formatPercent), 1),
-    barChart("Model calls per request", items((s) => s.meanCalls, formatCalls), maxOf((s) => s.meanCalls)),
-    barChart("Tokens per request", items((s) => s.meanTokens, formatTokens), maxOf((s) => s.meanTokens)),
+    barChart(
+      "Valid output (deterministic validator)",
+      items((s) => s.validRate, formatPercent),
+      1,
+    ),
+    barChart(
+      "False approvals (claimed success, invalid output)",
+      items((s) => s.falseApprovalRate, formatPercent),
+      1,
+    ),
+    barChart(
+      "Model calls per request",
+      items((s) => s.meanCalls, formatCalls),
+      maxOf((s) => s.meanCalls),
+    ),
+    barChart(
+      "Tokens per request",
+      items((s) => s.meanTokens, formatTokens),
+      maxOf((s) => s.meanTokens),
+    ),
   ];
   const simulation = run.meta.simulated
     ? `<section><h2>How the simulated model behaves</h2><ul>${SIMULATION_RULES.map((r) => `<li>${esc(r)}</li>`).join("")}</ul></section>`
@@ -288,9 +314,15 @@ ${htmlTable(summaryHeader(run), run.summaries.map(summaryRow), "summary")}
 <h2>Charts</h2>
 ${charts.join("\n")}
 <h2>Valid output by spec</h2>
-${htmlTable(["strategy", ...bySpec.values], bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
+${htmlTable(
+  ["strategy", ...bySpec.values],
+  bySpec.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
+)}
 <h2>Valid output by difficulty</h2>
-${htmlTable(["strategy", ...byDifficulty.values], byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]))}
+${htmlTable(
+  ["strategy", ...byDifficulty.values],
+  byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
+)}
 ${loopsHtml(run)}
 <h2>Strategies</h2>
 <ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
@@ -298,7 +330,11 @@ ${loopsHtml(run)}
 ${simulation}
 <h2>Every request</h2>
 <details><summary>${run.records.length} records</summary>
-${htmlTable(["request", "spec", "difficulty", "strategy", "claimed", "validator", "", "calls", "tokens", run.meta.simulated ? "harness ms" : "ms", ""], run.records.map((r) => recordRow(r, names)), "records")}
+${htmlTable(
+  ["request", "spec", "difficulty", "strategy", "claimed", "validator", "", "calls", "tokens", run.meta.simulated ? "harness ms" : "ms", ""],
+  run.records.map((r) => recordRow(r, names)),
+  "records",
+)}
 </details>
 </body>
 </html>

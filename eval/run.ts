@@ -41,7 +41,21 @@ export interface EvalCliResult {
 
 /** The options the command takes: an unknown one is refused before anything runs. */
 const OPTIONS = Object.fromEntries(
-  ["base-url", "model", "seed", "miss-rate", "max-attempts", "concurrency", "out", "json", "per-spec", "strategies", "escalate-to", "max-tokens", "latency-ms"].map((name) => [name, { type: "string" as const }]),
+  [
+    "base-url",
+    "model",
+    "seed",
+    "miss-rate",
+    "max-attempts",
+    "concurrency",
+    "out",
+    "json",
+    "per-spec",
+    "strategies",
+    "escalate-to",
+    "max-tokens",
+    "latency-ms",
+  ].map((name) => [name, { type: "string" as const }]),
 );
 
 /** Every option's value, checked against OPTIONS (and --no-loops). */
@@ -81,13 +95,15 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
   const perSpecCount = option(argv, "--per-spec");
   const wanted = option(argv, "--strategies")?.split(",");
   const unknown = wanted?.filter((id) => !STRATEGIES.some((s) => s.id === id)) ?? [];
-  if (unknown.length > 0) throw new Error(`--strategies: no strategy ${unknown.map((id) => JSON.stringify(id)).join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
+  if (unknown.length > 0)
+    throw new Error(`--strategies: no strategy ${unknown.map((id) => JSON.stringify(id)).join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
   const strategies = wanted ? STRATEGIES.filter((s) => wanted.includes(s.id)) : STRATEGIES;
   const suite = perSpecCount ? perSpec(SUITE, Number(perSpecCount)) : [...SUITE];
 
   const escalateTo = option(argv, "--escalate-to");
   const loopBudget = Number(option(argv, "--max-tokens") ?? DEFAULT_LOOP_BUDGET);
-  if (!Number.isInteger(loopBudget) || loopBudget < 1) throw new Error(`--max-tokens: a whole number of tokens, at least 1; got ${option(argv, "--max-tokens")}`);
+  if (!Number.isInteger(loopBudget) || loopBudget < 1)
+    throw new Error(`--max-tokens: a whole number of tokens, at least 1; got ${option(argv, "--max-tokens")}`);
   let model: ModelSource;
   let description: string;
   let name: string;
@@ -95,7 +111,12 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
     const env = { ...readEnvironment(), ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) };
     name = modelName ?? env.model;
     model = (request: ModelRequest) => createChatModel({ ...request, model: name }, env);
-    const where = env.openaiBaseUrl ? (() => { const u = new URL(env.openaiBaseUrl as string); return `${u.host}${u.pathname}`; })() : "OpenAI";
+    const where = env.openaiBaseUrl
+      ? (() => {
+          const u = new URL(env.openaiBaseUrl as string);
+          return `${u.host}${u.pathname}`;
+        })()
+      : "OpenAI";
     description = `${name} at ${where} (an OpenAI-compatible endpoint)`;
   } else {
     name = "simulated";
@@ -116,7 +137,8 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
     concurrency,
     onRecord: (r) => {
       done++;
-      if (real || done % 40 === 0 || done === total) log(`eval: ${done}/${total} ${r.strategy} ${r.requestId}: ${r.valid ? "valid" : "invalid"}${r.failure ? ` (failed: ${r.failure.slice(0, 120)})` : ""}`);
+      if (real || done % 40 === 0 || done === total)
+        log(`eval: ${done}/${total} ${r.strategy} ${r.requestId}: ${r.valid ? "valid" : "invalid"}${r.failure ? ` (failed: ${r.failure.slice(0, 120)})` : ""}`);
     },
   });
 

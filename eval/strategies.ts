@@ -97,7 +97,12 @@ export function firstErrorSpec(name: string): Spec {
     ...spec,
     name: `${spec.name}.first-error`,
     validateSchema: firstOnly,
-    rules: Object.freeze(spec.rules.map((rule) => ({ ...rule, check: (values: Record<string, any>, doc: unknown, context: unknown) => (original(doc) ? rule.check(values, doc, context) : null) }))),
+    rules: Object.freeze(
+      spec.rules.map((rule) => ({
+        ...rule,
+        check: (values: Record<string, any>, doc: unknown, context: unknown) => (original(doc) ? rule.check(values, doc, context) : null),
+      })),
+    ),
   });
   firstErrorSpecs.set(name, wrapped);
   return wrapped;
@@ -145,7 +150,9 @@ async function runSelfReview(item: EvalRequest, ctx: StrategyContext): Promise<S
     const prompt = previous ? reviseAfterReviewPrompt(item.request, previous.output, previous.review) : firstAttemptPrompt(item.request);
     const answer = await callModel(generator, [new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(prompt)], { node: "generate" });
     usage = addUsage(usage, answer.usage);
-    const review = await callModel(reviewer, [new SystemMessage(reviewSystemPrompt(spec)), new HumanMessage(reviewPrompt(item.request, answer.text))], { node: "review" });
+    const review = await callModel(reviewer, [new SystemMessage(reviewSystemPrompt(spec)), new HumanMessage(reviewPrompt(item.request, answer.text))], {
+      node: "review",
+    });
     usage = addUsage(usage, review.usage);
     const approved = isApproval(review.text);
     if (approved || attempt >= ctx.maxAttempts) return { claimedSuccess: approved, finalText: answer.text, usage, attempts: attempt };
@@ -177,7 +184,8 @@ export const STRATEGIES: readonly Strategy[] = [
   {
     id: "validation",
     name: "validation loop (this package)",
-    description: "The compiled validation graph: every schema error and every rule violation, with exact messages, fed back; success only when the validator passes.",
+    description:
+      "The compiled validation graph: every schema error and every rule violation, with exact messages, fed back; success only when the validator passes.",
     run: (item, ctx) => runValidationGraph(item, ctx, item.spec),
   },
   {
@@ -190,7 +198,8 @@ export const STRATEGIES: readonly Strategy[] = [
   {
     id: "self-review",
     name: "LLM self-review",
-    description: 'Generate, then a second model call reviews the JSON against the spec; "APPROVED" ends the loop and counts as success, otherwise the critique is fed back (the pattern the article warns against).',
+    description:
+      'Generate, then a second model call reviews the JSON against the spec; "APPROVED" ends the loop and counts as success, otherwise the critique is fed back (the pattern the article warns against).',
     run: runSelfReview,
   },
   {

@@ -52,10 +52,7 @@ export function createDeploymentAgent({ model, deploy, maxAttempts = 3 }: Deploy
     model,
     tools: [deployService],
     systemPrompt: AGENT_PROMPT,
-    middleware: [
-      validatedResponse({ spec: "deployment-config", maxAttempts }),
-      guardTools({ tools: { deploy_service: "deployment-config" }, maxAttempts }),
-    ],
+    middleware: [validatedResponse({ spec: "deployment-config", maxAttempts }), guardTools({ tools: { deploy_service: "deployment-config" }, maxAttempts })],
   });
 }
 

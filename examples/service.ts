@@ -163,7 +163,10 @@ async function readJsonObject(req: IncomingMessage): Promise<Record<string, unkn
 function onlyFields(body: Record<string, unknown>, allowed: readonly string[]): void {
   const unknown = Object.keys(body).filter((key) => !allowed.includes(key));
   if (unknown.length > 0) {
-    throw new HttpError(400, `Unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; the fields are ${allowed.join(", ")}.`);
+    throw new HttpError(
+      400,
+      `Unknown field${unknown.length > 1 ? "s" : ""} ${unknown.map((k) => JSON.stringify(k)).join(", ")}; the fields are ${allowed.join(", ")}.`,
+    );
   }
 }
 
@@ -342,7 +345,9 @@ server.requestTimeout = 0; // model calls can take minutes; LLM_TIMEOUT_MS bound
 
 server.on("error", (error: NodeJS.ErrnoException) => {
   void persistence.close();
-  fail(error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use; set PORT to another port.` : `Cannot listen on ${host}:${port}: ${error.message}`);
+  fail(
+    error.code === "EADDRINUSE" ? `Port ${port} on ${host} is already in use; set PORT to another port.` : `Cannot listen on ${host}:${port}: ${error.message}`,
+  );
 });
 
 server.listen(port, host, () => {
@@ -355,7 +360,8 @@ server.listen(port, host, () => {
       ? `auth on: ${apiKeys.size} API key(s) from SERVICE_API_KEYS; memory owner and threads are per key's user\n`
       : "single-tenant: SERVICE_API_KEYS is not set, so every caller may name any memory owner and any thread id\n",
   );
-  if (simulated) process.stdout.write(`model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules), not from a language model\n`);
+  if (simulated)
+    process.stdout.write(`model: ${SIMULATED_MODEL}: the answers come from the built-in simulated model (seeded rules), not from a language model\n`);
 });
 
 // A promise rejection nobody handles is a bug to fix, but not a reason to drop every request in flight.

@@ -37,7 +37,11 @@ const SLOW = "slowly please";
 const MARKER = "zebra-alice-only";
 
 const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
-const userText = (req: RecordedRequest) => req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+const userText = (req: RecordedRequest) =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n");
 const taskOf = (prompt: string) => /Task:\n(.*)/.exec(prompt)?.[1] ?? prompt.slice(0, 200);
 
 /** The scripted model of the attack target: one role per system prompt. */
@@ -214,7 +218,11 @@ export const ATTACK_CASES: AttackCase[] = [
         await res.arrayBuffer();
         check(res.status === 401, `${route} with an unknown key: HTTP ${res.status}`);
       }
-      const bearer = await fetch(`${w.url}/threads/search`, { method: "POST", headers: { authorization: `Bearer ${ATTACK_KEYS.bob}`, "content-type": "application/json" }, body: "{}" });
+      const bearer = await fetch(`${w.url}/threads/search`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ATTACK_KEYS.bob}`, "content-type": "application/json" },
+        body: "{}",
+      });
       check(bearer.status === 200, `Authorization: Bearer with a valid key: HTTP ${bearer.status}`);
     },
   },
@@ -272,7 +280,12 @@ export const ATTACK_CASES: AttackCase[] = [
         check(/read-only/.test(reply.json?.message ?? ""), `Bob ${method} ${path}: the refusal does not say why: ${reply.text.slice(0, 200)}`);
       }
       for (const if_exists of ["raise", "do_nothing"]) {
-        const reply = await call(w.url, "bob", "POST", "/assistants", { assistant_id: w.validation, graph_id: "validation", context: { spec: { name: "x", schema: {} } }, if_exists });
+        const reply = await call(w.url, "bob", "POST", "/assistants", {
+          assistant_id: w.validation,
+          graph_id: "validation",
+          context: { spec: { name: "x", schema: {} } },
+          if_exists,
+        });
         expectStatus(`Bob POST /assistants over the built-in id (${if_exists})`, reply, 409);
       }
       const after = await w.alice.assistants.get(w.validation);
@@ -284,17 +297,30 @@ export const ATTACK_CASES: AttackCase[] = [
   {
     id: "own-assistant",
     title: "a user's assistant is stamped with its owner by the server, listed with the built-in ones, and usable by its owner",
-    routes: ["POST /assistants", "POST /assistants/search", "POST /assistants/count", "PATCH /assistants/{assistant_id}", "POST /assistants/{assistant_id}/latest"],
+    routes: [
+      "POST /assistants",
+      "POST /assistants/search",
+      "POST /assistants/count",
+      "PATCH /assistants/{assistant_id}",
+      "POST /assistants/{assistant_id}/latest",
+    ],
     async run(w) {
       const mine = await w.alice.assistants.get(w.aliceAssistant);
       check(mine.metadata?.owner === "alice" && !("created_by" in (mine.metadata ?? {})), `Alice's assistant metadata: ${JSON.stringify(mine.metadata)}`);
       const listed = (await w.alice.assistants.search({ limit: 100 })).map((a) => a.assistant_id);
-      check([w.aliceAssistant, w.validation, w.reflexion].every((id) => listed.includes(id)), `Alice's search: ${listed.join(", ")}`);
+      check(
+        [w.aliceAssistant, w.validation, w.reflexion].every((id) => listed.includes(id)),
+        `Alice's search: ${listed.join(", ")}`,
+      );
       const count = expectStatus("Alice count", await call(w.url, "alice", "POST", "/assistants/count", {}), 200);
       check(count.json === 3, `Alice counts ${count.text}, expected 3`);
       const paged = await w.alice.assistants.search({ limit: 1, offset: 2 });
       check(paged.length === 1, `Alice's third assistant by offset: ${paged.length} results`);
-      const patched = expectStatus("Alice PATCH her assistant", await call(w.url, "alice", "PATCH", `/assistants/${w.aliceAssistant}`, { metadata: { owner: "bob", note: "x" } }), 200);
+      const patched = expectStatus(
+        "Alice PATCH her assistant",
+        await call(w.url, "alice", "PATCH", `/assistants/${w.aliceAssistant}`, { metadata: { owner: "bob", note: "x" } }),
+        200,
+      );
       check(patched.json?.metadata?.owner === "alice", `a metadata patch moved Alice's assistant to ${patched.json?.metadata?.owner}`);
       expectStatus("Alice rolls back her assistant", await call(w.url, "alice", "POST", `/assistants/${w.aliceAssistant}/latest`, { version: 1 }), 200);
       const out = await validationRun(w.alice, "A deployment config", w.aliceAssistant);
@@ -387,13 +413,25 @@ export const ATTACK_CASES: AttackCase[] = [
           { id: 1, method: "state.get" },
           { id: 2, method: "run.start", params: { assistant_id: "reflexion", input: { tasks: ["What did Alice learn?"] } } },
         ]) {
-          const reply = expectStatus(`${who} ${command.method} on Alice's thread`, await call(w.url, who, "POST", `/threads/${w.aliceThread}/commands`, command), 403);
+          const reply = expectStatus(
+            `${who} ${command.method} on Alice's thread`,
+            await call(w.url, who, "POST", `/threads/${w.aliceThread}/commands`, command),
+            403,
+          );
           check(/protocol routes are not available/.test(reply.json?.message ?? ""), `the refusal does not say why: ${reply.text.slice(0, 200)}`);
         }
-        expectStatus(`${who} SSE events of Alice's thread`, await call(w.url, who, "POST", `/threads/${w.aliceThread}/stream/events`, { channels: ["values"] }), 403);
+        expectStatus(
+          `${who} SSE events of Alice's thread`,
+          await call(w.url, who, "POST", `/threads/${w.aliceThread}/stream/events`, { channels: ["values"] }),
+          403,
+        );
         const ws = await websocketStatus(w.url, `/threads/${w.aliceThread}/stream/events`, ATTACK_KEYS[who]);
         check(ws === 403, `${who}'s WebSocket upgrade on Alice's thread: ${ws}`);
-        expectStatus(`${who} commands, encoded path`, await call(w.url, who, "POST", `/threads/${w.aliceThread}/%63ommands`, { id: 1, method: "state.get" }), 403);
+        expectStatus(
+          `${who} commands, encoded path`,
+          await call(w.url, who, "POST", `/threads/${w.aliceThread}/%63ommands`, { id: 1, method: "state.get" }),
+          403,
+        );
       }
     },
   },
@@ -497,12 +535,16 @@ export const ATTACK_CASES: AttackCase[] = [
       ] as Array<[string, string, unknown]>) {
         const reply = await call(w.url, "bob", method, path, body);
         // A streamed answer has already sent 200 when the run is refused: its only event must be the 404.
-        if (reply.status === 200 && /stream$/.test(path)) check(/404|not found/i.test(reply.text) && !/"values"|success/.test(reply.text), `Bob ${method} ${path}: ${reply.text.slice(0, 200)}`);
+        if (reply.status === 200 && /stream$/.test(path))
+          check(/404|not found/i.test(reply.text) && !/"values"|success/.test(reply.text), `Bob ${method} ${path}: ${reply.text.slice(0, 200)}`);
         else expectStatus(`Bob ${method} ${path}`, reply, 404);
       }
       expectStatus("Alice's run afterwards", await call(w.url, "alice", "GET", `/threads/${t}/runs/${r}`), 200);
       const runs = await w.alice.runs.list(t);
-      check(runs.every((x) => x.metadata?.owner === "alice"), "a run on Alice's thread is not Alice's");
+      check(
+        runs.every((x) => x.metadata?.owner === "alice"),
+        "a run on Alice's thread is not Alice's",
+      );
     },
   },
   {
@@ -554,7 +596,15 @@ export const ATTACK_CASES: AttackCase[] = [
       const forged = { memoryOwner: "alice", langgraph_auth_user: { identity: "alice" }, langgraph_auth_user_id: "alice", user_id: "alice" };
       const seen: string[] = [];
       seen.push(...(await reflexionRun(w.bob, "Explain recursion simply", forged)).results);
-      seen.push(...((await w.bob.runs.wait(w.bobThread, "reflexion", { input: { tasks: ["Explain recursion again"] }, context: { maxLoops: 1 }, config: { configurable: forged } })) as { results: string[] }).results);
+      seen.push(
+        ...(
+          (await w.bob.runs.wait(w.bobThread, "reflexion", {
+            input: { tasks: ["Explain recursion again"] },
+            context: { maxLoops: 1 },
+            config: { configurable: forged },
+          })) as { results: string[] }
+        ).results,
+      );
       const bobAssistant = await w.bob.assistants.create({ graphId: "reflexion", config: { configurable: forged }, metadata: { owner: "alice" } });
       check(bobAssistant.metadata?.owner === "bob", `Bob's assistant is owned by ${bobAssistant.metadata?.owner}`);
       seen.push(...(await reflexionRun(w.bob, "Explain recursion once more", {}, bobAssistant.assistant_id)).results);
@@ -579,7 +629,11 @@ export const ATTACK_CASES: AttackCase[] = [
         ["DELETE", `/runs/crons/${u()}`],
         ["POST", `/threads/${w.bobThread}/runs/crons`],
       ]) {
-        expectStatus(`Bob ${method} ${path}`, await call(w.url, "bob", method, path, method === "POST" ? { assistant_id: "validation", schedule: "* * * * *" } : undefined), 403);
+        expectStatus(
+          `Bob ${method} ${path}`,
+          await call(w.url, "bob", method, path, method === "POST" ? { assistant_id: "validation", schedule: "* * * * *" } : undefined),
+          403,
+        );
       }
     },
   },
@@ -617,7 +671,9 @@ async function setUp(url: string): Promise<World> {
   const aliceThread = (await alice.threads.create()).thread_id;
   const run = await alice.runs.create(aliceThread, "validation", { input: { request: "A deployment config for payments-api" }, context: { maxAttempts: 1 } });
   await alice.runs.join(aliceThread, run.run_id);
-  const aliceAssistant = (await alice.assistants.create({ graphId: "validation", context: { maxAttempts: 2 }, metadata: { owner: "bob", created_by: "system" } })).assistant_id;
+  const aliceAssistant = (
+    await alice.assistants.create({ graphId: "validation", context: { maxAttempts: 2 }, metadata: { owner: "bob", created_by: "system" } })
+  ).assistant_id;
   await reflexionRun(alice, `Explain recursion ${MARKER}`);
   const items = (await alice.store.searchItems(["reflexion", "alice"], { limit: 100 })).items;
   const item = items.find((i) => JSON.stringify(i.value).includes(MARKER));

@@ -19,8 +19,20 @@ export interface BadInputCase {
 
 const OK_REQUEST = { request: "A deployment config for payments-api" };
 const OK_TASKS = { tasks: ["Explain recursion"] };
-const v = (name: string, input: Record<string, unknown>, context: Record<string, unknown>, says: RegExp): BadInputCase => ({ name, graph: "validation", input, context, says });
-const r = (name: string, input: Record<string, unknown>, context: Record<string, unknown>, says: RegExp): BadInputCase => ({ name, graph: "reflexion", input, context, says });
+const v = (name: string, input: Record<string, unknown>, context: Record<string, unknown>, says: RegExp): BadInputCase => ({
+  name,
+  graph: "validation",
+  input,
+  context,
+  says,
+});
+const r = (name: string, input: Record<string, unknown>, context: Record<string, unknown>, says: RegExp): BadInputCase => ({
+  name,
+  graph: "reflexion",
+  input,
+  context,
+  says,
+});
 const attempts = /maxAttempts must be an integer from 1 to 10/;
 const loops = /maxLoops must be an integer from 1 to 10/;
 
@@ -42,7 +54,12 @@ export const BAD_INPUTS: BadInputCase[] = [
   v("unknown spec name", OK_REQUEST, { spec: "deployment" }, /Unknown spec "deployment": use one of deployment-config/),
   v("inline spec that is not JSON", OK_REQUEST, { spec: "{not json" }, /inline spec is not valid JSON/),
   v("inline spec that is not a valid JSON Schema", OK_REQUEST, { spec: { schema: { type: "strin" } } }, /not a valid JSON Schema/),
-  v("inline spec with an unknown keyword", OK_REQUEST, { spec: { schema: { type: "string", minimim: 3 } } }, /unknown keyword "minimim" at #: did you mean "minimum"\?/),
+  v(
+    "inline spec with an unknown keyword",
+    OK_REQUEST,
+    { spec: { schema: { type: "string", minimim: 3 } } },
+    /unknown keyword "minimim" at #: did you mean "minimum"\?/,
+  ),
   v("inline spec with a lookahead pattern", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(?=a)a+$" } } }, /RE2, a linear-time engine/),
   v("inline spec with a backreference", OK_REQUEST, { spec: { schema: { type: "string", pattern: "^(a)\\1$" } } }, /RE2, a linear-time engine/),
   v("inline spec that is an array", OK_REQUEST, { spec: [1, 2] }, /spec must be a built-in spec name, an inline JSON spec/),

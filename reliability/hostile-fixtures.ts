@@ -28,7 +28,11 @@ const replace = (path: string, raw: string) => {
 export const hostileFixtures: HostileFixture[] = [
   { name: "valid bare JSON (control)", answer: () => VALID, valid: true },
   { name: "nesting 100,000 levels deep", answer: () => "[".repeat(100_000) + "]".repeat(100_000), valid: false },
-  { name: "object nesting 100,000 levels deep inside a field", answer: () => withField("x", '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000)), valid: false },
+  {
+    name: "object nesting 100,000 levels deep inside a field",
+    answer: () => withField("x", '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000)),
+    valid: false,
+  },
   { name: "5 MB answer", answer: () => withField("padding", JSON.stringify("x".repeat(5_000_000))), valid: false },
   // A field named __proto__ is refused: LangGraph's checkpoint would not give it back as written (src/shared/kept.ts).
   { name: "__proto__ key at the top level", answer: () => VALID.replace(/^\{/, '{"__proto__":{"polluted":true},'), valid: false },
@@ -74,7 +78,12 @@ export const hostileFixtures: HostileFixture[] = [
   { name: "1 MB string in service_name", answer: () => replace("service_name", JSON.stringify("a".repeat(999_000))), valid: true },
   { name: "1,000,000-element array", answer: () => "[" + "1,".repeat(999_999) + "1]", valid: false },
   { name: "400,000-element array in a field", answer: () => withField("items", "[" + "0,".repeat(399_999) + "0]"), valid: true },
-  { name: "answer repeats the prompt", answer: () => `You write JSON objects of this kind: ...\nExample of a valid object:\n${VALID}\n\nRequest:\nA deployment config\n${JSON.stringify({ type: "object" })}`, valid: false },
+  {
+    name: "answer repeats the prompt",
+    answer: () =>
+      `You write JSON objects of this kind: ...\nExample of a valid object:\n${VALID}\n\nRequest:\nA deployment config\n${JSON.stringify({ type: "object" })}`,
+    valid: false,
+  },
   { name: "refusal", answer: () => "I'm sorry, but I can't help with that request.", valid: false },
   { name: "JSON string instead of object", answer: () => JSON.stringify(VALID), valid: false },
   { name: "top-level array", answer: () => `[${VALID}]`, valid: false },
@@ -82,7 +91,17 @@ export const hostileFixtures: HostileFixture[] = [
   { name: "control characters in a string", answer: () => replace("service_name", '"pay\u0000ments"'), valid: false },
   { name: "escaped control characters", answer: () => replace("service_name", '"pay\\u0000ments"'), valid: false },
   { name: "huge number of fields", answer: () => VALID.replace(/\}$/, Array.from({ length: 20_000 }, (_, i) => `,"f${i}":${i}`).join("") + "}"), valid: true },
-  { name: "many errors at once", answer: () => JSON.stringify({ service_name: "Bad Name", replicas: 99, resources: { cpu_limit: 99, memory_limit_mb: 1 }, health_check: { path: "x", timeout_seconds: 0, interval_seconds: 1 } }), valid: false },
+  {
+    name: "many errors at once",
+    answer: () =>
+      JSON.stringify({
+        service_name: "Bad Name",
+        replicas: 99,
+        resources: { cpu_limit: 99, memory_limit_mb: 1 },
+        health_check: { path: "x", timeout_seconds: 0, interval_seconds: 1 },
+      }),
+    valid: false,
+  },
   { name: "deeply nested but within limits", answer: () => withField("deep", '{"a":'.repeat(60) + "1" + "}".repeat(60)), valid: true },
   { name: "unicode escapes and emoji", answer: () => withField("note", JSON.stringify("déploiement 🚀")), valid: true },
 ];

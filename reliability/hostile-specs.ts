@@ -42,13 +42,17 @@ const strings = (n: number, make: (i: number) => string) => JSON.stringify(Array
 const manyStrings = (make: (i: number) => string) => strings(Math.floor(ONE_MB / (make(0).length + 3)) - 10, make);
 
 const recursive = { type: "object", required: ["name"], properties: { name: { type: "string" }, children: { type: "array", items: { $ref: "#" } } } };
-const tree = (depth: number, bad: boolean): unknown => (depth === 0 ? (bad ? { name: 7 } : { name: "leaf" }) : { name: `n${depth}`, children: [tree(depth - 1, bad)] });
+const tree = (depth: number, bad: boolean): unknown =>
+  depth === 0 ? (bad ? { name: 7 } : { name: "leaf" }) : { name: `n${depth}`, children: [tree(depth - 1, bad)] };
 
 /** The largest flat spec the limits accept: as many fields as allowed, every pattern allowed. */
 function largestAccepted(): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (let i = 0; i < RUNTIME_SPEC_LIMITS.maxSubschemas - 1; i++) {
-    properties[`f${i}`] = i < RUNTIME_SPEC_LIMITS.maxPatterns ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` } : { type: "integer", minimum: i, maximum: i + 1000 };
+    properties[`f${i}`] =
+      i < RUNTIME_SPEC_LIMITS.maxPatterns
+        ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` }
+        : { type: "integer", minimum: i, maximum: i + 1000 };
   }
   return { type: "object", required: Object.keys(properties).slice(0, 20), properties };
 }
@@ -66,7 +70,11 @@ const heaviestPerItem = {
 
 export const HOSTILE_SPECS: HostileSpecCase[] = [
   { name: "$async: true at the root", schema: { $async: true, type: "object" }, refused: /"\$async".*not allowed/ },
-  { name: "$async: true in a nested schema", schema: { type: "object", properties: { a: { $async: true, type: "string" } } }, refused: /"\$async" at #\/properties\/a/ },
+  {
+    name: "$async: true in a nested schema",
+    schema: { type: "object", properties: { a: { $async: true, type: "string" } } },
+    refused: /"\$async" at #\/properties\/a/,
+  },
   {
     name: "required inherited names (constructor, toString, __proto__, hasOwnProperty)",
     schema: { type: "object", required: ["constructor", "toString", "__proto__", "hasOwnProperty"] },
@@ -94,7 +102,11 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
   },
   {
     name: "recursive through $defs (draft 2020-12)",
-    schema: { $schema: "https://json-schema.org/draft/2020-12/schema", $ref: "#/$defs/node", $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" }, v: { type: "integer" } } } } },
+    schema: {
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      $ref: "#/$defs/node",
+      $defs: { node: { type: "object", properties: { next: { $ref: "#/$defs/node" }, v: { type: "integer" } } } },
+    },
     probes: () => [
       { text: '{"v": 1, "next": {"v": 2, "next": {"v": 3}}}', valid: true },
       { text: '{"v": 1, "next": {"v": "two"}}', valid: false },
@@ -102,7 +114,11 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
   },
   {
     name: "recursive through definitions (draft-07)",
-    schema: { $schema: "http://json-schema.org/draft-07/schema#", definitions: { n: { type: "array", items: { anyOf: [{ type: "integer" }, { $ref: "#/definitions/n" }] } } }, $ref: "#/definitions/n" },
+    schema: {
+      $schema: "http://json-schema.org/draft-07/schema#",
+      definitions: { n: { type: "array", items: { anyOf: [{ type: "integer" }, { $ref: "#/definitions/n" }] } } },
+      $ref: "#/definitions/n",
+    },
     probes: () => [
       { text: "[1, [2, [3]], 4]", valid: true },
       { text: '[1, [2, ["x"]]]', valid: false },
@@ -117,9 +133,17 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
       { text: '{"id": "abc", "tags": [], "kind": "a", "extra": 1}', valid: false },
     ],
   },
-  { name: "an unknown $schema (draft-03)", schema: { $schema: "http://json-schema.org/draft-03/schema#", type: "object" }, refused: /Unsupported "\$schema".*draft-07.*2020-12/ },
+  {
+    name: "an unknown $schema (draft-03)",
+    schema: { $schema: "http://json-schema.org/draft-03/schema#", type: "object" },
+    refused: /Unsupported "\$schema".*draft-07.*2020-12/,
+  },
   { name: "a $schema that is not a string", schema: { $schema: 4, type: "object" }, refused: /"\$schema" must be a string/ },
-  { name: "a $ref cycle that never reaches into the value", schema: { anyOf: [{ $ref: "#" }, { type: "string" }] }, refused: /cycle that never reaches into the value/ },
+  {
+    name: "a $ref cycle that never reaches into the value",
+    schema: { anyOf: [{ $ref: "#" }, { type: "string" }] },
+    refused: /cycle that never reaches into the value/,
+  },
   { name: "a remote $ref", schema: { $ref: "https://example.com/schema.json" }, refused: /only JSON pointers into the spec itself/ },
   { name: "a $ref to nothing", schema: { type: "object", properties: { a: { $ref: "#/$defs/missing" } } }, refused: /points to nothing/ },
   {
@@ -127,10 +151,22 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
     schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 3_200 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
     refused: /over the limit of 20000|more than 16 patterns|more than 128 subschemas/,
   },
-  { name: "17 patterns", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) }, refused: /more than 16 patterns/ },
+  {
+    name: "17 patterns",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
+    refused: /more than 16 patterns/,
+  },
   { name: "a 2,000-character pattern", schema: { type: "string", pattern: `^${"a?".repeat(1_000)}$` }, refused: /2002 characters long/ },
-  { name: "three patterns on one string", schema: { type: "string", allOf: [{ pattern: "a" }, { pattern: "b" }, { pattern: "c" }] }, refused: /3 patterns can apply to one string/ },
-  { name: "129 subschemas", schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 128 }, (_, i) => [`f${i}`, { type: "integer" }])) }, refused: /more than 128 subschemas/ },
+  {
+    name: "three patterns on one string",
+    schema: { type: "string", allOf: [{ pattern: "a" }, { pattern: "b" }, { pattern: "c" }] },
+    refused: /3 patterns can apply to one string/,
+  },
+  {
+    name: "129 subschemas",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 128 }, (_, i) => [`f${i}`, { type: "integer" }])) },
+    refused: /more than 128 subschemas/,
+  },
   {
     name: "nesting 40 levels deep",
     schema: Array.from({ length: 40 }).reduce<Record<string, unknown>>((inner) => ({ type: "object", properties: { a: inner } }), { type: "string" }),
@@ -144,7 +180,12 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
   },
   {
     name: "combinators doubling at every level through $ref",
-    schema: { anyOf: [{ type: "array", items: { $ref: "#" } }, { type: "array", items: { $ref: "#" } }] },
+    schema: {
+      anyOf: [
+        { type: "array", items: { $ref: "#" } },
+        { type: "array", items: { $ref: "#" } },
+      ],
+    },
     refused: /more than 16 subschemas can apply to one value/,
   },
   {
@@ -177,7 +218,8 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
     name: "the largest accepted spec (127 fields, 16 patterns)",
     schema: largestAccepted(),
     probes: () => {
-      const fields = (last: number) => JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, i < 16 ? `ax${i}9` : i === 19 ? last : i])));
+      const fields = (last: number) =>
+        JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, i < 16 ? `ax${i}9` : i === 19 ? last : i])));
       return [
         { text: fields(19), valid: true },
         { text: fields(-5), valid: false },
@@ -226,7 +268,12 @@ const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(val
 export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } = {}): Promise<HostileSpecResult[]> {
   const results: HostileSpecResult[] = [];
   // Each dialect's meta-schema is compiled once per process, on first use; that is not a spec's compile time.
-  for (const $schema of ["http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema", "https://json-schema.org/draft/2020-12/schema"]) resolveSpec({ $schema, type: "object" });
+  for (const $schema of [
+    "http://json-schema.org/draft-07/schema#",
+    "https://json-schema.org/draft/2019-09/schema",
+    "https://json-schema.org/draft/2020-12/schema",
+  ])
+    resolveSpec({ $schema, type: "object" });
   for (const c of HOSTILE_SPECS) {
     // A fresh copy each time, so the inline-spec cache never answers for the compile time.
     const t0 = performance.now();
@@ -241,7 +288,8 @@ export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } 
     const result = (held: boolean, detail: string, validationMs = 0) => results.push({ name: c.name, held, detail, compileMs, validationMs });
     if (c.refused) {
       if (spec) result(false, "accepted; it must be refused");
-      else if (!(refusal instanceof SpecError) || !c.refused.test((refusal as Error).message)) result(false, `refused with an unexpected error: ${String((refusal as Error)?.message ?? refusal).slice(0, 200)}`);
+      else if (!(refusal instanceof SpecError) || !c.refused.test((refusal as Error).message))
+        result(false, `refused with an unexpected error: ${String((refusal as Error)?.message ?? refusal).slice(0, 200)}`);
       else result(true, `refused: ${(refusal as Error).message.replace(/^Spec "inline" is refused: /, "").slice(0, 160)}`);
       continue;
     }
@@ -266,11 +314,16 @@ export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } 
     // Through the graph too: an invalid answer never ends in success: true.
     const invalid = c.probes?.().find((p) => !p.valid);
     if (invalid && !problem) {
-      const out = await buildValidationGraph({ model: scriptedModel([invalid.text]) }).invoke({ request: "anything" }, { context: { spec: c.schema, maxAttempts: 1 } });
+      const out = await buildValidationGraph({ model: scriptedModel([invalid.text]) }).invoke(
+        { request: "anything" },
+        { context: { spec: c.schema, maxAttempts: 1 } },
+      );
       if (out.success) problem = "the graph reported success: true for an invalid answer";
     }
-    if (options.enforceBudgets && !problem && slowest > VALIDATION_BUDGET_MS) problem = `validation took ${slowest.toFixed(0)} ms, over the ${VALIDATION_BUDGET_MS} ms budget`;
-    if (options.enforceBudgets && !problem && compileMs > COMPILE_BUDGET_MS) problem = `compiling took ${compileMs.toFixed(0)} ms, over the ${COMPILE_BUDGET_MS} ms budget`;
+    if (options.enforceBudgets && !problem && slowest > VALIDATION_BUDGET_MS)
+      problem = `validation took ${slowest.toFixed(0)} ms, over the ${VALIDATION_BUDGET_MS} ms budget`;
+    if (options.enforceBudgets && !problem && compileMs > COMPILE_BUDGET_MS)
+      problem = `compiling took ${compileMs.toFixed(0)} ms, over the ${COMPILE_BUDGET_MS} ms budget`;
     result(problem === "", problem || "accepted; every probe judged as it deserves", slowest);
   }
   return results;
@@ -280,7 +333,9 @@ export async function runHostileSpecSuite(options: { enforceBudgets?: boolean } 
  * Heap after compiling `count` distinct run-time specs (each used once), against the heap before, after GC;
  * and how many of the specs the cache has dropped (all but the last INLINE_SPEC_CACHE_SIZE) were collected.
  */
-export async function measureSpecHeap(count: number): Promise<{ count: number; beforeMb: number; afterMb: number; growthMb: number; evicted: number; freed: number }> {
+export async function measureSpecHeap(
+  count: number,
+): Promise<{ count: number; beforeMb: number; afterMb: number; growthMb: number; evicted: number; freed: number }> {
   // A full collection is needed to see what is really retained; node exposes one on request.
   v8.setFlagsFromString("--expose-gc");
   const gc = runInNewContext("gc") as () => void;

@@ -55,7 +55,13 @@ function replyFor(request: RecordedRequest, retry: () => ScriptedReply): Scripte
 
 /** The client settings the suite runs with: a short timeout, two client retries. */
 function modelFor(server: ScriptedServer, settings: { apiKey?: string; maxRetries?: number } = {}) {
-  const env = { ...readEnvironment({}), openaiApiKey: settings.apiKey ?? "test-key", openaiBaseUrl: server.baseURL, maxRetries: settings.maxRetries ?? 2, timeoutMs: TIMEOUT_MS };
+  const env = {
+    ...readEnvironment({}),
+    openaiApiKey: settings.apiKey ?? "test-key",
+    openaiBaseUrl: server.baseURL,
+    maxRetries: settings.maxRetries ?? 2,
+    timeoutMs: TIMEOUT_MS,
+  };
   return (request: ModelRequest) => createChatModel(request, env);
 }
 
@@ -64,7 +70,10 @@ async function runOnce(server: ScriptedServer, streaming: boolean, threadId: str
   const config = { configurable: { thread_id: threadId } };
   if (!streaming) return graph.invoke({ request: "A deployment config for payments-api" }, config);
   let final: Record<string, any> = {};
-  for await (const [mode, chunk] of await graph.stream({ request: "A deployment config for payments-api" }, { ...config, streamMode: ["messages", "values"] })) {
+  for await (const [mode, chunk] of await graph.stream(
+    { request: "A deployment config for payments-api" },
+    { ...config, streamMode: ["messages", "values"] },
+  )) {
     if (mode === "values") final = chunk as Record<string, any>;
   }
   return final;
@@ -147,7 +156,11 @@ export function runTransientFaults(options: TransientOptions = {}): Promise<Case
 /** A persistent fault: a run error that names what the provider said, with attempt 1 kept for a resume. */
 export function runPersistentFaults(): Promise<CaseResult[]> {
   const cases: Array<{ name: string; fault: ScriptedReply; says: RegExp }> = [
-    { name: "503 that persists", fault: { fault: "status", status: 503, body: { error: { message: "The engine is currently overloaded" } } }, says: /HTTP 503.*overloaded/ },
+    {
+      name: "503 that persists",
+      fault: { fault: "status", status: 503, body: { error: { message: "The engine is currently overloaded" } } },
+      says: /HTTP 503.*overloaded/,
+    },
     { name: "429 that persists", fault: { fault: "status", status: 429, headers: { "retry-after": "0" } }, says: /HTTP 429.*Rate limit/ },
     { name: "server that never answers", fault: { fault: "hang" }, says: /timed out/i },
     { name: "connection that keeps resetting", fault: { fault: "reset" }, says: /Connection error/i },
@@ -174,7 +187,11 @@ export function runPersistentFaults(): Promise<CaseResult[]> {
       const resumed = await graph.invoke(null, config);
       if (resumed.success !== true || resumed.attempts !== 2) problem = `resume ended success=${resumed.success} attempts=${resumed.attempts}`;
     }
-    return { name: `${name}: run error, attempt 1 kept, resumed`, held: problem === "", detail: problem || "run error names the provider's words; resumed to valid" };
+    return {
+      name: `${name}: run error, attempt 1 kept, resumed`,
+      held: problem === "",
+      detail: problem || "run error names the provider's words; resumed to valid",
+    };
   });
 }
 
@@ -187,14 +204,22 @@ export function runEmptyAnswers(): Promise<CaseResult[]> {
   return eachOnOwnServer(bothModes([{ name: "an answer with no content" }]), async ({ name, streaming }, server) => {
     // Chosen by what the request asks, as replyFor does: the retry after the empty answer quotes the reader's message.
     server.setResponder((request) =>
-      request.messages.some((m) => m.role === "user" && m.content.includes("The answer was empty")) ? VALID : replyFor(request, () => ({ fault: "null-content" })),
+      request.messages.some((m) => m.role === "user" && m.content.includes("The answer was empty"))
+        ? VALID
+        : replyFor(request, () => ({ fault: "null-content" })),
     );
     const label = `${name} (${streaming ? "SSE" : "JSON"}): counted as an attempt, then valid`;
     try {
       const out = await runOnce(server, streaming, label, new MemorySaver(), modelFor(server));
       const empty = out.history?.[1];
       const held = out.success === true && out.attempts === 3 && out.usage?.calls === 3 && empty?.output === "" && /empty/.test(String(empty?.errors?.[0]));
-      return { name: label, held, detail: held ? "the empty answer was attempt 2, counted, with the reader's message fed back" : `success=${out.success} attempts=${out.attempts} calls=${out.usage?.calls} attempt 2=${JSON.stringify(empty)?.slice(0, 200)}` };
+      return {
+        name: label,
+        held,
+        detail: held
+          ? "the empty answer was attempt 2, counted, with the reader's message fed back"
+          : `success=${out.success} attempts=${out.attempts} calls=${out.usage?.calls} attempt 2=${JSON.stringify(empty)?.slice(0, 200)}`,
+      };
     } catch (error) {
       return { name: label, held: false, detail: `threw ${(error as Error).message}` };
     }
@@ -220,10 +245,15 @@ export function runDeadlineFaults(): Promise<CaseResult[]> {
       problem = "the run did not fail";
     } catch (error) {
       if (!(error instanceof ProviderError)) problem = `threw ${(error as Error).name}, not a ProviderError: ${(error as Error).message}`;
-      else if (!error.message.includes(`timed out: no complete answer within ${TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`)) problem = `error does not name the timeout: ${error.message}`;
+      else if (!error.message.includes(`timed out: no complete answer within ${TIMEOUT_MS} ms (LLM_TIMEOUT_MS)`))
+        problem = `error does not name the timeout: ${error.message}`;
     }
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
-    return { name: label, held: problem === "", detail: problem || `ProviderError naming LLM_TIMEOUT_MS after ${seconds} s (${TIMEOUT_MS / 1000} s timeout, retries included)` };
+    return {
+      name: label,
+      held: problem === "",
+      detail: problem || `ProviderError naming LLM_TIMEOUT_MS after ${seconds} s (${TIMEOUT_MS / 1000} s timeout, retries included)`,
+    };
   });
 }
 

@@ -20,7 +20,8 @@ export const API_DIST = join(REPO_ROOT, "node_modules", "@langchain", "langgraph
 /** "METHOD /path/{param}": the server's `:param` written `{param}` (an optional one `{param?}`). */
 export type RouteKey = string;
 
-const render = (method: string, path: string): RouteKey => `${method.toUpperCase()} ${path.replace(/:([A-Za-z_]\w*)(\?)?/g, (_, name: string, optional?: string) => `{${name}${optional ?? ""}}`)}`;
+const render = (method: string, path: string): RouteKey =>
+  `${method.toUpperCase()} ${path.replace(/:([A-Za-z_]\w*)(\?)?/g, (_, name: string, optional?: string) => `{${name}${optional ?? ""}}`)}`;
 
 interface HonoLike {
   routes: Array<{ method: string; path: string }>;
@@ -49,13 +50,16 @@ async function importServerModule(url: string): Promise<{ default?: unknown }> {
 export async function installedRoutes(): Promise<Map<RouteKey, string>> {
   const routes = new Map<RouteKey, string>();
   const apiDir = join(API_DIST, "api");
-  for (const file of readdirSync(apiDir).filter((f) => f.endsWith(".mjs")).sort()) {
+  for (const file of readdirSync(apiDir)
+    .filter((f) => f.endsWith(".mjs"))
+    .sort()) {
     const mod = await importServerModule(pathToFileURL(join(apiDir, file)).href);
     let app = mod.default;
     // The protocol module exports a factory taking the WebSocket upgrader and the storage ops.
     if (typeof app === "function") app = (app as (u: unknown, o: unknown) => unknown)(() => async () => undefined, { runs: {}, threads: {} });
     const hono = app as Partial<HonoLike>;
-    if (!Array.isArray(hono?.routes)) throw new Error(`${file}: its default export is not a Hono app (no .routes); read it and update reliability/server-routes.ts.`);
+    if (!Array.isArray(hono?.routes))
+      throw new Error(`${file}: its default export is not a Hono app (no .routes); read it and update reliability/server-routes.ts.`);
     for (const r of hono.routes) {
       if (r.method === "ALL" && (r.path === "*" || r.path === "/*")) continue; // middleware, not a route
       routes.set(render(r.method, r.path), `dist/api/${file}`);

@@ -8,7 +8,14 @@ import { writeFileSync } from "node:fs";
 import os from "node:os";
 import { runBadInputsThroughCli, runBadInputsThroughCode } from "../reliability/bad-input.js";
 import { runHostileSuite, type CaseResult } from "../reliability/hostile.js";
-import { runDeadlineFaults, runEmptyAnswers, runPersistentFaults, runSecretEchoFaults, runTransientFaults, TIMEOUT_MS } from "../reliability/provider-faults.js";
+import {
+  runDeadlineFaults,
+  runEmptyAnswers,
+  runPersistentFaults,
+  runSecretEchoFaults,
+  runTransientFaults,
+  TIMEOUT_MS,
+} from "../reliability/provider-faults.js";
 import { COMPILE_BUDGET_MS, measureSpecHeap, runHostileSpecSuite, VALIDATION_BUDGET_MS } from "../reliability/hostile-specs.js";
 import { runAuthAttackSuite } from "../reliability/auth-attacks.js";
 import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
@@ -17,7 +24,10 @@ const out = process.argv.includes("--out") ? process.argv[process.argv.indexOf("
 
 function table(rows: CaseResult[], extra?: (r: CaseResult) => string[], extraHead: string[] = []): string {
   const head = `| case | held | outcome |${extraHead.map((h) => ` ${h} |`).join("")}\n|---|---|---|${extraHead.map(() => "---|").join("")}`;
-  const body = rows.map((r) => `| ${r.name.replace(/\|/g, "\\|")} | ${r.held ? "yes" : "**NO**"} | ${r.detail.replace(/\|/g, "\\|").replace(/\n/g, " ")} |${(extra?.(r) ?? []).map((c) => ` ${c} |`).join("")}`);
+  const body = rows.map(
+    (r) =>
+      `| ${r.name.replace(/\|/g, "\\|")} | ${r.held ? "yes" : "**NO**"} | ${r.detail.replace(/\|/g, "\\|").replace(/\n/g, " ")} |${(extra?.(r) ?? []).map((c) => ` ${c} |`).join("")}`,
+  );
   return [head, ...body].join("\n");
 }
 
@@ -68,19 +78,31 @@ Also in the test suite, not tabulated here: the same bad configuration through t
 
 Each answer goes through the compiled validation graph twice (so an invalid one is fed back once). Held means: the run ended with \`success\` as the content deserves, no exception escaped, the feedback sent back stayed within its cap, and \`Object.prototype\` is untouched. One validation (parse + validate, the median of three runs) took at most ${maxMs.toFixed(1)} ms; the largest answers are about 1 MB, the size limit.
 
-${table(hostile, (r) => {
-  const h = r as (typeof hostile)[number];
-  return [h.expectedValid ? "valid" : "invalid", String(h.feedbackChars), h.validationMs.toFixed(2)];
-}, ["deserves", "feedback chars", "validation ms"])}
+${table(
+  hostile,
+  (r) => {
+    const h = r as (typeof hostile)[number];
+    return [h.expectedValid ? "valid" : "invalid", String(h.feedbackChars), h.validationMs.toFixed(2)];
+  },
+  ["deserves", "feedback chars", "validation ms"],
+)}
 
 ## Hostile specs
 
-Specs a caller can send with a run. Each is refused with its reason, or accepted; an accepted one must judge every probe answer as it deserves (valid answers pass, invalid ones never do, through the graph too), compile within ${COMPILE_BUDGET_MS} ms and validate each probe (the largest answers the parser accepts, about 1 MB; the median of three) within ${VALIDATION_BUDGET_MS} ms. The limits on run-time specs: ${Object.entries(RUNTIME_SPEC_LIMITS).map(([k, v]) => `${k} ${v}`).join(", ")}.
+Specs a caller can send with a run. Each is refused with its reason, or accepted; an accepted one must judge every probe answer as it deserves (valid answers pass, invalid ones never do, through the graph too), compile within ${COMPILE_BUDGET_MS} ms and validate each probe (the largest answers the parser accepts, about 1 MB; the median of three) within ${VALIDATION_BUDGET_MS} ms. The limits on run-time specs: ${Object.entries(
+  RUNTIME_SPEC_LIMITS,
+)
+  .map(([k, v]) => `${k} ${v}`)
+  .join(", ")}.
 
-${table(hostileSpecs, (r) => {
-  const h = r as (typeof hostileSpecs)[number];
-  return [h.compileMs.toFixed(1), h.validationMs.toFixed(1)];
-}, ["compile ms", "slowest validation ms"])}
+${table(
+  hostileSpecs,
+  (r) => {
+    const h = r as (typeof hostileSpecs)[number];
+    return [h.compileMs.toFixed(1), h.validationMs.toFixed(1)];
+  },
+  ["compile ms", "slowest validation ms"],
+)}
 
 Heap after compiling distinct run-time specs (each also validating one invalid value, so both of its validators are compiled), after a full garbage collection: ${specHeap.map((h) => `${h.count} specs: ${h.beforeMb.toFixed(1)} MB → ${h.afterMb.toFixed(1)} MB (${h.growthMb >= 0 ? "+" : ""}${h.growthMb.toFixed(1)} MB), ${h.freed} of the ${h.evicted} evicted specs collected`).join("; ")}. The cache keeps 64 compiled specs; each spec owns its ajv instance, so an evicted one is freed (counted through a WeakRef to each).
 

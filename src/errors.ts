@@ -176,9 +176,11 @@ export function redactSecrets(text: string): string {
   // Longest first, so a key that contains another is replaced whole.
   const secrets = [...configuredSecrets, ...(fromEnv && fromEnv.length >= MIN_SECRET_LENGTH ? [fromEnv] : [])].sort((a, b) => b.length - a.length);
   for (const secret of secrets) out = out.split(secret).join(REDACTED);
-  return out
-    .replace(/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`)
-    // Credentials in a URL (http://user:password@host/…), which fetch errors quote.
-    .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']+@/gi, `$1${REDACTED}@`)
-    .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED);
+  return (
+    out
+      .replace(/\bBearer\s+[^\s"',;]+/gi, `Bearer ${REDACTED}`)
+      // Credentials in a URL (http://user:password@host/…), which fetch errors quote.
+      .replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']+@/gi, `$1${REDACTED}@`)
+      .replace(/\bsk-[A-Za-z0-9_-]{6,}/g, REDACTED)
+  );
 }

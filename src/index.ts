@@ -19,7 +19,17 @@ export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.j
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
 export { generateValidated, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./validation/generate.js";
-export { streamValidated, type StreamValidatedOptions, type ValidationStreamEvent, type PartialEvent, type AttemptEndEvent, type OutcomeEvent, type StoppedAnswer, type DeepPartial, type StopPolicy } from "./validation/stream.js";
+export {
+  streamValidated,
+  type StreamValidatedOptions,
+  type ValidationStreamEvent,
+  type PartialEvent,
+  type AttemptEndEvent,
+  type OutcomeEvent,
+  type StoppedAnswer,
+  type DeepPartial,
+  type StopPolicy,
+} from "./validation/stream.js";
 export type { AttemptRecord, StopReason } from "./validation/state.js";
 export type { ReviewAnswer, ReviewRequest } from "./review.js";
 

@@ -149,7 +149,9 @@ function clientOf<P extends LoadedProvider>(provider: P, modelName: string): Pro
   if (module !== undefined) return module as ProviderClients[P];
   throw (
     failed.get(provider) ??
-    new ConfigurationError(`The ${provider} client is loaded on first use: build "${modelName}" with await loadChatModel(…) (the graphs do this themselves), not createChatModel.`)
+    new ConfigurationError(
+      `The ${provider} client is loaded on first use: build "${modelName}" with await loadChatModel(…) (the graphs do this themselves), not createChatModel.`,
+    )
   );
 }
 
@@ -157,7 +159,9 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
   switch (provider) {
     case "anthropic": {
       if (!env.anthropicApiKey && !env.anthropicBaseUrl) {
-        throw new ConfigurationError(`"${request.model}" is an Anthropic model: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a server other than Anthropic's) in the process environment.`);
+        throw new ConfigurationError(
+          `"${request.model}" is an Anthropic model: set ANTHROPIC_API_KEY (and ANTHROPIC_BASE_URL for a server other than Anthropic's) in the process environment.`,
+        );
       }
       registerSecret(env.anthropicApiKey);
       const { ChatAnthropic } = clientOf("anthropic", request.model);
@@ -183,7 +187,8 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
       });
     }
     case "google-genai": {
-      if (!env.googleApiKey) throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
+      if (!env.googleApiKey)
+        throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
       registerSecret(env.googleApiKey);
       const { ChatGoogleGenerativeAI } = clientOf("google-genai", request.model);
       return new ChatGoogleGenerativeAI({
@@ -234,7 +239,10 @@ function buildOpenAIModel(model: string, request: ModelRequest, env: Environment
  * are joined when the chunks merge), where LangChain's Responses API converter puts it too.
  */
 export class RefusalAwareCompletions extends ChatOpenAICompletions {
-  protected override _convertCompletionsMessageToBaseMessage(message: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[0], rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[1]): BaseMessage {
+  protected override _convertCompletionsMessageToBaseMessage(
+    message: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[0],
+    rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[1],
+  ): BaseMessage {
     return withRefusal(super._convertCompletionsMessageToBaseMessage(message, rawResponse), (message as { refusal?: unknown }).refusal);
   }
 

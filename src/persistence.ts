@@ -107,7 +107,9 @@ export function parseDatabaseUrl(raw: string): Target {
   }
   const database = decodeURIComponent(url.pathname.replace(/^\//, ""));
   if (database.includes("/")) {
-    throw new ConfigurationError(`DATABASE_URL names the database ${JSON.stringify(database)}, which is not a database name; expected postgres://host:5432/database.`);
+    throw new ConfigurationError(
+      `DATABASE_URL names the database ${JSON.stringify(database)}, which is not a database name; expected postgres://host:5432/database.`,
+    );
   }
   const socketHost = url.searchParams.get("host");
   const host = url.hostname.replace(/^\[|\]$/g, "") || socketHost || "localhost";
@@ -191,8 +193,7 @@ function openMemory(): Persistence {
 async function openPostgres(target: Target, options: PersistenceOptions): Promise<Persistence> {
   const connectionTimeoutMillis = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
   const onPoolError =
-    options.onPoolError ??
-    ((error: Error) => process.stderr.write(`PostgreSQL connection error (${target.host}:${target.port}): ${error.message}\n`));
+    options.onPoolError ?? ((error: Error) => process.stderr.write(`PostgreSQL connection error (${target.host}:${target.port}): ${error.message}\n`));
 
   // Reachability first, on a dedicated connection that then holds the setup lock.
   const lockClient = new pg.Client({ connectionString: target.url, connectionTimeoutMillis });
@@ -227,13 +228,14 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
   if (!(storePool instanceof pg.Pool)) {
     await lockClient.end().catch(() => undefined);
     await pool.end().catch(() => undefined);
-    throw new TrustworthyOutputError("PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.");
+    throw new TrustworthyOutputError(
+      "PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.",
+    );
   }
   storePool.on("error", onPoolError);
 
   let closed: Promise<void> | undefined;
-  const close = () =>
-    (closed ??= Promise.allSettled([checkpointer.end(), store.stop()]).then(() => undefined));
+  const close = () => (closed ??= Promise.allSettled([checkpointer.end(), store.stop()]).then(() => undefined));
 
   try {
     // Both libraries' migrations read the current version and then apply the rest: two processes starting

@@ -27,12 +27,26 @@ export const REVIEW_ANSWERS = {
 export function reviewAnswerSchema(spec: Spec): JsonSchema {
   const { $schema: _dialect, ...schema } = spec.schema;
   const selfReferring = /"\$(ref|id|dynamicRef|recursiveRef|anchor|dynamicAnchor)"\s*:/.test(JSON.stringify(schema));
-  const value = selfReferring ? { ...(schema.type !== undefined ? { type: schema.type } : {}), description: `A value that passes the spec ${JSON.stringify(spec.name)}.` } : schema;
+  const value = selfReferring
+    ? { ...(schema.type !== undefined ? { type: schema.type } : {}), description: `A value that passes the spec ${JSON.stringify(spec.name)}.` }
+    : schema;
   return {
     title: "Review answer",
     oneOf: [
-      { title: "Corrected value", type: "object", required: ["value"], additionalProperties: false, properties: { value: { ...value, description: REVIEW_ANSWERS.value } } },
-      { title: "New request", type: "object", required: ["request"], additionalProperties: false, properties: { request: { type: "string", minLength: 1, description: REVIEW_ANSWERS.request } } },
+      {
+        title: "Corrected value",
+        type: "object",
+        required: ["value"],
+        additionalProperties: false,
+        properties: { value: { ...value, description: REVIEW_ANSWERS.value } },
+      },
+      {
+        title: "New request",
+        type: "object",
+        required: ["request"],
+        additionalProperties: false,
+        properties: { request: { type: "string", minLength: 1, description: REVIEW_ANSWERS.request } },
+      },
       {
         title: "Reject",
         type: "object",
@@ -61,10 +75,7 @@ export interface ReviewRequest {
 export type ReviewAnswer = { value: unknown } | { request: string } | { reject: true; reason?: string };
 
 type ReviewDecision =
-  | { kind: "value"; value: unknown }
-  | { kind: "request"; request: unknown }
-  | { kind: "reject"; reason?: string }
-  | { kind: "invalid"; problem: string };
+  { kind: "value"; value: unknown } | { kind: "request"; request: unknown } | { kind: "reject"; reason?: string } | { kind: "invalid"; problem: string };
 
 /** A resume value: `{ value }`, `{ request }` or `{ reject: true, reason? }`. */
 export function readReviewAnswer(answer: unknown): ReviewDecision {
@@ -73,7 +84,8 @@ export function readReviewAnswer(answer: unknown): ReviewDecision {
     const keys = Object.keys(a).filter((k) => k !== "reason");
     if (keys.length === 1 && keys[0] === "value") return { kind: "value", value: a.value };
     if (keys.length === 1 && keys[0] === "request") return { kind: "request", request: a.request };
-    if (keys.length === 1 && keys[0] === "reject" && a.reject === true) return { kind: "reject", reason: typeof a.reason === "string" ? a.reason.slice(0, 500) : undefined };
+    if (keys.length === 1 && keys[0] === "reject" && a.reject === true)
+      return { kind: "reject", reason: typeof a.reason === "string" ? a.reason.slice(0, 500) : undefined };
   }
   return {
     kind: "invalid",

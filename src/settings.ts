@@ -32,7 +32,6 @@ export function countOption(name: string, value: unknown, fallback: number, min:
   return count;
 }
 
-
 export const modelName = (what: string) =>
   z
     .string({ error: `${what} must be a model name (a string)` })
@@ -89,7 +88,10 @@ export const specRef = () =>
         description: "An inline spec: {name, description, schema}, or a bare JSON Schema; cross-field rules use $data and if/then.",
       }),
     ],
-    { error: "spec must be a built-in spec name, an inline JSON spec ({name, description, schema}) or a Spec (resolveSpec(zodSchema) makes one; generateValidated and the builders take a zod schema as it is)" },
+    {
+      error:
+        "spec must be a built-in spec name, an inline JSON spec ({name, description, schema}) or a Spec (resolveSpec(zodSchema) makes one; generateValidated and the builders take a zod schema as it is)",
+    },
   );
 
 /** Anything a caller passes as run config: LangGraph's RunnableConfig or a plain object. */

@@ -64,10 +64,7 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
-export type Responder = (
-  req: RecordedRequest,
-  index: number,
-) => ScriptedReply | Promise<ScriptedReply>;
+export type Responder = (req: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
 export interface ScriptedServerOptions {
   replies?: ScriptedReply[];
@@ -158,9 +155,7 @@ function defaultErrorMessage(status: number): { message: string; type: string; c
   return { message: `Scripted error (status ${status})`, type: "invalid_request_error", code: null };
 }
 
-export async function startScriptedOpenAIServer(
-  opts: ScriptedServerOptions = {},
-): Promise<ScriptedServer> {
+export async function startScriptedOpenAIServer(opts: ScriptedServerOptions = {}): Promise<ScriptedServer> {
   const host = opts.host ?? "127.0.0.1";
   const latencyMs = opts.latencyMs ?? 0;
   let replies: ScriptedReply[] = opts.replies ?? [];
@@ -272,7 +267,9 @@ export async function startScriptedOpenAIServer(
       return { headers: { ...JSON_HEADERS, "content-length": String(Buffer.byteLength(text)) }, body: text };
     }
     const created = Math.floor(Date.now() / 1000);
-    let out = sse(chunk(rec, created, { role: "assistant", content: content === null ? null : "", ...(reply.refusal !== undefined ? { refusal: "" } : {}) }, null));
+    let out = sse(
+      chunk(rec, created, { role: "assistant", content: content === null ? null : "", ...(reply.refusal !== undefined ? { refusal: "" } : {}) }, null),
+    );
     for (const piece of splitContent(content ?? "")) {
       out += sse(chunk(rec, created, { content: piece }, null));
     }
@@ -356,7 +353,11 @@ export async function startScriptedOpenAIServer(
       case "echo-auth": {
         const auth = String(rec.headers.authorization ?? "");
         sendJson(res, reply.status ?? 401, {
-          error: { message: `Invalid credentials in header "Authorization: ${auth}" (echoed by the proxy)`, type: "invalid_request_error", code: "invalid_api_key" },
+          error: {
+            message: `Invalid credentials in header "Authorization: ${auth}" (echoed by the proxy)`,
+            type: "invalid_request_error",
+            code: "invalid_api_key",
+          },
         });
         return;
       }

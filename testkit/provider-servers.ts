@@ -104,7 +104,10 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
   return serveScript("/v1/messages", replies, (reply, request, index): Rendered => {
     const toolName = reply.toolUse?.name ?? request.body.tools?.[0]?.name ?? "tool";
     const answered = reply.toolUse?.input ?? reply.text ?? "";
-    const usage = { input_tokens: reply.usage?.input ?? tokens(promptChars(request.body.messages) + String(request.body.system ?? "").length), output_tokens: reply.usage?.output ?? tokens(answered.length) };
+    const usage = {
+      input_tokens: reply.usage?.input ?? tokens(promptChars(request.body.messages) + String(request.body.system ?? "").length),
+      output_tokens: reply.usage?.output ?? tokens(answered.length),
+    };
     const stopReason = reply.stopReason ?? (reply.toolUse ? "tool_use" : "end_turn");
     const id = `msg_scripted_${index}`;
     const blocks: Array<Record<string, unknown>> = [];
@@ -121,7 +124,10 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
     blocks.forEach((block, i) => {
       out += event("content_block_start", { index: i, content_block: block.type === "text" ? { type: "text", text: "" } : block });
       for (const piece of pieces(block.type === "text" ? String(block.text) : reply.toolUse!.input)) {
-        out += event("content_block_delta", { index: i, delta: block.type === "text" ? { type: "text_delta", text: piece } : { type: "input_json_delta", partial_json: piece } });
+        out += event("content_block_delta", {
+          index: i,
+          delta: block.type === "text" ? { type: "text_delta", text: piece } : { type: "input_json_delta", partial_json: piece },
+        });
       }
       out += event("content_block_stop", { index: i });
     });
@@ -146,7 +152,10 @@ export function startScriptedOllamaServer(replies: ProviderReply[]): Promise<Scr
       eval_count: reply.usage?.output ?? tokens((reply.toolUse?.input ?? text).length),
     };
     if (request.body.stream === false) {
-      return { headers: { "content-type": "application/json" }, body: JSON.stringify({ ...done, message: { role: "assistant", content: text, ...(toolCalls ? { tool_calls: toolCalls } : {}) } }) };
+      return {
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ ...done, message: { role: "assistant", content: text, ...(toolCalls ? { tool_calls: toolCalls } : {}) } }),
+      };
     }
     const lines = pieces(text).map((piece) => ({ ...base, message: { role: "assistant", content: piece }, done: false }));
     if (toolCalls) lines.push({ ...base, message: { role: "assistant", content: "", tool_calls: toolCalls } as never, done: false });

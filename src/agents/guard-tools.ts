@@ -66,7 +66,9 @@ export function guardTools(options: GuardToolsOptions) {
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
   const { limits, ruleContext } = options;
   if (options.tools === null || typeof options.tools !== "object" || Object.keys(options.tools).length === 0) {
-    throw new ConfigurationError('guardTools needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.');
+    throw new ConfigurationError(
+      'guardTools needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.',
+    );
   }
   const guards = new Map<string, Guard>();
   for (const [name, ref] of Object.entries(options.tools)) {
@@ -90,10 +92,17 @@ export function guardTools(options: GuardToolsOptions) {
         if (budget.callIndex !== undefined) record.callIndex = budget.callIndex;
         return new ToolMessage({ content: text, status: "error", name: call.name, tool_call_id: call.id ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
       };
-      if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
+      if (facts.attempt > maxAttempts)
+        return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
       const checked = await checkToolArguments(spec, call.args, limits, context);
       if (!checked.valid) {
-        return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
+        return notRun(invalidCallText(facts, checked.errors), {
+          outcome: "invalid",
+          spec: spec.name,
+          attempt: facts.attempt,
+          maxAttempts,
+          errors: checked.errors,
+        });
       }
       return handler({ ...request, toolCall: { ...call, args: checked.value as Record<string, unknown> } });
     },

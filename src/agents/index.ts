@@ -28,7 +28,9 @@ async function loadMiddleware() {
     throw error;
   }
   if (typeof langchain.createMiddleware !== "function") {
-    throw new ConfigurationError(`langgraph-trustworthy-output/agents needs LangChain v1 (langchain ${LANGCHAIN_RANGE}, with createMiddleware); the installed "langchain" is another version.`);
+    throw new ConfigurationError(
+      `langgraph-trustworthy-output/agents needs LangChain v1 (langchain ${LANGCHAIN_RANGE}, with createMiddleware); the installed "langchain" is another version.`,
+    );
   }
   const [response, tools] = await Promise.all([import("./validated-response.js"), import("./guard-tools.js")]);
   return { ...response, ...tools };

@@ -43,7 +43,8 @@ const outcomeShape = z
   .object({
     success: z.boolean().meta({ description: "True only when an answer passed the spec" }),
     stopReason: z.enum(STOP_REASONS).meta({
-      description: "Why the answer ended: valid, out of attempts, no answer (only other tools called), rejected at the review; awaiting_review while the run waits for a person",
+      description:
+        "Why the answer ended: valid, out of attempts, no answer (only other tools called), rejected at the review; awaiting_review while the run waits for a person",
     }),
     value: z.unknown().optional().meta({ description: "The accepted answer (the spec's output); absent on failure" }),
     by: z.enum(["model", "human"]).optional().meta({ description: "Who gave the accepted answer" }),

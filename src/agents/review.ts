@@ -34,7 +34,15 @@ export type ReviewResult<T> =
 
 /** One answer at the review: pause, read the person's answer, judge it once. */
 export async function reviewStep<T>(spec: Spec<T>, awaiting: AwaitingReview<T>, request: string, judging: JudgeOptions = {}): Promise<ReviewResult<T>> {
-  const payload: ReviewRequest = { kind: "review", request, spec: spec.name, output: awaiting.lastAnswer, errors: awaiting.errors, attempts: awaiting.attempts, answers: REVIEW_ANSWERS };
+  const payload: ReviewRequest = {
+    kind: "review",
+    request,
+    spec: spec.name,
+    output: awaiting.lastAnswer,
+    errors: awaiting.errors,
+    attempts: awaiting.attempts,
+    answers: REVIEW_ANSWERS,
+  };
   // The validation graph's form (Studio renders it from the JSON Schema); the check step alone judges the answer.
   const decision = readReviewAnswer(interrupt<ReviewRequest, unknown>(payload, { responseSchema: reviewAnswerSchema(spec) }));
   const again = (errors: string[], lastAnswer = awaiting.lastAnswer): ReviewResult<T> => ({ kind: "again", outcome: { ...awaiting, errors, lastAnswer } });
@@ -52,7 +60,10 @@ export async function reviewStep<T>(spec: Spec<T>, awaiting: AwaitingReview<T>, 
   }
   const { verdict, shown } = await judgePersonAnswer(spec, decision.value, judging);
   if (verdict.valid) {
-    return { kind: "accepted", outcome: { success: true, stopReason: "valid", value: verdict.value as T, by: "human", errors: [], attempts: awaiting.attempts, spec: spec.name } };
+    return {
+      kind: "accepted",
+      outcome: { success: true, stopReason: "valid", value: verdict.value as T, by: "human", errors: [], attempts: awaiting.attempts, spec: spec.name },
+    };
   }
   // Nothing invalid passes because a person typed it: it is shown again with its errors.
   return again(verdict.errors, shown);

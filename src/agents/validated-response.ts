@@ -75,12 +75,15 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
 export function validatedResponse<T = unknown>(options: ValidatedResponseOptions<T>) {
   const spec = resolveSpec(options.spec) as Spec<T>;
   if (spec.schema.type !== "object") {
-    throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`);
+    throw new SpecError(
+      `Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`,
+    );
   }
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_ANSWER_ATTEMPTS);
   const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
-  if (onFailure !== "end" && onFailure !== "interrupt") throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
+  if (onFailure !== "end" && onFailure !== "interrupt")
+    throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
   const { limits, ruleContext } = options;
   const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);
@@ -108,7 +111,9 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
 
     wrapModelCall: async (request, handler) => {
       if (request.responseFormat !== undefined) {
-        throw new ConfigurationError("validatedResponse supplies the agent's answer format: remove responseFormat from createAgent and read the answer from responseOutcome (or structuredResponse).");
+        throw new ConfigurationError(
+          "validatedResponse supplies the agent's answer format: remove responseFormat from createAgent and read the answer from responseOutcome (or structuredResponse).",
+        );
       }
       const progress = request.state._answerProgress ?? fresh();
       // A person is answering at the review: the model is not called; the review (afterModel) takes the next answer.
@@ -123,7 +128,14 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
           // Past the budget: the turn's calls are not run (each gets a result saying so) and the answer ends without one.
           const text = noAnswerText(maxToolTurns);
           const results = (response.tool_calls ?? []).map((call) => resultOf(call, text, "error"));
-          const failure = { success: false as const, stopReason: "no_answer" as const, errors: [text], lastAnswer: "", attempts: progress.attempts, spec: spec.name };
+          const failure = {
+            success: false as const,
+            stopReason: "no_answer" as const,
+            errors: [text],
+            lastAnswer: "",
+            attempts: progress.attempts,
+            spec: spec.name,
+          };
           return new Command({ update: { messages: [response, ...results], ...failed(failure, progress) } });
         }
         const setAside = turn.setAside.map((call) => resultOf(call, answerSetAsideText(tool), "error"));
@@ -133,10 +145,23 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const { verdict, shown } = await judgeAnswer(spec, turn, judging(progress));
       const attempts = progress.attempts + 1;
       if (verdict.valid) {
-        const outcome: ResponseOutcome<T> = { success: true, stopReason: "valid", value: verdict.value as T, by: "model", errors: [], attempts, spec: spec.name };
+        const outcome: ResponseOutcome<T> = {
+          success: true,
+          stopReason: "valid",
+          value: verdict.value as T,
+          by: "model",
+          errors: [],
+          attempts,
+          spec: spec.name,
+        };
         const results = turn.kind === "tool" ? turn.calls.map((call) => resultOf(call, answerAcceptedText(verdict.value), "success")) : [];
         return new Command({
-          update: { messages: [response, ...results], structuredResponse: verdict.value, responseOutcome: outcome, _answerProgress: { ...progress, attempts, next: "end" } },
+          update: {
+            messages: [response, ...results],
+            structuredResponse: verdict.value,
+            responseOutcome: outcome,
+            _answerProgress: { ...progress, attempts, next: "end" },
+          },
         });
       }
 
@@ -149,7 +174,12 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const feedback: BaseMessage[] =
         turn.kind === "tool" && turn.calls.length > 0
           ? turn.calls.map((call) => resultOf(call, rejected, "error"))
-          : [new HumanMessage({ id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`, content: last ? rejected : retryPrompt(lastRequest(messages), shown, verdict.errors) })];
+          : [
+              new HumanMessage({
+                id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`,
+                content: last ? rejected : retryPrompt(lastRequest(messages), shown, verdict.errors),
+              }),
+            ];
       const tried = { ...progress, attempts };
       if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
       const failure = { success: false as const, stopReason: "max_attempts" as const, errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };

@@ -234,7 +234,8 @@ function parseCommand(argv: string[]): Invocation | "help" {
     throw new UsageError((error as Error).message);
   }
   if (values.help) return "help";
-  if (values["escalate-after"] !== undefined && values["escalate-to"] === undefined) throw new UsageError("--escalate-after needs --escalate-to: the model to escalate to.");
+  if (values["escalate-after"] !== undefined && values["escalate-to"] === undefined)
+    throw new UsageError("--escalate-after needs --escalate-to: the model to escalate to.");
   const thread = values.thread === undefined ? undefined : String(values.thread).trim();
   if (thread !== undefined && (thread.length === 0 || thread.length > 200)) {
     throw new UsageError("--thread must be a thread id of 1-200 characters.");
@@ -247,7 +248,10 @@ function parseCommand(argv: string[]): Invocation | "help" {
 }
 
 /** The run's context from the flags, refused here (before the database is opened or any model called) when wrong. */
-async function runSettings(command: Invocation, environment: Environment): Promise<{ context: Record<string, unknown>; maxAttempts?: number; model?: string; escalating?: boolean }> {
+async function runSettings(
+  command: Invocation,
+  environment: Environment,
+): Promise<{ context: Record<string, unknown>; maxAttempts?: number; model?: string; escalating?: boolean }> {
   const { flags } = command;
   const resuming = command.request === undefined;
   const context: Record<string, unknown> = {};
@@ -261,7 +265,8 @@ async function runSettings(command: Invocation, environment: Environment): Promi
   if (flags["max-tokens"] !== undefined) context.maxTokens = integerFlag(flags["max-tokens"]);
   if (flags["output-mode"] !== undefined) {
     const mode = String(flags["output-mode"]);
-    if (!(OUTPUT_MODES as readonly string[]).includes(mode)) throw new UsageError(`--output-mode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(mode, 80))}.`);
+    if (!(OUTPUT_MODES as readonly string[]).includes(mode))
+      throw new UsageError(`--output-mode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(mode, 80))}.`);
     context.outputMode = mode;
   }
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
@@ -306,7 +311,11 @@ async function startRun(
   signal: AbortSignal | undefined,
   progress: boolean,
 ): Promise<RunHandle> {
-  const graph = buildValidationGraph({ model: (request) => loadChatModel(request, environment), checkpointer: persistence.checkpointer, store: persistence.store });
+  const graph = buildValidationGraph({
+    model: (request) => loadChatModel(request, environment),
+    checkpointer: persistence.checkpointer,
+    store: persistence.store,
+  });
   const threadId = command.thread ?? randomUUID();
   run.thread = threadId;
   const runConfig = { configurable: { thread_id: threadId } };
@@ -427,7 +436,10 @@ async function review(
     }
     const last = (final.history as Array<{ output: string }> | undefined)?.at(-1);
     // Each line of the answer behind a margin, so none of it can pass for the command's own output.
-    const shown = (last?.output ?? "").split("\n").map((line) => `  | ${line}`).join("\n");
+    const shown = (last?.output ?? "")
+      .split("\n")
+      .map((line) => `  | ${line}`)
+      .join("\n");
     io.stderr(`\nThe last answer:\n${shown}\nIts errors:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
     const line = await readLine('Type the corrected JSON (one line), ":request <a new request>", or ":reject [reason]": ');
     if (line === null) {
@@ -445,7 +457,11 @@ async function review(
     final = await handle.values();
     // The verdict is the run's: valid ends it; otherwise it is paused again with this answer's errors.
     if ("value" in resume) {
-      io.stderr(final.success === true ? "your value is valid\n" : `your value is not valid:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`);
+      io.stderr(
+        final.success === true
+          ? "your value is valid\n"
+          : `your value is not valid:\n${((final.errors as string[] | undefined) ?? []).map((e) => `  - ${e}`).join("\n")}\n`,
+      );
     }
   }
   return { final, rejection };
@@ -517,7 +533,25 @@ async function main(): Promise<void> {
   // Library logging may quote a provider's answer: shown inert like the command's own messages.
   const inertStderr = new Writable({ decodeStrings: false, write: (chunk, _encoding, done) => void process.stderr.write(inert(String(chunk)), done) });
   const toStderr = new Console({ stdout: inertStderr, stderr: inertStderr });
-  for (const method of ["log", "info", "debug", "warn", "dir", "dirxml", "table", "trace", "group", "groupCollapsed", "groupEnd", "count", "countReset", "time", "timeEnd", "timeLog", "assert"] as const) {
+  for (const method of [
+    "log",
+    "info",
+    "debug",
+    "warn",
+    "dir",
+    "dirxml",
+    "table",
+    "trace",
+    "group",
+    "groupCollapsed",
+    "groupEnd",
+    "count",
+    "countReset",
+    "time",
+    "timeEnd",
+    "timeLog",
+    "assert",
+  ] as const) {
     (console as unknown as Record<string, unknown>)[method] = (toStderr[method] as (...args: unknown[]) => void).bind(toStderr);
   }
   let wroteDocument = false;
@@ -532,7 +566,11 @@ async function main(): Promise<void> {
     const message = redactSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error));
     process.stderr.write(inert(`Internal error (please report it): ${message}\n`));
     if (!wroteDocument) {
-      const failure: FailureDocument = { success: false, exitCode: EXIT.internal, error: { name: "InternalError", message: redactSecrets(error instanceof Error ? error.message : String(error)) } };
+      const failure: FailureDocument = {
+        success: false,
+        exitCode: EXIT.internal,
+        error: { name: "InternalError", message: redactSecrets(error instanceof Error ? error.message : String(error)) },
+      };
       process.stdout.write(inert(`${JSON.stringify(failure, null, 2)}\n`, "json"));
     } else {
       process.stderr.write("The output above was written before this error: do not trust it.\n");

@@ -158,7 +158,8 @@ export class ReflexionAgent {
   /** Like `run`, with outcomes (stop reason, best score) and token usage. */
   async runWithReport(tasks: string[]): Promise<RunReport> {
     // The reference returns [] for no tasks.
-    if (Array.isArray(tasks) && tasks.length === 0) return { results: [], steps: [], outcomes: [], calls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 } };
+    if (Array.isArray(tasks) && tasks.length === 0)
+      return { results: [], steps: [], outcomes: [], calls: [], usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 } };
     checkTasks(tasks);
     const out = await this.graph.invoke({ tasks }, { ...this.runConfig, configurable: { ...this.runConfig.configurable, thread_id: crypto.randomUUID() } });
     for (const steps of out.steps) for (const step of steps) this.memory.shortTerm.add(step);

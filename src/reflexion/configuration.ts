@@ -7,7 +7,18 @@
 import { z } from "zod";
 import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
-import { boundedInt, checkRequestText, MAX_REQUEST_CHARS, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
+import {
+  boundedInt,
+  checkRequestText,
+  MAX_REQUEST_CHARS,
+  modelName,
+  parseOrThrow,
+  specRef,
+  temperature,
+  withDefault,
+  type EnsureOptions,
+  type RunConfigLike,
+} from "../settings.js";
 
 export const DEFAULT_MAX_LOOPS = 3;
 export const DEFAULT_MEMORY_CAPACITY = 100;
@@ -36,20 +47,20 @@ export const ReflexionConfigSchema = z.object({
     z.string({ error: "agentName must be a string" }).regex(/^[A-Za-z0-9_-]{1,64}$/, { error: "agentName must be 1-64 letters, digits, '_' or '-'" }),
     "reflexion-agent",
   ).meta({ title: "Agent name", description: "Name of the agent; memories are kept per agent name (and per user when authenticated)." }),
-  model: modelName("model").optional().meta({
-    title: "Model",
-    description: `Model for every role unless a role names its own: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
-  }),
+  model: modelName("model")
+    .optional()
+    .meta({
+      title: "Model",
+      description: `Model for every role unless a role names its own: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+    }),
   actorModel: modelName("actorModel").optional().meta({ title: "Actor model", description: "Model for the actor and refine steps." }),
   evaluatorModel: modelName("evaluatorModel").optional().meta({ title: "Evaluator model", description: "Model for the evaluator." }),
   reflectorModel: modelName("reflectorModel").optional().meta({ title: "Reflector model", description: "Model for the reflector." }),
   temperature: withDefault(temperature, 0.7).meta({ title: "Temperature", description: "Sampling temperature for the actor (the evaluator runs at 0)." }),
-  spec: specRef()
-    .optional()
-    .meta({
-      title: "Gate spec",
-      description: "Optional deterministic gate: a spec every response must also pass (a built-in name or an inline JSON spec).",
-    }),
+  spec: specRef().optional().meta({
+    title: "Gate spec",
+    description: "Optional deterministic gate: a spec every response must also pass (a built-in name or an inline JSON spec).",
+  }),
 });
 
 export type ReflexionConfig = z.output<typeof ReflexionConfigSchema> & {
@@ -75,7 +86,9 @@ export function ensureReflexionConfig(config?: RunConfigLike, options: EnsureOpt
 /** Check Reflexion's `tasks`: a non-empty list of task strings (a single string is refused, as in the reference). */
 export function checkTasks(tasks: unknown): string[] {
   if (typeof tasks === "string") {
-    throw new ConfigurationError('tasks must be a list of strings, not a single string: wrap one task in a list, e.g. ["' + tasks.slice(0, 40).replace(/"/g, '\\"') + '"].');
+    throw new ConfigurationError(
+      'tasks must be a list of strings, not a single string: wrap one task in a list, e.g. ["' + tasks.slice(0, 40).replace(/"/g, '\\"') + '"].',
+    );
   }
   if (!Array.isArray(tasks)) throw new ConfigurationError(`tasks must be a list of strings; got ${tasks === null ? "null" : typeof tasks}.`);
   if (tasks.length === 0) throw new ConfigurationError("tasks is empty; give at least one task.");

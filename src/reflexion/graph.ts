@@ -87,22 +87,24 @@ export function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store
     const stop = taskStop(state.steps[last].score, state.passed[last], state.steps[last].iteration, ops.settings(config).maxLoops);
     return stop === null ? "refine" : END;
   };
-  return new StateGraph({
-    state: channelsOf(TaskState) as unknown as typeof TaskState,
-    input: TaskInputSchema,
-  })
-    // Every node and edge of the loop takes its config as an argument and runs as a plain call (see DirectCall).
-    .addNode("actor", new DirectCall(nodes.actor), modelNode)
-    .addNode("evaluator", new DirectCall(nodes.evaluator), modelNode)
-    .addNode("reflector", new DirectCall(nodes.reflector), modelNode)
-    .addNode("memory", new DirectCall(nodes.memory))
-    .addNode("refine", new DirectCall(nodes.refine), modelNode)
-    .addEdge(START, "actor")
-    .addConditionalEdges("actor", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
-    .addConditionalEdges("evaluator", new DirectCall(onUnlessFailed("reflector")), ["reflector", END])
-    .addConditionalEdges("reflector", new DirectCall(onUnlessFailed("memory")), ["memory", END])
-    .addConditionalEdges("memory", new DirectCall(afterMemory), ["refine", END])
-    .addConditionalEdges("refine", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END]);
+  return (
+    new StateGraph({
+      state: channelsOf(TaskState) as unknown as typeof TaskState,
+      input: TaskInputSchema,
+    })
+      // Every node and edge of the loop takes its config as an argument and runs as a plain call (see DirectCall).
+      .addNode("actor", new DirectCall(nodes.actor), modelNode)
+      .addNode("evaluator", new DirectCall(nodes.evaluator), modelNode)
+      .addNode("reflector", new DirectCall(nodes.reflector), modelNode)
+      .addNode("memory", new DirectCall(nodes.memory))
+      .addNode("refine", new DirectCall(nodes.refine), modelNode)
+      .addEdge(START, "actor")
+      .addConditionalEdges("actor", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
+      .addConditionalEdges("evaluator", new DirectCall(onUnlessFailed("reflector")), ["reflector", END])
+      .addConditionalEdges("reflector", new DirectCall(onUnlessFailed("memory")), ["memory", END])
+      .addConditionalEdges("memory", new DirectCall(afterMemory), ["refine", END])
+      .addConditionalEdges("refine", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
+  );
 }
 
 /**

@@ -79,7 +79,15 @@ export class StoreMemory {
     const key = namespace.join("\u0000");
     let cached = perStore.get(key);
     if (!cached) {
-      cached = { writer: randomUUID().replace(/-/g, ""), memory: new LongTermMemory({ capacity }), seen: new Map(), written: 0, loaded: false, listedAt: 0, queue: Promise.resolve() };
+      cached = {
+        writer: randomUUID().replace(/-/g, ""),
+        memory: new LongTermMemory({ capacity }),
+        seen: new Map(),
+        written: 0,
+        loaded: false,
+        listedAt: 0,
+        queue: Promise.resolve(),
+      };
       perStore.set(key, cached);
     }
     this.cached = cached;

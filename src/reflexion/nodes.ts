@@ -64,7 +64,14 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
     const name = role === "actor" ? cfg.actorModel : role === "evaluator" ? cfg.evaluatorModel : cfg.reflectorModel;
     return resolveModel(options.model, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
   };
-  const call = async (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector", system: string, prompt: string, node: string, config?: RunnableConfig) => {
+  const call = async (
+    cfg: ReflexionConfig,
+    role: "actor" | "evaluator" | "reflector",
+    system: string,
+    prompt: string,
+    node: string,
+    config?: RunnableConfig,
+  ) => {
     // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
     const answer = await callModel(await model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
     return { text: answer.text, usage: answer.usage };
@@ -87,7 +94,14 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       // The score is read from the whole evaluation, which is then kept bounded.
       return { evaluation: recorded(answer.text), score: parseScore(answer.text).score, usage: answer.usage };
     },
-    async reflect(cfg: ReflexionConfig, task: string, response: string, evaluation: string, validationErrors: string[] | null, config?: RunnableConfig): Promise<Answer> {
+    async reflect(
+      cfg: ReflexionConfig,
+      task: string,
+      response: string,
+      evaluation: string,
+      validationErrors: string[] | null,
+      config?: RunnableConfig,
+    ): Promise<Answer> {
       return kept(await call(cfg, "reflector", REFLECTOR_PROMPT, reflectorPrompt(task, response, evaluation, validationErrors), "reflector", config));
     },
     async refine(
@@ -99,7 +113,16 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
       validationErrors: string[] | null,
       config?: RunnableConfig,
     ): Promise<Answer> {
-      return kept(await call(cfg, "actor", cfg.systemPrompt ?? REFLEXION_PROMPT, refinePrompt(task, original, evaluation, reflection, validationErrors), "refine", config));
+      return kept(
+        await call(
+          cfg,
+          "actor",
+          cfg.systemPrompt ?? REFLEXION_PROMPT,
+          refinePrompt(task, original, evaluation, reflection, validationErrors),
+          "refine",
+          config,
+        ),
+      );
     },
     /** Store a step in long-term memory when the reference admits it (score > 0.8, or `iteration == maxLoops - 1`). */
     async remember(cfg: ReflexionConfig, memory: StoreMemory, step: StepRecord): Promise<boolean> {

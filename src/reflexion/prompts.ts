@@ -35,10 +35,9 @@ function validatorSection(errors: readonly string[] | null): string {
 export function actorPrompt(task: string, memories: readonly StepRecord[]): string {
   const lessons = memories.filter((m) => m.reflection.trim().length > 0);
   if (lessons.length === 0) return `Task:\n${task}`;
-  return [
-    `Task:\n${task}`,
-    `Lessons from earlier attempts at similar tasks:\n${lessons.map((m) => `- ${bound(m.reflection, 1_000)}`).join("\n")}`,
-  ].join("\n\n");
+  return [`Task:\n${task}`, `Lessons from earlier attempts at similar tasks:\n${lessons.map((m) => `- ${bound(m.reflection, 1_000)}`).join("\n")}`].join(
+    "\n\n",
+  );
 }
 
 export function evaluatorPrompt(task: string, response: string, validationErrors: readonly string[] | null): string {

@@ -60,7 +60,11 @@ export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistan
 const tasks = z
   .unknown()
   .check((ctx) => void checkTasks(ctx.value))
-  .meta({ type: "array", items: { type: "string" }, description: "Tasks to run one at a time, in order (a single task is a list of one)" }) as unknown as z.ZodArray<z.ZodString>;
+  .meta({
+    type: "array",
+    items: { type: "string" },
+    description: "Tasks to run one at a time, in order (a single task is a list of one)",
+  }) as unknown as z.ZodArray<z.ZodString>;
 
 export const ReflexionInputSchema = stateObject({ tasks });
 
@@ -68,7 +72,9 @@ const outputs = {
   results: z
     .array(z.string().nullable())
     .default([])
-    .describe("The best response per task, in order; null when there is none to use: the task failed before any response, or a spec is set and no response passed it"),
+    .describe(
+      "The best response per task, in order; null when there is none to use: the task failed before any response, or a spec is set and no response passed it",
+    ),
   steps: z.array(z.array(StepRecordSchema)).default([]).describe("Per task, the record of every iteration"),
   outcomes: z.array(TaskOutcomeSchema).default([]).describe("Per task: why it stopped, whether its result passed the spec, its best score and its token usage"),
   conversation: z.array(ConversationTurnSchema).default([]).describe("Each task and its best response"),

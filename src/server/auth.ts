@@ -111,12 +111,7 @@ export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
     const key = apiKeyOf(request.headers);
     const identity = userOf(key);
     if (identity === undefined) {
-      throw jsonHttpError(
-        401,
-        "Unauthorized",
-        key === undefined ? MISSING_API_KEY : INVALID_API_KEY,
-        { "WWW-Authenticate": "Bearer" },
-      );
+      throw jsonHttpError(401, "Unauthorized", key === undefined ? MISSING_API_KEY : INVALID_API_KEY, { "WWW-Authenticate": "Bearer" });
     }
     // /internal/truncate wipes every user's data and is answered before any authorization event: no API user may reach it.
     if (/^\/internal(\/|$)/i.test(path)) {

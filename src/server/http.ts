@@ -61,7 +61,8 @@ const isObject = (value: unknown): value is Json => typeof value === "object" &&
  */
 function loopback(): Loopback {
   const fetchImpl = (globalThis as Record<symbol, unknown>)[Symbol.for("langgraph_api:fetch")];
-  if (typeof fetchImpl !== "function") throw new Error("The LangGraph server's loopback fetch is not bound; this server version is not supported by src/server/http.ts.");
+  if (typeof fetchImpl !== "function")
+    throw new Error("The LangGraph server's loopback fetch is not bound; this server version is not supported by src/server/http.ts.");
   return fetchImpl as Loopback;
 }
 
@@ -110,7 +111,15 @@ async function relay(res: Response): Promise<Response> {
 }
 
 /** The routes that create runs (each body a RunCreate; `/runs/batch` a list of them). */
-const RUN_ROUTES = ["/runs", "/runs/wait", "/runs/stream", "/runs/batch", "/threads/:thread_id/runs", "/threads/:thread_id/runs/wait", "/threads/:thread_id/runs/stream"];
+const RUN_ROUTES = [
+  "/runs",
+  "/runs/wait",
+  "/runs/stream",
+  "/runs/batch",
+  "/threads/:thread_id/runs",
+  "/threads/:thread_id/runs/wait",
+  "/threads/:thread_id/runs/stream",
+];
 
 const refused = (c: Context, refusal: Refusal) => c.json(refusal.body, refusal.status);
 
@@ -226,7 +235,9 @@ export function createHttpApp(options: { auth: boolean }): Hono {
   app.all("/threads/:thread_id/stream/events", protocol);
   app.get(
     "/runs/:run_id/stream",
-    refuse("GET /runs/{run_id}/stream is not available when auth is on: it cannot check who owns the run. Use GET /threads/{thread_id}/runs/{run_id}/stream (client.runs.joinStream)."),
+    refuse(
+      "GET /runs/{run_id}/stream is not available when auth is on: it cannot check who owns the run. Use GET /threads/{thread_id}/runs/{run_id}/stream (client.runs.joinStream).",
+    ),
   );
   const crons = refuse("Crons are not available on this server.");
   app.all("/runs/crons", crons);
@@ -276,9 +287,9 @@ export function createHttpApp(options: { auth: boolean }): Hono {
       return (x < y ? -1 : x > y ? 1 : 0) * (ascending ? 1 : -1);
     });
     const exhausted = builtin.length < need && own.length < need;
-    const pageItems = merged.slice(offset as number, need).map((a) =>
-      Array.isArray(select) ? Object.fromEntries(Object.entries(a).filter(([k]) => select.includes(k))) : a,
-    );
+    const pageItems = merged
+      .slice(offset as number, need)
+      .map((a) => (Array.isArray(select) ? Object.fromEntries(Object.entries(a).filter(([k]) => select.includes(k))) : a));
     if (exhausted) c.header("X-Pagination-Total", String(merged.length));
     else {
       c.header("X-Pagination-Next", String(need));
@@ -293,8 +304,15 @@ export function createHttpApp(options: { auth: boolean }): Hono {
     const metadata = isObject(body.metadata) ? body.metadata : {};
     const identity = identityOf(c) ?? "";
     let total = 0;
-    for (const groupMetadata of [{ ...metadata, [BUILTIN_MARK.key]: BUILTIN_MARK.value }, { ...metadata, [OWNER_KEY]: identity }]) {
-      const res = await loopback()("/assistants/count", { method: "POST", headers: credentials(c), body: JSON.stringify({ ...body, metadata: groupMetadata }) });
+    for (const groupMetadata of [
+      { ...metadata, [BUILTIN_MARK.key]: BUILTIN_MARK.value },
+      { ...metadata, [OWNER_KEY]: identity },
+    ]) {
+      const res = await loopback()("/assistants/count", {
+        method: "POST",
+        headers: credentials(c),
+        body: JSON.stringify({ ...body, metadata: groupMetadata }),
+      });
       if (!res.ok) return relay(res);
       total += Number(await res.json());
     }

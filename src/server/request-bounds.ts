@@ -90,11 +90,16 @@ function nestsDeeper(value: unknown, maxDepth: number): boolean {
 
 /** What a refusal leaves as it was; a refused resume leaves its run paused. */
 const unchanged = (field: string) =>
-  /^(\[\d+\]\.)?(command|params)\b/.test(field) ? "Nothing was stored or resumed: a paused run is still paused; answer again with a smaller value." : "Nothing was stored.";
+  /^(\[\d+\]\.)?(command|params)\b/.test(field)
+    ? "Nothing was stored or resumed: a paused run is still paused; answer again with a smaller value."
+    : "Nothing was stored.";
 
 function tooDeep(field: string, value: unknown, maxDepth: number): Refusal | undefined {
   if (!nestsDeeper(value, maxDepth)) return undefined;
-  return { status: 422, body: { error: "UnprocessableEntity", message: `${field} nests deeper than ${maxDepth} levels, the limit for this field. ${unchanged(field)}` } };
+  return {
+    status: 422,
+    body: { error: "UnprocessableEntity", message: `${field} nests deeper than ${maxDepth} levels, the limit for this field. ${unchanged(field)}` },
+  };
 }
 
 /** The length of a value as JSON text; only for values already held to the depth bound (JSON.stringify is recursive). */

@@ -18,7 +18,14 @@ import { ConfigurationError } from "../errors.js";
  */
 function looksLikeConfigurable(value: Record<string, unknown>): boolean {
   return Object.keys(value).some(
-    (key) => key.startsWith("__") || key.startsWith("langgraph_") || key.startsWith("checkpoint_") || key === "thread_id" || key === "run_id" || key === "assistant_id" || key === "graph_id",
+    (key) =>
+      key.startsWith("__") ||
+      key.startsWith("langgraph_") ||
+      key.startsWith("checkpoint_") ||
+      key === "thread_id" ||
+      key === "run_id" ||
+      key === "assistant_id" ||
+      key === "graph_id",
   );
 }
 
@@ -72,11 +79,7 @@ export function refuseUnknownKeys(value: Record<string, unknown>, known: readonl
  * reads from `configurable` only): there only near-misses of a setting's name
  * are refused, as likely typos. `check` throws ConfigurationError.
  */
-export function checkedContext<T extends z.ZodObject>(
-  schema: T,
-  check: (given: Record<string, unknown>) => void,
-  extraKeys: readonly string[] = [],
-): T {
+export function checkedContext<T extends z.ZodObject>(schema: T, check: (given: Record<string, unknown>) => void, extraKeys: readonly string[] = []): T {
   const known = Object.keys(schema.shape);
   // Loose, so the refinement sees unknown keys (to refuse them by name); the
   // published JSON Schema still says that no other keys are allowed.

@@ -102,7 +102,9 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
         opened = push(v, children);
       } else {
         const kind = (proto as { constructor?: { name?: unknown } } | undefined)?.constructor?.name;
-        return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${typeof kind === "string" && kind !== "" ? `a ${kind.slice(0, 40)}` : "an object with a prototype"}, not plain JSON data (objects, arrays, strings, finite numbers, booleans and null)`);
+        return fail(
+          `${subject(frame)} ${isRoot ? verb : "is"} ${typeof kind === "string" && kind !== "" ? `a ${kind.slice(0, 40)}` : "an object with a prototype"}, not plain JSON data (objects, arrays, strings, finite numbers, booleans and null)`,
+        );
       }
     } else {
       return fail(`${subject(frame)} ${isRoot ? verb : "is"} ${v === undefined ? "undefined" : `a ${typeof v}`}, which JSON has no form for`);

@@ -25,8 +25,7 @@ export type JsonSource = "bare" | "fence" | "prose";
 
 export type ExtractResult =
   /** `repairs`: the syntax slips repaired in a model's answer (./json-repair.ts), when there were any. */
-  | { ok: true; value: unknown; source: JsonSource; repairs?: string[] }
-  | { ok: false; error: string };
+  { ok: true; value: unknown; source: JsonSource; repairs?: string[] } | { ok: false; error: string };
 
 export interface ExtractOptions {
   /** Repair syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) in text that does not parse as it is (default true). */
@@ -97,8 +96,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, o
         parsed.push(result.value);
         parsedBody = result.text;
         parsedRepairs = result.repairs;
-      }
-      else if (firstError === undefined && (fence.lang === "" || /json/i.test(fence.lang) || /^\s*[{[]/.test(fence.body))) {
+      } else if (firstError === undefined && (fence.lang === "" || /json/i.test(fence.lang) || /^\s*[{[]/.test(fence.body))) {
         const locate = (pos: number) => {
           const at = lineAndColumn(fence.body, pos);
           return { line: fence.bodyLine + at.line - 1, column: at.line === 1 ? fence.bodyColumn + at.column - 1 : at.column };
@@ -126,8 +124,7 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, o
       candidates.push(result.value);
       candidateBody = result.text;
       candidateRepairs = result.repairs;
-    }
-    else if (firstError === undefined) {
+    } else if (firstError === undefined) {
       const at = lineAndColumn(text, seg.start);
       const { detail } = parseProblem(body, result.error, undefined, (pos) => lineAndColumn(text, seg.start + pos));
       firstError = `The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${detail}`;
@@ -146,7 +143,9 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, o
       // Never closed because a bracket is wrong, not because the answer was cut off.
       return fail(`The JSON object starting at line ${at.line}, column ${at.column} is not valid JSON: ${problem.detail}`);
     }
-    return fail(`The JSON is truncated: the object starting at line ${at.line}, column ${at.column} is never closed (the answer ends after ${text.length} characters).`);
+    return fail(
+      `The JSON is truncated: the object starting at line ${at.line}, column ${at.column} is never closed (the answer ends after ${text.length} characters).`,
+    );
   }
   return fail(`The answer contains no JSON object; reply with one JSON object and nothing else. The answer began: ${quote(text, 80)}`);
 }
@@ -176,7 +175,11 @@ export function parseExactJson(text: unknown, limits: Partial<JsonLimits> = {}, 
   const result = parse(text);
   if (!result.ok) {
     const problem = parseProblem(text, result.error, scan);
-    return fail(problem.truncated ? `T${problem.detail.slice(1)}` : `${What} ${verb} not valid JSON (exactly one JSON value is expected, nothing before or after it): ${problem.detail}`);
+    return fail(
+      problem.truncated
+        ? `T${problem.detail.slice(1)}`
+        : `${What} ${verb} not valid JSON (exactly one JSON value is expected, nothing before or after it): ${problem.detail}`,
+    );
   }
   return accept(text, result.value, "bare");
 }
@@ -208,7 +211,11 @@ export function findDuplicateKey(json: string): { key: string; path: string } | 
   type Frame = { object: boolean; keys?: Set<string>; label: string; index: number; expectKey: boolean };
   const stack: Frame[] = [];
   let pendingLabel = "";
-  const pathOf = () => stack.map((f) => f.label).join("").replace(/^\./, "");
+  const pathOf = () =>
+    stack
+      .map((f) => f.label)
+      .join("")
+      .replace(/^\./, "");
   for (let i = 0; i < json.length; i++) {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {

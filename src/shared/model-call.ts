@@ -46,7 +46,8 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
   }
   if (text.trim().length === 0) {
     const stop = stopReasonOf(message);
-    if (stop !== undefined && REFUSAL_STOPS.has(stop.reason)) text = `${stop.field} "${stop.reason}"${textOf(message.content).trim() ? `: ${textOf(message.content)}` : ""}`;
+    if (stop !== undefined && REFUSAL_STOPS.has(stop.reason))
+      text = `${stop.field} "${stop.reason}"${textOf(message.content).trim() ? `: ${textOf(message.content)}` : ""}`;
   }
   if (text.trim().length === 0) return undefined;
   // Redacted before it is cut, so a cut cannot leave the start of a key behind.
@@ -105,7 +106,9 @@ export function streamsTokens(config?: RunnableConfig): boolean {
   if (config?.configurable?.[STREAM_TOKENS_KEY] === true) return true;
   const callbacks = config?.callbacks as { handlers?: unknown } | unknown[] | undefined;
   const handlers = Array.isArray(callbacks) ? callbacks : Array.isArray(callbacks?.handlers) ? (callbacks.handlers as unknown[]) : [];
-  return handlers.some((handler) => handler !== null && typeof handler === "object" && Boolean(callbackHandlerPrefersStreaming(handler as BaseCallbackHandler)));
+  return handlers.some(
+    (handler) => handler !== null && typeof handler === "object" && Boolean(callbackHandlerPrefersStreaming(handler as BaseCallbackHandler)),
+  );
 }
 
 /** Provider faults worth another try at the node level (the client already retried HTTP errors). */
@@ -165,7 +168,12 @@ export async function callModel(
  * answer (or a stream without usage) counts its output as the pieces that
  * carried text (a provider sends about one token a piece) and its input as 0.
  */
-async function streamCall(model: BaseChatModel, messages: BaseMessage[], config: RunnableConfig | undefined, watch: StreamWatch): Promise<{ message: AIMessage; stopped: boolean; estimated?: TokenUsage }> {
+async function streamCall(
+  model: BaseChatModel,
+  messages: BaseMessage[],
+  config: RunnableConfig | undefined,
+  watch: StreamWatch,
+): Promise<{ message: AIMessage; stopped: boolean; estimated?: TokenUsage }> {
   const signal = config?.signal ? AbortSignal.any([config.signal, watch.stop]) : watch.stop;
   const chunks: AIMessageChunk[] = [];
   let whole: AIMessage | undefined;

@@ -29,7 +29,13 @@ export function describeValue(value: unknown, max = 60): string {
   else if (Array.isArray(value)) shown = `an array of ${value.length} item${value.length === 1 ? "" : "s"}`;
   else if (typeof value === "object") {
     const keys = Object.keys(value as object);
-    shown = keys.length === 0 ? "an empty object" : `an object with keys ${keys.slice(0, 5).map((k) => quote(k, 30)).join(", ")}${keys.length > 5 ? ", …" : ""}`;
+    shown =
+      keys.length === 0
+        ? "an empty object"
+        : `an object with keys ${keys
+            .slice(0, 5)
+            .map((k) => quote(k, 30))
+            .join(", ")}${keys.length > 5 ? ", …" : ""}`;
   } else shown = typeof value;
   return shown;
 }

@@ -75,20 +75,61 @@ const p = (dotted: string): string[] => dotted.split(".");
 
 export const DEFECTS: Record<string, Defect[]> = {
   "deployment-config": [
-    defect({ id: "bad-service-name", kind: "pattern", label: "service_name", description: "must be lower-case letters, digits and dashes, starting with a letter", touches: ["service_name"], broken: [[p("service_name"), "Checkout_Service"]] }),
-    defect({ id: "replicas-string", kind: "wrong type", label: "replicas", description: "must be an integer, not a string", touches: ["replicas"], broken: [[p("replicas"), "8"]] }),
+    defect({
+      id: "bad-service-name",
+      kind: "pattern",
+      label: "service_name",
+      description: "must be lower-case letters, digits and dashes, starting with a letter",
+      touches: ["service_name"],
+      broken: [[p("service_name"), "Checkout_Service"]],
+    }),
+    defect({
+      id: "replicas-string",
+      kind: "wrong type",
+      label: "replicas",
+      description: "must be an integer, not a string",
+      touches: ["replicas"],
+      broken: [[p("replicas"), "8"]],
+    }),
     defect({
       id: "replicas-need-cpu",
       kind: "cross-field rule",
       label: "resources.cpu_limit",
       description: "replicas > 5 requires cpu_limit >= 1.0",
       touches: ["replicas", "resources.cpu_limit"],
-      broken: [[p("replicas"), 8], [p("resources.cpu_limit"), 0.5]],
-      fixed: [[p("replicas"), 8], [p("resources.cpu_limit"), 1.0]],
+      broken: [
+        [p("replicas"), 8],
+        [p("resources.cpu_limit"), 0.5],
+      ],
+      fixed: [
+        [p("replicas"), 8],
+        [p("resources.cpu_limit"), 1.0],
+      ],
     }),
-    defect({ id: "cpu-string", kind: "wrong type", label: "resources.cpu_limit", description: "must be a number, not a string", touches: ["resources.cpu_limit"], broken: [[p("resources.cpu_limit"), "1"]] }),
-    defect({ id: "memory-too-low", kind: "out of range", label: "resources.memory_limit_mb", description: "must be at least 128", touches: ["resources.memory_limit_mb"], broken: [[p("resources.memory_limit_mb"), 64]] }),
-    defect({ id: "missing-health-path", kind: "missing field", label: "health_check.path", description: "is required", touches: ["health_check.path"], broken: [[p("health_check.path"), DELETE]] }),
+    defect({
+      id: "cpu-string",
+      kind: "wrong type",
+      label: "resources.cpu_limit",
+      description: "must be a number, not a string",
+      touches: ["resources.cpu_limit"],
+      broken: [[p("resources.cpu_limit"), "1"]],
+    }),
+    defect({
+      id: "memory-too-low",
+      kind: "out of range",
+      label: "resources.memory_limit_mb",
+      description: "must be at least 128",
+      touches: ["resources.memory_limit_mb"],
+      broken: [[p("resources.memory_limit_mb"), 64]],
+    }),
+    defect({
+      id: "missing-health-path",
+      kind: "missing field",
+      label: "health_check.path",
+      description: "is required",
+      touches: ["health_check.path"],
+      broken: [[p("health_check.path"), DELETE]],
+    }),
     defect({
       id: "timeout-not-below-interval",
       kind: "cross-field rule",
@@ -98,34 +139,191 @@ export const DEFECTS: Record<string, Defect[]> = {
       broken: [[p("health_check.timeout_seconds"), 30]],
       fixed: [[p("health_check.timeout_seconds"), 5]],
     }),
-    defect({ id: "interval-too-short", kind: "out of range", label: "health_check.interval_seconds", description: "must be at least 5", touches: ["health_check.interval_seconds", "health_check.timeout_seconds"], broken: [[p("health_check.interval_seconds"), 1]] }),
+    defect({
+      id: "interval-too-short",
+      kind: "out of range",
+      label: "health_check.interval_seconds",
+      description: "must be at least 5",
+      touches: ["health_check.interval_seconds", "health_check.timeout_seconds"],
+      broken: [[p("health_check.interval_seconds"), 1]],
+    }),
   ],
   "api-request": [
-    defect({ id: "method-lowercase", kind: "enum", label: "method", description: "must be an upper-case HTTP method", touches: ["method"], broken: [[p("method"), "post"]] }),
-    defect({ id: "http-url", kind: "pattern", label: "url", description: "must be an https:// URL", touches: ["url"], broken: [[p("url"), "http://api.example.com/v1/orders"]] }),
-    defect({ id: "missing-content-type", kind: "cross-field rule", label: 'headers["Content-Type"]', description: "a POST needs Content-Type: application/json", touches: ["method", "body", "headers.Content-Type"], broken: [[["headers", "Content-Type"], DELETE]] }),
-    defect({ id: "missing-idempotency-key", kind: "cross-field rule", label: 'headers["Idempotency-Key"]', description: "a retried POST needs an Idempotency-Key header", touches: ["method", "retries", "headers.Idempotency-Key"], broken: [[["headers", "Idempotency-Key"], DELETE]] }),
-    defect({ id: "retry-budget", kind: "cross-field rule", label: "timeout_ms", description: "timeout_ms * (retries + 1) must not exceed 120000", touches: ["timeout_ms", "retries"], broken: [[p("timeout_ms"), 60000]], fixed: [[p("timeout_ms"), 30000]] }),
-    defect({ id: "timeout-string", kind: "wrong type", label: "timeout_ms", description: "must be an integer, not a string", touches: ["timeout_ms"], broken: [[p("timeout_ms"), "5000"]] }),
-    defect({ id: "too-many-retries", kind: "out of range", label: "retries", description: "must be at most 5", touches: ["retries"], broken: [[p("retries"), 7]] }),
-    defect({ id: "null-body", kind: "cross-field rule", label: "body", description: "a POST needs an object body", touches: ["method", "body"], broken: [[p("body"), null]] }),
-    defect({ id: "extra-auth-token", kind: "unexpected field", label: "auth_token", description: "is not an allowed field", touches: ["auth_token"], broken: [[p("auth_token"), "secret"]], mentions: [/\bauth_token\b/] }),
+    defect({
+      id: "method-lowercase",
+      kind: "enum",
+      label: "method",
+      description: "must be an upper-case HTTP method",
+      touches: ["method"],
+      broken: [[p("method"), "post"]],
+    }),
+    defect({
+      id: "http-url",
+      kind: "pattern",
+      label: "url",
+      description: "must be an https:// URL",
+      touches: ["url"],
+      broken: [[p("url"), "http://api.example.com/v1/orders"]],
+    }),
+    defect({
+      id: "missing-content-type",
+      kind: "cross-field rule",
+      label: 'headers["Content-Type"]',
+      description: "a POST needs Content-Type: application/json",
+      touches: ["method", "body", "headers.Content-Type"],
+      broken: [[["headers", "Content-Type"], DELETE]],
+    }),
+    defect({
+      id: "missing-idempotency-key",
+      kind: "cross-field rule",
+      label: 'headers["Idempotency-Key"]',
+      description: "a retried POST needs an Idempotency-Key header",
+      touches: ["method", "retries", "headers.Idempotency-Key"],
+      broken: [[["headers", "Idempotency-Key"], DELETE]],
+    }),
+    defect({
+      id: "retry-budget",
+      kind: "cross-field rule",
+      label: "timeout_ms",
+      description: "timeout_ms * (retries + 1) must not exceed 120000",
+      touches: ["timeout_ms", "retries"],
+      broken: [[p("timeout_ms"), 60000]],
+      fixed: [[p("timeout_ms"), 30000]],
+    }),
+    defect({
+      id: "timeout-string",
+      kind: "wrong type",
+      label: "timeout_ms",
+      description: "must be an integer, not a string",
+      touches: ["timeout_ms"],
+      broken: [[p("timeout_ms"), "5000"]],
+    }),
+    defect({
+      id: "too-many-retries",
+      kind: "out of range",
+      label: "retries",
+      description: "must be at most 5",
+      touches: ["retries"],
+      broken: [[p("retries"), 7]],
+    }),
+    defect({
+      id: "null-body",
+      kind: "cross-field rule",
+      label: "body",
+      description: "a POST needs an object body",
+      touches: ["method", "body"],
+      broken: [[p("body"), null]],
+    }),
+    defect({
+      id: "extra-auth-token",
+      kind: "unexpected field",
+      label: "auth_token",
+      description: "is not an allowed field",
+      touches: ["auth_token"],
+      broken: [[p("auth_token"), "secret"]],
+      mentions: [/\bauth_token\b/],
+    }),
   ],
   "db-query": [
-    defect({ id: "table-uppercase", kind: "pattern", label: "table", description: "must be a lower-case identifier", touches: ["table"], broken: [[p("table"), "Orders"]] }),
-    defect({ id: "order-by-not-selected", kind: "cross-field rule", label: "order_by.column", description: "must be one of the selected columns", touches: ["order_by.column", "columns"], broken: [[p("order_by.column"), "updated_at"]] }),
-    defect({ id: "limit-too-high", kind: "out of range", label: "limit", description: "must be at most 1000", touches: ["limit"], broken: [[p("limit"), 5000]] }),
-    defect({ id: "in-needs-list", kind: "cross-field rule", label: "filters[0].value", description: 'op "in" needs a list of values', touches: ["filters"], broken: [[["filters", "0", "value"], "paid"]] }),
-    defect({ id: "direction-uppercase", kind: "enum", label: "order_by.direction", description: 'must be "asc" or "desc"', touches: ["order_by.direction"], broken: [[p("order_by.direction"), "DESC"]] }),
-    defect({ id: "offset-string", kind: "wrong type", label: "offset", description: "must be an integer, not a string", touches: ["offset"], broken: [[p("offset"), "100"]] }),
-    defect({ id: "duplicate-columns", kind: "duplicate items", label: "columns", description: "must not repeat a column", touches: ["columns"], broken: [[p("columns"), ["id", "customer_id", "total", "created_at", "id"]]] }),
-    defect({ id: "pagination-window", kind: "cross-field rule", label: "limit + offset", description: "must be at most 10000", touches: ["limit", "offset"], broken: [[p("offset"), 9990]], mentions: [/limit \+ offset\b/] }),
-    defect({ id: "missing-order-by", kind: "cross-field rule", label: "order_by", description: "offset > 0 needs order_by", touches: ["order_by", "order_by.column", "order_by.direction", "offset"], broken: [[p("order_by"), DELETE]] }),
+    defect({
+      id: "table-uppercase",
+      kind: "pattern",
+      label: "table",
+      description: "must be a lower-case identifier",
+      touches: ["table"],
+      broken: [[p("table"), "Orders"]],
+    }),
+    defect({
+      id: "order-by-not-selected",
+      kind: "cross-field rule",
+      label: "order_by.column",
+      description: "must be one of the selected columns",
+      touches: ["order_by.column", "columns"],
+      broken: [[p("order_by.column"), "updated_at"]],
+    }),
+    defect({
+      id: "limit-too-high",
+      kind: "out of range",
+      label: "limit",
+      description: "must be at most 1000",
+      touches: ["limit"],
+      broken: [[p("limit"), 5000]],
+    }),
+    defect({
+      id: "in-needs-list",
+      kind: "cross-field rule",
+      label: "filters[0].value",
+      description: 'op "in" needs a list of values',
+      touches: ["filters"],
+      broken: [[["filters", "0", "value"], "paid"]],
+    }),
+    defect({
+      id: "direction-uppercase",
+      kind: "enum",
+      label: "order_by.direction",
+      description: 'must be "asc" or "desc"',
+      touches: ["order_by.direction"],
+      broken: [[p("order_by.direction"), "DESC"]],
+    }),
+    defect({
+      id: "offset-string",
+      kind: "wrong type",
+      label: "offset",
+      description: "must be an integer, not a string",
+      touches: ["offset"],
+      broken: [[p("offset"), "100"]],
+    }),
+    defect({
+      id: "duplicate-columns",
+      kind: "duplicate items",
+      label: "columns",
+      description: "must not repeat a column",
+      touches: ["columns"],
+      broken: [[p("columns"), ["id", "customer_id", "total", "created_at", "id"]]],
+    }),
+    defect({
+      id: "pagination-window",
+      kind: "cross-field rule",
+      label: "limit + offset",
+      description: "must be at most 10000",
+      touches: ["limit", "offset"],
+      broken: [[p("offset"), 9990]],
+      mentions: [/limit \+ offset\b/],
+    }),
+    defect({
+      id: "missing-order-by",
+      kind: "cross-field rule",
+      label: "order_by",
+      description: "offset > 0 needs order_by",
+      touches: ["order_by", "order_by.column", "order_by.direction", "offset"],
+      broken: [[p("order_by"), DELETE]],
+    }),
   ],
   "signup-form": [
-    defect({ id: "password-mismatch", kind: "cross-field rule", label: "confirm_password", description: "must equal password", touches: ["confirm_password", "password"], broken: [[p("confirm_password"), "correct-horse-battery!"]] }),
-    defect({ id: "country-lowercase", kind: "pattern", label: "country", description: "must be two upper-case letters", touches: ["country"], broken: [[p("country"), "gb"]] }),
-    defect({ id: "terms-not-accepted", kind: "enum", label: "accept_terms", description: "must be true", touches: ["accept_terms"], broken: [[p("accept_terms"), false]] }),
+    defect({
+      id: "password-mismatch",
+      kind: "cross-field rule",
+      label: "confirm_password",
+      description: "must equal password",
+      touches: ["confirm_password", "password"],
+      broken: [[p("confirm_password"), "correct-horse-battery!"]],
+    }),
+    defect({
+      id: "country-lowercase",
+      kind: "pattern",
+      label: "country",
+      description: "must be two upper-case letters",
+      touches: ["country"],
+      broken: [[p("country"), "gb"]],
+    }),
+    defect({
+      id: "terms-not-accepted",
+      kind: "enum",
+      label: "accept_terms",
+      description: "must be true",
+      touches: ["accept_terms"],
+      broken: [[p("accept_terms"), false]],
+    }),
     defect({
       id: "minor-without-consent",
       kind: "cross-field rule",
@@ -133,20 +331,58 @@ export const DEFECTS: Record<string, Defect[]> = {
       description: "under 18 requires parental_consent = true",
       touches: ["age", "parental_consent"],
       broken: [[p("age"), 16]],
-      fixed: [[p("age"), 16], [p("parental_consent"), true]],
+      fixed: [
+        [p("age"), 16],
+        [p("parental_consent"), true],
+      ],
     }),
-    defect({ id: "short-password", kind: "out of range", label: "password", description: "must be at least 12 characters", touches: ["password", "confirm_password"], broken: [[p("password"), "hunter2"], [p("confirm_password"), "hunter2"]] }),
+    defect({
+      id: "short-password",
+      kind: "out of range",
+      label: "password",
+      description: "must be at least 12 characters",
+      touches: ["password", "confirm_password"],
+      broken: [
+        [p("password"), "hunter2"],
+        [p("confirm_password"), "hunter2"],
+      ],
+    }),
     defect({
       id: "password-contains-email",
       kind: "cross-field rule",
       label: "password",
       description: "must not contain the e-mail's name",
       touches: ["password", "confirm_password", "email"],
-      broken: [[p("password"), "ada-secret-pass-1"], [p("confirm_password"), "ada-secret-pass-1"]],
+      broken: [
+        [p("password"), "ada-secret-pass-1"],
+        [p("confirm_password"), "ada-secret-pass-1"],
+      ],
     }),
-    defect({ id: "age-string", kind: "wrong type", label: "age", description: "must be an integer, not a string", touches: ["age"], broken: [[p("age"), "36"]] }),
-    defect({ id: "bad-email", kind: "format", label: "email", description: "must be a valid e-mail address", touches: ["email"], broken: [[p("email"), "ada.example.com"]] }),
-    defect({ id: "extra-username", kind: "unexpected field", label: "username", description: "is not an allowed field", touches: ["username"], broken: [[p("username"), "ada"]], mentions: [/\busername\b/] }),
+    defect({
+      id: "age-string",
+      kind: "wrong type",
+      label: "age",
+      description: "must be an integer, not a string",
+      touches: ["age"],
+      broken: [[p("age"), "36"]],
+    }),
+    defect({
+      id: "bad-email",
+      kind: "format",
+      label: "email",
+      description: "must be a valid e-mail address",
+      touches: ["email"],
+      broken: [[p("email"), "ada.example.com"]],
+    }),
+    defect({
+      id: "extra-username",
+      kind: "unexpected field",
+      label: "username",
+      description: "is not an allowed field",
+      touches: ["username"],
+      broken: [[p("username"), "ada"]],
+      mentions: [/\busername\b/],
+    }),
   ],
 };
 
@@ -164,17 +400,17 @@ export const SIMULATION_RULES = [
     "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`, or as zod's errors point at it, `→ at resources.cpu_limit`), keeps the others, and never introduces new ones.",
   "As a reviewer (the self-review strategy) it misses each defect present in the answer with the miss rate (default 0.6) and names the others; " +
     'if it names none it replies "APPROVED".',
-  'As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; ' +
+  "As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; " +
     'without a validator section it judges like the reviewer. It always ends with "Final score: N/10". As a reflector it repeats the evaluation\'s problem lines.',
   "Which spec a request is for: the suite's entry, else the spec the system prompt describes, else the request's own words (deploy → deployment-config, sign up or register → signup-form, " +
     "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a request none of these identify " +
     "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
   "For a spec that is not built in, it answers from the JSON Schema in its prompt: the spec's example if it has one, else a value drawn from the schema with the seed " +
     "(types, bounds, enums, patterns, the standard formats); its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
-    "A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is \"X\"; percent=50 requires …`).",
+    'A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is "X"; percent=50 requires …`).',
   "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
     "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
-    "(a tool whose name starts with \"extract-\") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool's result.",
+    '(a tool whose name starts with "extract-") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool\'s result.',
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
   'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
 ];
@@ -264,9 +500,17 @@ function schemaDefects(base: unknown, schema: unknown, requestText: string, diff
   }
   return leaves.slice(0, count).map((leaf): Defect => {
     const id = `${leaf.required && r() < 0.5 ? "missing" : "type"}:${leaf.label}`;
-    if (id.startsWith("missing")) return defect({ id, kind: "missing field", label: leaf.label, description: "is required", touches: [leaf.label], broken: [[leaf.path, DELETE]] });
+    if (id.startsWith("missing"))
+      return defect({ id, kind: "missing field", label: leaf.label, description: "is required", touches: [leaf.label], broken: [[leaf.path, DELETE]] });
     const wrong = typeof leaf.value === "string" ? 42 : JSON.stringify(leaf.value);
-    return defect({ id, kind: "wrong type", label: leaf.label, description: `must be ${typeof leaf.value}`, touches: [leaf.label], broken: [[leaf.path, wrong]] });
+    return defect({
+      id,
+      kind: "wrong type",
+      label: leaf.label,
+      description: `must be ${typeof leaf.value}`,
+      touches: [leaf.label],
+      broken: [[leaf.path, wrong]],
+    });
   });
 }
 
@@ -394,7 +638,10 @@ export class SimulatedChatModel extends ScriptedChatModel {
   protected override answer(messages: BaseMessage[], _call: number, options?: ScriptedCallOptions): ScriptedReply {
     if (options?.tools !== undefined && options.tools.length > 0) return this.toolTurn(messages, options.tools, options.tool_choice);
     const system = systemText(messages);
-    const prompt = messages.filter((m) => m.getType() !== "system").map((m) => String(m.content)).join("\n\n");
+    const prompt = messages
+      .filter((m) => m.getType() !== "system")
+      .map((m) => String(m.content))
+      .join("\n\n");
     return this.respond(this.role ?? detectRole(system), system, prompt);
   }
 
@@ -408,7 +655,8 @@ export class SimulatedChatModel extends ScriptedChatModel {
       const specName = bySpecDescription.get(described);
       if (specName !== undefined) return this.builtinContext(specName, requestText);
       const schema = parseJson(section(system, "JSON Schema:")?.body);
-      if (schema !== null && typeof schema === "object") return this.schemaContext(schema, requestText, parseJson(section(system, "Example of a valid object:")?.body));
+      if (schema !== null && typeof schema === "object")
+        return this.schemaContext(schema, requestText, parseJson(section(system, "Example of a valid object:")?.body));
       return { specName, base: undefined, unknownBecause: "this run's spec has no JSON Schema in its prompt", requestText, planned: [] };
     }
     const specName = specNamedBy(requestText);
@@ -459,7 +707,8 @@ export class SimulatedChatModel extends ScriptedChatModel {
       const made = calls.findLast((c) => c.id === failed.tool_call_id && c.name === failed.name) ?? calls.findLast((c) => c.name === failed.name);
       const tool = byName(failed.name);
       const failures = results.filter((r) => r.name === failed.name && r.status === "error").length;
-      if (tool && made && failures < MAX_FAILED_CALLS && !/\brefused\b/.test(failed.text)) return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
+      if (tool && made && failures < MAX_FAILED_CALLS && !/\brefused\b/.test(failed.text))
+        return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
       return new AIMessage(`${this.label}${failed.name ?? "The tool"} did not run: ${failed.text}`);
     }
 
@@ -550,13 +799,18 @@ export class SimulatedChatModel extends ScriptedChatModel {
         else if (!this.neverFixes.has(d.kind) && d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
       }
     }
-    if (ctx.specName !== undefined || answer === null || typeof answer !== "object" || Array.isArray(answer)) return applyDefects(ctx.base, ctx.planned, remaining);
+    if (ctx.specName !== undefined || answer === null || typeof answer !== "object" || Array.isArray(answer))
+      return applyDefects(ctx.base, ctx.planned, remaining);
     const next = structuredClone(answer) as Record<string, unknown>;
     for (const d of ctx.planned) if (!remaining.has(d.id) && exhibits(d, next)) for (const [path, value] of fixedPatch(d, ctx.base)) setAt(next, path, value);
     const planned = new Set(ctx.planned.map((d) => d.label));
     for (const leaf of leavesOf(next, ctx.schema)) {
       if (planned.has(leaf.label) || !(read(leaf.label).test(feedback) || pointedAt(leaf.label).test(feedback))) continue;
-      setAt(next, leaf.path, sampleValue(schemaAt(ctx.schema, leaf.path), random(hash(this.seed, "again", ctx.requestText, previous ?? "", leaf.label)), ctx.schema));
+      setAt(
+        next,
+        leaf.path,
+        sampleValue(schemaAt(ctx.schema, leaf.path), random(hash(this.seed, "again", ctx.requestText, previous ?? "", leaf.label)), ctx.schema),
+      );
     }
     return next;
   }
@@ -574,7 +828,10 @@ const MAX_FAILED_CALLS = 3;
 
 /** The system messages' text. */
 function systemText(messages: readonly BaseMessage[]): string {
-  return messages.filter((m) => m.getType() === "system").map((m) => String(m.content)).join("\n");
+  return messages
+    .filter((m) => m.getType() === "system")
+    .map((m) => String(m.content))
+    .join("\n");
 }
 
 /** Whether a value has the fields a schema names: no field it does not list, every field it requires. */
@@ -594,7 +851,13 @@ export function detectRole(system: string): SimulatedRole {
   return "generator";
 }
 
-const ROLE_OF: Record<string, SimulatedRole> = { generate: "generator", actor: "generator", evaluator: "evaluator", reflector: "reflector", reviewer: "reviewer" };
+const ROLE_OF: Record<string, SimulatedRole> = {
+  generate: "generator",
+  actor: "generator",
+  evaluator: "evaluator",
+  reflector: "reflector",
+  reviewer: "reviewer",
+};
 
 /**
  * The simulated models an escalation asks for by name: "small" never fixes a broken cross-field rule,

@@ -63,7 +63,7 @@ function resolve(schema: Schema, root: Schema): Schema {
 }
 
 function typeOf(s: Schema): string {
-  const declared = Array.isArray(s.type) ? (s.type as string[]).find((t) => t !== "null") ?? "null" : (s.type as string | undefined);
+  const declared = Array.isArray(s.type) ? ((s.type as string[]).find((t) => t !== "null") ?? "null") : (s.type as string | undefined);
   if (declared) return declared;
   if (s.properties || s.additionalProperties || s.required) return "object";
   if (s.items || s.prefixItems) return "array";
@@ -172,7 +172,11 @@ export function schemaAt(schema: unknown, path: readonly string[], root: unknown
     if (current === null || typeof current !== "object") return undefined;
     let s = resolve(current as Schema, root as Schema);
     const options = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
-    if (Array.isArray(options)) s = resolve((options.find((o) => o !== null && typeof o === "object" && ((o as Schema).properties || (o as Schema).items)) ?? {}) as Schema, root as Schema);
+    if (Array.isArray(options))
+      s = resolve(
+        (options.find((o) => o !== null && typeof o === "object" && ((o as Schema).properties || (o as Schema).items)) ?? {}) as Schema,
+        root as Schema,
+      );
     if (/^\d+$/.test(key) && (s.items !== undefined || s.prefixItems !== undefined)) {
       const tuple = (Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined) as unknown[] | undefined;
       current = tuple?.[Number(key)] ?? (Array.isArray(s.items) ? s.additionalItems : s.items);

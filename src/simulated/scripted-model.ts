@@ -109,7 +109,11 @@ export class ScriptedChatModel extends BaseChatModel<ScriptedCallOptions> {
     if (typeof value !== "string") {
       // Where the model factory's client puts a provider's refusal; usage counts the refusal's text.
       const reply = aiReply(value.refusal, messages);
-      return { generations: [{ text: "", message: new AIMessage({ content: "", additional_kwargs: { refusal: value.refusal }, usage_metadata: reply.usage_metadata }) }] };
+      return {
+        generations: [
+          { text: "", message: new AIMessage({ content: "", additional_kwargs: { refusal: value.refusal }, usage_metadata: reply.usage_metadata }) },
+        ],
+      };
     }
     return { generations: [{ text: value, message: aiReply(value, messages) }] };
   }

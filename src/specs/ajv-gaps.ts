@@ -66,7 +66,10 @@ export function correctKeywords(ajv: Ajv, dialect: Dialect, schema: Node): void 
   replace(enumKeyword);
   replace(multipleOfKeyword);
   // What subschemas evaluated matters only to unevaluatedProperties/unevaluatedItems (2019-09 and later).
-  if (!refReplacesSiblings(dialect) && [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))) {
+  if (
+    !refReplacesSiblings(dialect) &&
+    [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))
+  ) {
     replace(ifKeyword);
     replace(unevaluatedItemsKeyword);
   }

@@ -34,7 +34,13 @@ const Ajv2020 = cjs<AjvClass>(Ajv2020Module);
 const AjvDraft04 = cjs<AjvClass>(AjvDraft04Module);
 
 // ajv-draft-04 is ajv's own class for draft-04; draft-06 is draft-07's class with draft-06's meta-schema.
-const CLASSES: Record<Dialect, AjvClass> = { "draft-04": AjvDraft04, "draft-06": Ajv as unknown as AjvClass, "draft-07": Ajv as unknown as AjvClass, "2019-09": Ajv2019, "2020-12": Ajv2020 };
+const CLASSES: Record<Dialect, AjvClass> = {
+  "draft-04": AjvDraft04,
+  "draft-06": Ajv as unknown as AjvClass,
+  "draft-07": Ajv as unknown as AjvClass,
+  "2019-09": Ajv2019,
+  "2020-12": Ajv2020,
+};
 
 /** Keywords the dialect's ajv class knows but the dialect does not define yet (they came later): ignored there, as unknown keywords are. */
 const LATER_KEYWORDS: Partial<Record<Dialect, string[]>> = {

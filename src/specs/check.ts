@@ -25,7 +25,15 @@ import { readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-da
 import { describeThrown } from "../shared/text.js";
 import { isSpec, resolveSpec, type SpecLike } from "./registry.js";
 import type { Spec } from "./spec.js";
-import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages, type Judgement, type ValidationLimits, type ValidationReport } from "./validate.js";
+import {
+  capMessages,
+  judgeSchemaAndRules,
+  ruleOutcomeMessages,
+  zodIssueMessages,
+  type Judgement,
+  type ValidationLimits,
+  type ValidationReport,
+} from "./validate.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 export type CheckLimits = JsonLimits & ValidationLimits;
@@ -113,7 +121,11 @@ export async function checkGiven<T, C>(spec: SpecLike<T, C>, given: unknown, opt
 }
 
 /** `checkGiven`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkGivenSync<T, C>(spec: SpecLike<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): ValidationReport<T> {
+export function checkGivenSync<T, C>(
+  spec: SpecLike<T, C>,
+  given: unknown,
+  options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {},
+): ValidationReport<T> {
   return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : validateAgainstSpec(spec, given, options.limits, options.context);
 }
 
@@ -150,13 +162,22 @@ export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown,
 }
 
 /** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkTextSync<T, C>(given: SpecLike<T, C>, text: unknown, read: Reader, options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {}): Verdict<T> {
+export function checkTextSync<T, C>(
+  given: SpecLike<T, C>,
+  text: unknown,
+  read: Reader,
+  options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {},
+): Verdict<T> {
   let spec: Spec<T, C> | undefined;
   try {
     spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
-    return { ...judgeSync(spec, parsed.value, options.limits, options.context), parsed: parsed.value, ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }) };
+    return {
+      ...judgeSync(spec, parsed.value, options.limits, options.context),
+      parsed: parsed.value,
+      ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }),
+    };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }
@@ -200,12 +221,17 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   const settled = await allWithDeadline(waits, deadline);
   structure.pending.forEach((rule, i) => {
     const outcome = settled[i];
-    structure.messages.push(...("failed" in outcome ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${outcome.failed}`] : ruleOutcomeMessages(outcome.value, rule.id)));
+    structure.messages.push(
+      ...("failed" in outcome ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${outcome.failed}`] : ruleOutcomeMessages(outcome.value, rule.id)),
+    );
   });
   let zod: ZodOutcome | undefined;
   if (zodSchema !== undefined) {
     const outcome = settled[settled.length - 1];
-    zod = "failed" in outcome ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") } : (outcome.value as ZodOutcome);
+    zod =
+      "failed" in outcome
+        ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") }
+        : (outcome.value as ZodOutcome);
   }
   return { ...finish(spec, structure, zod, data, limits), parsed: data };
 }
@@ -218,11 +244,14 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
     return refused([couldNotJudge(spec, error)]);
   }
   for (const rule of structure.pending) {
-    structure.messages.push(`rule ${JSON.stringify(rule.id)} could not be checked: it is asynchronous, and only the asynchronous check step (checkValue, checkText, and every graph) can wait for it`);
+    structure.messages.push(
+      `rule ${JSON.stringify(rule.id)} could not be checked: it is asynchronous, and only the asynchronous check step (checkValue, checkText, and every graph) can wait for it`,
+    );
   }
   let zod: ZodOutcome | undefined;
   if (spec.zod !== undefined) {
-    if (spec.zodAsync) zod = { failed: "it has asynchronous refinements, which only the asynchronous check step (checkValue, checkText, and every graph) can run" };
+    if (spec.zodAsync)
+      zod = { failed: "it has asynchronous refinements, which only the asynchronous check step (checkValue, checkText, and every graph) can run" };
     else {
       try {
         zod = runZodSync(spec.zod, readOnlyCopy(data));
@@ -246,7 +275,10 @@ function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | 
       // A transform's output is the result: it must be JSON data like any other.
       const copy = toJsonData(zod.data, limits, "the output");
       if (copy.ok) output = copy.value;
-      else messages.push(`the spec ${JSON.stringify(spec.name)} turned the value into something that is not JSON data (${copy.error}); a spec's output must be JSON data: change the transform`);
+      else
+        messages.push(
+          `the spec ${JSON.stringify(spec.name)} turned the value into something that is not JSON data (${copy.error}); a spec's output must be JSON data: change the transform`,
+        );
     }
   }
   if (messages.length > 0) return refused(messages, limits);

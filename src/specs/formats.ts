@@ -23,8 +23,7 @@ import { subschemas } from "./limits.js";
 
 /** Formats of the standard refused at definition, and why. */
 const REFUSED_FORMATS: Record<string, string> = {
-  "idn-email":
-    'the validator available for it can take exponential time on some strings (an answer could stall the process); use "email", or a "pattern"',
+  "idn-email": 'the validator available for it can take exponential time on some strings (an answer could stall the process); use "email", or a "pattern"',
 };
 
 const MAX_HOSTNAME_CHARS = 1_000;
@@ -164,7 +163,10 @@ function addContentKeywords(ajv: Ajv): void {
     const text = decodeBase64(data);
     return text !== undefined && isJsonText(text);
   });
-  for (const [keyword, validate] of [["contentEncoding", encoding], ["contentMediaType", mediaType]] as const) {
+  for (const [keyword, validate] of [
+    ["contentEncoding", encoding],
+    ["contentMediaType", mediaType],
+  ] as const) {
     ajv.removeKeyword(keyword);
     ajv.addKeyword({ keyword, schemaType: "string", errors: true, validate } as never);
   }

@@ -21,11 +21,49 @@ export interface IgnoredKeyword {
 
 /** The keywords that constrain a value, as every dialect names them: what a misspelling is measured against. */
 const VALIDATING = [
-  "$ref", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum",
-  "maxLength", "minLength", "pattern", "format", "items", "additionalItems", "prefixItems", "maxItems", "minItems",
-  "uniqueItems", "contains", "maxContains", "minContains", "maxProperties", "minProperties", "required", "properties",
-  "patternProperties", "additionalProperties", "dependencies", "dependentRequired", "dependentSchemas", "propertyNames",
-  "if", "then", "else", "allOf", "anyOf", "oneOf", "not", "unevaluatedItems", "unevaluatedProperties", "definitions", "$defs",
+  "$ref",
+  "type",
+  "enum",
+  "const",
+  "multipleOf",
+  "maximum",
+  "exclusiveMaximum",
+  "minimum",
+  "exclusiveMinimum",
+  "maxLength",
+  "minLength",
+  "pattern",
+  "format",
+  "items",
+  "additionalItems",
+  "prefixItems",
+  "maxItems",
+  "minItems",
+  "uniqueItems",
+  "contains",
+  "maxContains",
+  "minContains",
+  "maxProperties",
+  "minProperties",
+  "required",
+  "properties",
+  "patternProperties",
+  "additionalProperties",
+  "dependencies",
+  "dependentRequired",
+  "dependentSchemas",
+  "propertyNames",
+  "if",
+  "then",
+  "else",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "definitions",
+  "$defs",
 ];
 
 /** Custom keywords that read as constraints, and the standard's keywords that say what they seem to mean. */
@@ -110,7 +148,9 @@ function refuseMeant(keyword: string, path: string, known: (keyword: string) => 
   if (Object.hasOwn(CONSTRAINT_LIKE, keyword)) {
     const meant = CONSTRAINT_LIKE[keyword].filter(known);
     const instead = meant.length > 0 ? `use ${meant.map(quote).join(" or ")} instead, ` : "this package writes every error message itself: remove it, ";
-    throw new SpecError(`${quote(keyword)} at ${at(path)} is not a JSON Schema keyword, so the constraint it seems to state would not be checked; ${instead}${keep}.`);
+    throw new SpecError(
+      `${quote(keyword)} at ${at(path)} is not a JSON Schema keyword, so the constraint it seems to state would not be checked; ${instead}${keep}.`,
+    );
   }
   const meant = likelyMeant(keyword, known);
   if (meant !== undefined) {

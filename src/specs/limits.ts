@@ -30,7 +30,20 @@ export const RUNTIME_SPEC_LIMITS = Object.freeze({
 });
 
 /** Keywords whose value is one subschema. */
-const SINGLE = ["additionalProperties", "additionalItems", "items", "contains", "propertyNames", "not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"];
+const SINGLE = [
+  "additionalProperties",
+  "additionalItems",
+  "items",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contentSchema",
+];
 /** Keywords whose value is a list of subschemas. */
 const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems", "items"];
 /** Keywords whose value maps names to subschemas. */
@@ -100,29 +113,35 @@ function checkStructure(schema: Record<string, unknown>, limits: typeof RUNTIME_
   let count = 0;
   let patterns = 0;
   for (const { schema: s, path, depth } of subschemas(schema)) {
-    if (++count > limits.maxSubschemas) throw new SpecError(`the schema has more than ${limits.maxSubschemas} subschemas, the limit for specs supplied at run time.`);
-    if (depth > limits.maxDepth) throw new SpecError(`the schema nests deeper than ${limits.maxDepth} levels (at ${path.slice(0, 200)}), the limit for specs supplied at run time.`);
+    if (++count > limits.maxSubschemas)
+      throw new SpecError(`the schema has more than ${limits.maxSubschemas} subschemas, the limit for specs supplied at run time.`);
+    if (depth > limits.maxDepth)
+      throw new SpecError(`the schema nests deeper than ${limits.maxDepth} levels (at ${path.slice(0, 200)}), the limit for specs supplied at run time.`);
     const own = (key: string) => (Object.hasOwn(s, key) ? s[key] : undefined);
     const found: string[] = [];
     if (typeof own("pattern") === "string") found.push(own("pattern") as string);
     const patternProperties = own("patternProperties");
     if (patternProperties !== null && typeof patternProperties === "object") found.push(...Object.keys(patternProperties));
     for (const pattern of found) {
-      if (++patterns > limits.maxPatterns) throw new SpecError(`the schema has more than ${limits.maxPatterns} patterns, the limit for specs supplied at run time.`);
+      if (++patterns > limits.maxPatterns)
+        throw new SpecError(`the schema has more than ${limits.maxPatterns} patterns, the limit for specs supplied at run time.`);
       if (pattern.length > limits.maxPatternChars) {
-        throw new SpecError(`a pattern at ${path.slice(0, 200)} is ${pattern.length} characters long; the limit for specs supplied at run time is ${limits.maxPatternChars}.`);
+        throw new SpecError(
+          `a pattern at ${path.slice(0, 200)} is ${pattern.length} characters long; the limit for specs supplied at run time is ${limits.maxPatternChars}.`,
+        );
       }
     }
     for (const key of ["anyOf", "oneOf", "allOf"]) {
       const list = own(key);
       if (Array.isArray(list) && list.length > limits.maxBranches) {
-        throw new SpecError(`"${key}" at ${path.slice(0, 200)} has ${list.length} branches; the limit for specs supplied at run time is ${limits.maxBranches}.`);
+        throw new SpecError(
+          `"${key}" at ${path.slice(0, 200)} has ${list.length} branches; the limit for specs supplied at run time is ${limits.maxBranches}.`,
+        );
       }
     }
     refTarget(schema, s, path);
   }
 }
-
 
 // ---------------------------------------------------------------------------
 // The cost of validating one value: how many subschemas can apply to it.
@@ -137,7 +156,10 @@ type Bag = Map<Node, number>;
 /** Refuse `$ref`s that are not JSON pointers into the spec itself, and resolve the ones that are. */
 function refTarget(root: Node, node: Node, path: string): Node | undefined {
   for (const key of ["$dynamicRef", "$recursiveRef"]) {
-    if (Object.hasOwn(node, key)) throw new SpecError(`"${key}" at ${path.slice(0, 200)} is not supported in specs supplied at run time; use "$ref" with a JSON pointer such as "#/$defs/node".`);
+    if (Object.hasOwn(node, key))
+      throw new SpecError(
+        `"${key}" at ${path.slice(0, 200)} is not supported in specs supplied at run time; use "$ref" with a JSON pointer such as "#/$defs/node".`,
+      );
   }
   if (!Object.hasOwn(node, "$ref")) return undefined;
   const ref = node.$ref;
@@ -152,7 +174,8 @@ function refTarget(root: Node, node: Node, path: string): Node | undefined {
     target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
   }
   if (typeof target === "boolean") return undefined; // a boolean schema applies no subschema
-  if (target === null || typeof target !== "object" || Array.isArray(target)) throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
+  if (target === null || typeof target !== "object" || Array.isArray(target))
+    throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
   return target as Node;
 }
 
@@ -185,7 +208,10 @@ export function checkValidationCost(root: Node, limits = RUNTIME_SPEC_LIMITS, ma
   const stack: Array<{ bag: Bag; depth: number }> = [{ bag: new Map([[root, 1]]), depth: 0 }];
   while (stack.length > 0) {
     const { bag, depth } = stack.pop()!;
-    if (++states > 5_000) throw new SpecError("the schema is too intricate to bound how long validating an answer can take (specs supplied at run time); simplify its combinators and $refs.");
+    if (++states > 5_000)
+      throw new SpecError(
+        "the schema is too intricate to bound how long validating an answer can take (specs supplied at run time); simplify its combinators and $refs.",
+      );
     const applied = expand(root, bag, limits);
     let applications = 0;
     for (const times of applied.values()) applications += times;
@@ -193,12 +219,17 @@ export function checkValidationCost(root: Node, limits = RUNTIME_SPEC_LIMITS, ma
     let patterns = 0;
     for (const [node, times] of applied) if (typeof own(node, "pattern") === "string") patterns += times;
     if (patterns > limits.maxPatternsPerValue) {
-      throw new SpecError(`up to ${patterns} patterns can apply to one string of an answer; the limit for specs supplied at run time is ${limits.maxPatternsPerValue}.`);
+      throw new SpecError(
+        `up to ${patterns} patterns can apply to one string of an answer; the limit for specs supplied at run time is ${limits.maxPatternsPerValue}.`,
+      );
     }
     if (depth >= maxAnswerDepth) continue;
     for (const child of childBags(applied)) {
       if (child.size === 0) continue;
-      const signature = [...child].map(([node, times]) => `${id(node)}x${times}`).sort().join(",");
+      const signature = [...child]
+        .map(([node, times]) => `${id(node)}x${times}`)
+        .sort()
+        .join(",");
       if (seen.has(signature)) continue;
       seen.add(signature);
       stack.push({ bag: child, depth: depth + 1 });
@@ -229,7 +260,8 @@ function refuseSameLocationCycles(root: Node): void {
   const onPath = new Set<Node>();
   const visit = (node: Node): void => {
     if (done.has(node)) return;
-    if (onPath.has(node)) throw new SpecError('the schema has a "$ref" cycle that never reaches into the value, so validation would recurse forever; remove it.');
+    if (onPath.has(node))
+      throw new SpecError('the schema has a "$ref" cycle that never reaches into the value, so validation would recurse forever; remove it.');
     onPath.add(node);
     for (const next of sameLocation(root, node)) visit(next);
     onPath.delete(node);
@@ -264,7 +296,11 @@ function childBags(applied: Bag): Bag[] {
   for (const node of applied.keys()) {
     const properties = own(node, "properties");
     if (properties !== null && typeof properties === "object") for (const name of Object.keys(properties)) names.add(name);
-    const prefix = Array.isArray(own(node, "prefixItems")) ? (own(node, "prefixItems") as unknown[]) : Array.isArray(own(node, "items")) ? (own(node, "items") as unknown[]) : [];
+    const prefix = Array.isArray(own(node, "prefixItems"))
+      ? (own(node, "prefixItems") as unknown[])
+      : Array.isArray(own(node, "items"))
+        ? (own(node, "items") as unknown[])
+        : [];
     prefixLength = Math.max(prefixLength, prefix.length);
   }
   const field = (name: string | undefined): Bag => {

@@ -81,7 +81,9 @@ export function ecmaPatternToRe2(pattern: string): string {
     new RegExp(pattern, "u"); // only compiled, never run: checks the syntax
   } catch (error) {
     // A plain Error: the schema is invalid, as it is for a code-defined spec whose RegExp refuses the pattern.
-    throw new Error(`the pattern ${JSON.stringify(pattern.slice(0, 200))} is not a valid ECMA-262 regular expression, JSON Schema's dialect (${(error as Error).message})`);
+    throw new Error(
+      `the pattern ${JSON.stringify(pattern.slice(0, 200))} is not a valid ECMA-262 regular expression, JSON Schema's dialect (${(error as Error).message})`,
+    );
   }
   try {
     return new Translation(pattern).run();
@@ -236,7 +238,13 @@ class Translation {
     const four = (at: number) => parseInt(this.chars.slice(at, at + 4).join(""), 16);
     const cp = four(this.i);
     this.i += 4;
-    if (cp >= 0xd800 && cp <= 0xdbff && this.peek() === "\\" && this.peek(1) === "u" && /^[0-9a-fA-F]{4}$/.test(this.chars.slice(this.i + 2, this.i + 6).join(""))) {
+    if (
+      cp >= 0xd800 &&
+      cp <= 0xdbff &&
+      this.peek() === "\\" &&
+      this.peek(1) === "u" &&
+      /^[0-9a-fA-F]{4}$/.test(this.chars.slice(this.i + 2, this.i + 6).join(""))
+    ) {
       const low = four(this.i + 2);
       if (low >= 0xdc00 && low <= 0xdfff) {
         this.i += 6;

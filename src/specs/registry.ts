@@ -13,9 +13,7 @@ import { signupFormSpec } from "./builtin/signup-form.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import { defineSpec, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
 
-export const builtinSpecs: ReadonlyMap<string, Spec> = new Map(
-  [deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]),
-);
+export const builtinSpecs: ReadonlyMap<string, Spec> = new Map([deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]));
 
 export const DEFAULT_SPEC_NAME = deploymentConfigSpec.name;
 
@@ -135,8 +133,10 @@ function compileInline(value: unknown, text: string | undefined): Spec {
   const ignoredAtRoot = new Set(spec.ignoredKeywords.filter((k) => k.at === "#").map((k) => k.keyword));
   if (!wrapped && keys.length > 0 && keys.every((k) => ignoredAtRoot.has(k))) {
     throw new SpecError(
-      `The inline spec has no "schema" field, and read as a bare JSON Schema none of its fields (${keys.slice(0, 5).map((k) => JSON.stringify(k)).join(", ")}) constrains anything, so it would accept any value. ` +
-        `Give {name, description, schema} with the JSON Schema under "schema".`,
+      `The inline spec has no "schema" field, and read as a bare JSON Schema none of its fields (${keys
+        .slice(0, 5)
+        .map((k) => JSON.stringify(k))
+        .join(", ")}) constrains anything, so it would accept any value. ` + `Give {name, description, schema} with the JSON Schema under "schema".`,
     );
   }
   inlineCache.set(key, spec);
@@ -161,9 +161,7 @@ function safeStringify(value: unknown): string {
  * same spec).
  */
 export type SpecRecord =
-  | { kind: "builtin"; name: string }
-  | { kind: "inline"; name: string; definition: InlineSpec }
-  | { kind: "code"; name: string; fingerprint: string };
+  { kind: "builtin"; name: string } | { kind: "inline"; name: string; definition: InlineSpec } | { kind: "code"; name: string; fingerprint: string };
 
 export function recordSpec(spec: Spec): SpecRecord {
   if (builtinSpecs.get(spec.name) === spec) return { kind: "builtin", name: spec.name };
@@ -201,7 +199,10 @@ export function fingerprintSpec(spec: Spec): string {
   let digest = fingerprints.get(spec);
   if (digest === undefined) {
     const rules = spec.rules.map((rule) => [rule.id, rule.description, rule.inputs, String(rule.check)]);
-    digest = createHash("sha256").update(JSON.stringify([spec.name, spec.schema, rules])).digest("hex").slice(0, 32);
+    digest = createHash("sha256")
+      .update(JSON.stringify([spec.name, spec.schema, rules]))
+      .digest("hex")
+      .slice(0, 32);
     fingerprints.set(spec, digest);
   }
   return digest;

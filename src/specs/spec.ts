@@ -94,7 +94,15 @@ const DEFAULT_DESCRIPTION = "the value described by the JSON Schema below";
 /** Name and description as given, else from the schema's title and description, else the defaults. */
 function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; description: unknown } {
   const root = schema !== null && typeof schema === "object" ? (schema as JsonSchema) : {};
-  const title = typeof root.title === "string" ? root.title.trim().toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+|-+$/g, "").slice(0, 64) : "";
+  const title =
+    typeof root.title === "string"
+      ? root.title
+          .trim()
+          .toLowerCase()
+          .replace(/[^a-z0-9._-]+/g, "-")
+          .replace(/^[^a-z0-9]+|-+$/g, "")
+          .slice(0, 64)
+      : "";
   return {
     name: definition.name ?? (title !== "" ? title : UNNAMED_SPEC),
     description: definition.description ?? (typeof root.description === "string" ? root.description : DEFAULT_DESCRIPTION),
@@ -117,7 +125,10 @@ function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; 
  * console.log(validateAgainstSpec(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
  * ```
  */
-export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition: SpecDefinition<S, C>, options: { untrusted?: boolean } = {}): Spec<SpecOutput<S>, C> {
+export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
+  definition: SpecDefinition<S, C>,
+  options: { untrusted?: boolean } = {},
+): Spec<SpecOutput<S>, C> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
   let jsonSchema = definition.schema as JsonSchema;
@@ -129,7 +140,9 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(definition
       ({ schema: jsonSchema, zodOnly } = zodToJsonSchema(zod, String(definition.name ?? UNNAMED_SPEC)));
     } catch (error) {
       if (error instanceof SpecError) throw error;
-      problems.push(`its zod schema has no JSON Schema form (${(error as Error).message.slice(0, 200)}); use JSON-representable types and put other checks in .refine()`);
+      problems.push(
+        `its zod schema has no JSON Schema form (${(error as Error).message.slice(0, 200)}); use JSON-representable types and put other checks in .refine()`,
+      );
     }
   }
   const { name, description } = namesOf(definition, jsonSchema);

@@ -66,7 +66,9 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
     const maxValues = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
     const values = countValues(value, maxValues);
     if (values > maxValues) {
-      messages.push(`the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`);
+      messages.push(
+        `the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`,
+      );
       return { messages, schemaPassed: false, pending };
     }
   }
@@ -102,7 +104,9 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
     // Only a compiled check that returns exactly true passes. defineSpec refuses what makes ajv
     // return anything else (`$async`), so this is a spec built around it: never a pass.
     if (verdict instanceof Promise) verdict.catch(() => undefined);
-    messages.push(`the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`);
+    messages.push(
+      `the spec ${JSON.stringify(spec.name)} could not give a verdict (its schema check returned ${verdict instanceof Promise ? "a Promise" : typeof verdict}); the value is not accepted`,
+    );
   }
   const rules = preparedRules(spec);
   // Rules read a frozen copy of the value and of the run's context: a rule that writes to either
@@ -135,7 +139,9 @@ export function ruleOutcomeMessages(outcome: unknown, id?: string): string[] {
   if (outcome === null || (Array.isArray(outcome) && outcome.length === 0)) return [];
   if (typeof outcome === "string") return [boundMessage(outcome)];
   if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.map(boundMessage);
-  return [`rule ${JSON.stringify(id ?? "?")} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`];
+  return [
+    `rule ${JSON.stringify(id ?? "?")} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`,
+  ];
 }
 
 /**
@@ -143,7 +149,11 @@ export function ruleOutcomeMessages(outcome: unknown, id?: string): string[] {
  * what is required. `schema` is the schema the errors' `schemaPath`s start
  * from (for the note on which `if` made a constraint apply).
  */
-export function schemaErrorMessages(errors: readonly ErrorObject[], schema: unknown, maxValueChars: number = DEFAULT_VALIDATION_LIMITS.maxValueChars): string[] {
+export function schemaErrorMessages(
+  errors: readonly ErrorObject[],
+  schema: unknown,
+  maxValueChars: number = DEFAULT_VALIDATION_LIMITS.maxValueChars,
+): string[] {
   const messages: string[] = [];
   for (const error of errors) {
     const message = describeSchemaError(error, maxValueChars);
@@ -170,7 +180,13 @@ type ZodIssueLike = { code?: string; path: PropertyKey[]; message: string; forma
  * zod's issues as messages. With the schema failed, ajv has already described the structure: zod adds
  * its refinements and the checks the JSON Schema could not carry (`zodOnly`, keyed by zodCheckKey).
  */
-export function zodIssueMessages(issues: ReadonlyArray<ZodIssueLike>, value: unknown, schemaPassed: boolean, limits?: Partial<ValidationLimits>, zodOnly?: ReadonlySet<string>): string[] {
+export function zodIssueMessages(
+  issues: ReadonlyArray<ZodIssueLike>,
+  value: unknown,
+  schemaPassed: boolean,
+  limits?: Partial<ValidationLimits>,
+  zodOnly?: ReadonlySet<string>,
+): string[] {
   const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
   const messages: string[] = [];
   for (const issue of issues) {
@@ -229,8 +245,6 @@ function preparedRules(spec: Spec): PreparedRule[] {
   return rules;
 }
 
-
-
 /**
  * Run a rule only when all its inputs are present and well-typed. Only null
  * (or an empty list) means satisfied: anything else a rule returns or throws
@@ -256,7 +270,6 @@ function runRule(prepared: PreparedRule, document: unknown, context: unknown): s
   const messages = ruleOutcomeMessages(outcome, prepared.rule.id);
   return messages.length === 0 ? null : messages;
 }
-
 
 const TYPE_TESTS: Record<FieldType, (v: string) => string> = {
   integer: (v) => `Number.isInteger(${v})`,
@@ -326,7 +339,11 @@ function article(type: string): string {
  */
 function conditionNote(error: ErrorObject, root: unknown): string {
   if (!error.schemaPath.includes("/then") && !error.schemaPath.includes("/else")) return "";
-  const parts = error.schemaPath.replace(/^#/, "").split("/").slice(1).map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
+  const parts = error.schemaPath
+    .replace(/^#/, "")
+    .split("/")
+    .slice(1)
+    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
   for (let i = parts.length - 1; i >= 0; i--) {
     if (parts[i] !== "then" && parts[i] !== "else") continue;
     let parent: unknown = root;
@@ -336,7 +353,9 @@ function conditionNote(error: ErrorObject, root: unknown): string {
     if (parent === null || typeof parent !== "object" || !Object.hasOwn(parent, "if")) continue;
     const condition = JSON.stringify((parent as { if: unknown }).if) ?? "";
     const shown = condition.length > 100 ? `${condition.slice(0, 100)}…` : condition;
-    return parts[i] === "then" ? ` (this applies because the "if" condition ${shown} holds)` : ` (this applies because the "if" condition ${shown} does not hold)`;
+    return parts[i] === "then"
+      ? ` (this applies because the "if" condition ${shown} holds)`
+      : ` (this applies because the "if" condition ${shown} does not hold)`;
   }
   return "";
 }
@@ -377,11 +396,11 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "minimum":
     case "maximum":
     case "exclusiveMinimum":
-    case "exclusiveMaximum":
-    {
+    case "exclusiveMaximum": {
       const ref = dataReference(error);
       if (ref === undefined) return `${found}; it must be ${p.comparison} ${p.limit}`;
-      if (typeof p.limit !== "number") return `${found}; it must be ${p.comparison} the value of ${ref}, which is ${describeValue(p.limit, maxValueChars)}, not a number`;
+      if (typeof p.limit !== "number")
+        return `${found}; it must be ${p.comparison} the value of ${ref}, which is ${describeValue(p.limit, maxValueChars)}, not a number`;
       return `${found}; it must be ${p.comparison} ${p.limit} (the value of ${ref})`;
     }
     case "multipleOf":
@@ -402,7 +421,10 @@ function describeSchemaError(error: ErrorObject, maxValueChars: number): string 
     case "format":
       return `${found}; it must be a valid ${p.format}`;
     case "enum":
-      return `${found}; it must be one of ${(p.allowedValues as unknown[]).slice(0, 20).map((v) => JSON.stringify(v)).join(", ")}`;
+      return `${found}; it must be one of ${(p.allowedValues as unknown[])
+        .slice(0, 20)
+        .map((v) => JSON.stringify(v))
+        .join(", ")}`;
     case "const":
       return `${found}; it must be ${JSON.stringify(p.allowedValue)}`;
     case "additionalProperties":
@@ -434,7 +456,10 @@ function describeFieldNameError(error: ErrorObject, at: string, maxValueChars: n
       requirement = `field names must be ${error.keyword === "minLength" ? "at least" : "at most"} ${p.limit} characters long`;
       break;
     case "enum":
-      requirement = `field names must be one of ${(p.allowedValues as unknown[]).slice(0, 20).map((v) => JSON.stringify(v)).join(", ")}`;
+      requirement = `field names must be one of ${(p.allowedValues as unknown[])
+        .slice(0, 20)
+        .map((v) => JSON.stringify(v))
+        .join(", ")}`;
       break;
     case "const":
       requirement = `the only field name allowed is ${JSON.stringify(p.allowedValue)}`;

@@ -98,7 +98,9 @@ export function runZodSync(schema: unknown, value: unknown): ZodOutcome {
   const result = (schema as ZodRunnable)._zod.run({ value, issues: [] }, { async: true });
   if (result instanceof Promise) {
     result.catch(() => undefined);
-    return { failed: "a refinement or transform returned a Promise, which only the asynchronous check step (checkValue, checkText, and every graph) can wait for" };
+    return {
+      failed: "a refinement or transform returned a Promise, which only the asynchronous check step (checkValue, checkText, and every graph) can wait for",
+    };
   }
   if (result.issues.length === 0) return { success: true, data: result.value };
   const ctx = { async: true };

@@ -109,7 +109,12 @@ export class AttemptWatch {
         this.progress();
         const decision = stopDecision(check, this.options.policy, this.options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors);
         if (decision !== null) {
-          this.stopped = { at: check.received, reason: decision.reason, detail: this.describe(decision.reason, decision.detail), errors: capMessages(check.errors, this.options.limits).errors };
+          this.stopped = {
+            at: check.received,
+            reason: decision.reason,
+            detail: this.describe(decision.reason, decision.detail),
+            errors: capMessages(check.errors, this.options.limits).errors,
+          };
           controller.abort(new Error(`stopped early: ${decision.reason}`));
         }
       },

@@ -92,7 +92,10 @@ export class PartialCheck {
     this.context = options.context;
     this.maxErrors = options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
     this.maxValueChars = options.limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
-    this.reader = new AnswerReader({ opened: (p, c) => this.opened(p, c), closed: (p, v, parent) => this.closed(p, v, parent), restarted: () => this.restarted() }, options.limits);
+    this.reader = new AnswerReader(
+      { opened: (p, c) => this.opened(p, c), closed: (p, v, parent) => this.closed(p, v, parent), restarted: () => this.restarted() },
+      options.limits,
+    );
   }
 
   /** Feed the next piece of the answer. */
@@ -225,7 +228,8 @@ export class PartialCheck {
       const pointer = pointerOf(path);
       for (const part of parts) this.report(this.judge(() => judgePart(this.spec, part, value, pointer)));
       const key = path[path.length - 1];
-      if (!container && parent !== undefined && !Array.isArray(parent) && typeof key === "string") this.judgeName(this.frames[this.frames.length - 1], path, key);
+      if (!container && parent !== undefined && !Array.isArray(parent) && typeof key === "string")
+        this.judgeName(this.frames[this.frames.length - 1], path, key);
       if (path.length === 0) this.rules();
     }
   }
@@ -245,10 +249,12 @@ export class PartialCheck {
   /** Stop judging past the sizes at which the full check lists fewer errors (or refuses the answer outright). */
   private limitValues(): void {
     const values = this.reader.closedValues;
-    if (values > EXPLAINED_VALUES) this.frozen ??= `the answer holds more than ${EXPLAINED_VALUES} JSON values, and the full check then lists only its first schema error`;
+    if (values > EXPLAINED_VALUES)
+      this.frozen ??= `the answer holds more than ${EXPLAINED_VALUES} JSON values, and the full check then lists only its first schema error`;
     if (this.spec.untrusted) {
       const max = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, this.spec.applicationsPerValue ?? 1));
-      if (values > max) this.tooManyValues ??= `the answer holds more than ${max} JSON values, more than this spec (supplied at run time) may check in one answer`;
+      if (values > max)
+        this.tooManyValues ??= `the answer holds more than ${max} JSON values, more than this spec (supplied at run time) may check in one answer`;
     }
   }
 

@@ -292,7 +292,7 @@ export class AnswerReader {
         else if (c === "]" && this.squares > 0) this.squares--;
         if (c === "{") {
           this.depth = 1;
-          if (this.squares > 0) return this.unsure("an object in prose follows a \"[\" that has not closed");
+          if (this.squares > 0) return this.unsure('an object in prose follows a "[" that has not closed');
           if (this.phase === "looking") {
             // A new object: its tokenizer reads ahead, and the scan resumes after its "{" on the next step.
             this.scanPos = i + 1;
@@ -557,7 +557,10 @@ export class AnswerReader {
  * findFences reads it: optional indentation, ``` or ~~~ (three or more), an
  * optional language tag, then the value on this line or the end of the line.
  */
-function readOpener(text: string, i: number): "no" | "wait" | { kind: "value" | "next-line"; marker: string; at: number } | { kind: "unsure"; marker: string; at: number } {
+function readOpener(
+  text: string,
+  i: number,
+): "no" | "wait" | { kind: "value" | "next-line"; marker: string; at: number } | { kind: "unsure"; marker: string; at: number } {
   let k = i;
   while (k < text.length && LINE_SPACE.test(text[k])) k++;
   if (k >= text.length) return "wait";

@@ -66,7 +66,16 @@ function partsOf(spec: Spec): SpecParts {
     } catch {
       // defineSpec refused such a schema already; the default keeps this total.
     }
-    parts = { root, dialect, untrusted: spec.untrusted, portableRefs, usesData: JSON.stringify(root).includes('"$data"'), values: new Map(), names: new Map(), compiled: 0 };
+    parts = {
+      root,
+      dialect,
+      untrusted: spec.untrusted,
+      portableRefs,
+      usesData: JSON.stringify(root).includes('"$data"'),
+      values: new Map(),
+      names: new Map(),
+      compiled: 0,
+    };
     cache.set(spec, parts);
   }
   return parts;
@@ -214,7 +223,12 @@ function run(compiled: { validate: ValidateFunction; schema: Node }, value: unkn
 
 const schemas = new WeakMap<ValidateFunction, Node>();
 
-function validatorFor(sp: SpecParts, store: Map<Node, ValidateFunction | null>, part: Node, build: () => Node | null): { validate: ValidateFunction; schema: Node } | null {
+function validatorFor(
+  sp: SpecParts,
+  store: Map<Node, ValidateFunction | null>,
+  part: Node,
+  build: () => Node | null,
+): { validate: ValidateFunction; schema: Node } | null {
   let validate = store.get(part);
   if (validate === undefined) {
     validate = null;

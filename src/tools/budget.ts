@@ -191,7 +191,8 @@ export function decideBudget(messages: unknown, query: BudgetQuery): BudgetDecis
   const known = attribute(facts, segment.results);
   for (const result of known.unplaced) if (nameOf(result) === query.tool) failures = next(failures, guardRecordOf(result) ? "failed" : "ran");
   const resultIds = new Set<string>();
-  for (const m of messages) if (typeOf(m) === "tool" && typeof (m as { tool_call_id?: unknown }).tool_call_id === "string") resultIds.add((m as { tool_call_id: string }).tool_call_id);
+  for (const m of messages)
+    if (typeOf(m) === "tool" && typeof (m as { tool_call_id?: unknown }).tool_call_id === "string") resultIds.add((m as { tool_call_id: string }).tool_call_id);
   // ToolNode (and createReactAgent v1) skips a call whose id already has a result: such a call may never run, so it resets nothing.
   const mayBeSkipped = facts.own.map((p) => facts.calls[p].id !== undefined && resultIds.has(facts.calls[p].id!));
   const plan = planOf(facts, known.own, mayBeSkipped, failures, query);
@@ -360,7 +361,7 @@ function planOf(facts: MessageFacts, known: Array<Outcome | undefined>, mayBeSki
   // Forcing a group only raises later counts, so every group found in one pass stays forced; passes repeat, from the
   // earliest call of a newly forced group, until none is found.
   let count = failures;
-  for (let from = 0; ; ) {
+  for (let from = 0; ;) {
     const found = new Set<number>();
     for (let k = from; k < n; k++) {
       counts[k] = count;
@@ -382,7 +383,10 @@ function planOf(facts: MessageFacts, known: Array<Outcome | undefined>, mayBeSki
     from = n;
     for (const g of found) {
       forced.add(g);
-      from = Math.min(from, facts.members.get(g)!.find((j) => known[j] === undefined)!);
+      from = Math.min(
+        from,
+        facts.members.get(g)!.find((j) => known[j] === undefined)!,
+      );
     }
     count = counts[from];
   }
@@ -429,5 +433,9 @@ function typeOf(message: unknown): string | undefined {
 function toolCallsOf(message: unknown): CallFacts[] {
   const calls = (message as { tool_calls?: unknown }).tool_calls;
   if (!Array.isArray(calls)) return [];
-  return calls.map((c) => (c !== null && typeof c === "object" && typeof c.name === "string" ? { id: normalId(c.id), name: c.name, args: c.args } : { id: undefined, name: "", args: undefined }));
+  return calls.map((c) =>
+    c !== null && typeof c === "object" && typeof c.name === "string"
+      ? { id: normalId(c.id), name: c.name, args: c.args }
+      : { id: undefined, name: "", args: undefined },
+  );
 }

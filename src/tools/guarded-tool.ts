@@ -60,7 +60,9 @@ type ParametersSchema = z.ZodUnknown;
  * console.log(await deploy.invoke({ service_name: "api" })); // the exact errors: the function did not run
  * ```
  */
-export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOptions<Args, Output>): DynamicStructuredTool<ParametersSchema, unknown, unknown, Output | ToolMessage | string> {
+export function guardedTool<Args = any, Output = unknown>(
+  options: GuardedToolOptions<Args, Output>,
+): DynamicStructuredTool<ParametersSchema, unknown, unknown, Output | ToolMessage | string> {
   const spec = resolveSpec(options.spec);
   const name = options.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
@@ -80,10 +82,17 @@ export function guardedTool<Args = any, Output = unknown>(options: GuardedToolOp
     await judgeAlongside(messages, name, memo, async (args) => (await checkToolArguments(spec, args, limits, context)).valid);
     const budget = decideBudget(messages, { tool: name, call, maxAttempts, passes, memo });
     const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
-    if (facts.attempt > maxAttempts) return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
+    if (facts.attempt > maxAttempts)
+      return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
     const checked = await checkToolArguments(spec, input, limits, context);
     if (!checked.valid) {
-      return notRun(invalidCallText(facts, checked.errors), { outcome: "invalid", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: checked.errors });
+      return notRun(invalidCallText(facts, checked.errors), {
+        outcome: "invalid",
+        spec: spec.name,
+        attempt: facts.attempt,
+        maxAttempts,
+        errors: checked.errors,
+      });
     }
     return func(checked.value as Args, runtime);
 
@@ -121,7 +130,9 @@ function parametersSchema(spec: Spec): ParametersSchema {
   const parameters = z.unknown().meta(expected);
   // zod gives some metadata keys a meaning of its own (e.g. "id"); never show the model a schema other than the spec's.
   if (!sameJson(toJsonSchema(parameters), expected)) {
-    throw new SpecError(`Spec ${JSON.stringify(spec.name)} cannot guard a tool: its schema does not convert to tool parameters unchanged (a top-level "id" keyword? use "$id").`);
+    throw new SpecError(
+      `Spec ${JSON.stringify(spec.name)} cannot guard a tool: its schema does not convert to tool parameters unchanged (a top-level "id" keyword? use "$id").`,
+    );
   }
   return parameters;
 }

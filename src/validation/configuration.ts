@@ -8,7 +8,18 @@ import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
 import type { JsonLimits } from "../shared/json.js";
 import { toJsonData } from "../shared/json-data.js";
-import { BUILTIN_SPEC_NAMES, boundedInt, MAX_ATTEMPTS, modelName, parseOrThrow, specRef, temperature, withDefault, type EnsureOptions, type RunConfigLike } from "../settings.js";
+import {
+  BUILTIN_SPEC_NAMES,
+  boundedInt,
+  MAX_ATTEMPTS,
+  modelName,
+  parseOrThrow,
+  specRef,
+  temperature,
+  withDefault,
+  type EnsureOptions,
+  type RunConfigLike,
+} from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
 import { parseModelName } from "../model-names.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js";
@@ -48,10 +59,14 @@ function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, 
 const escalationStep = z
   .strictObject(
     {
-      model: modelName("each models entry's model").meta({ title: "Model", description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server." }),
-      attempts: boundedInt("each models entry's attempts", 1, 10)
-        .optional()
-        .meta({ title: "Attempts", description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left." }),
+      model: modelName("each models entry's model").meta({
+        title: "Model",
+        description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server.",
+      }),
+      attempts: boundedInt("each models entry's attempts", 1, 10).optional().meta({
+        title: "Attempts",
+        description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left.",
+      }),
     },
     { error: 'each models entry must be {"model": "<name>", "attempts"?: <1-10>}' },
   )
@@ -68,10 +83,12 @@ export const ValidationConfigSchema = z.object({
     title: "Max attempts",
     description: `Most generate→validate attempts before the run ends with success: false (1-${MAX_ATTEMPTS}).`,
   }),
-  model: modelName("model").optional().meta({
-    title: "Model",
-    description: `Chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
-  }),
+  model: modelName("model")
+    .optional()
+    .meta({
+      title: "Model",
+      description: `Chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+    }),
   temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
   stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
     title: "Stop on no progress",
@@ -87,7 +104,10 @@ export const ValidationConfigSchema = z.object({
         'or "auto" (each provider\'s own structured output: OpenAI json_schema, Anthropic tool use, Ollama format, Gemini responseSchema). Default: "auto" when a model is named provider/model, else "text". ' +
         "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
     }),
-  stopEarly: withDefault(z.enum(STOP_POLICIES, { error: `stopEarly must be one of ${STOP_POLICIES.map((p) => JSON.stringify(p)).join(", ")}` }), DEFAULT_STOP_EARLY).meta({
+  stopEarly: withDefault(
+    z.enum(STOP_POLICIES, { error: `stopEarly must be one of ${STOP_POLICIES.map((p) => JSON.stringify(p)).join(", ")}` }),
+    DEFAULT_STOP_EARLY,
+  ).meta({
     title: "Stop early",
     description:
       "While an answer streams, its fields are checked as they close. When to stop the model's request (no more tokens are generated; the attempt counts as invalid and its retry carries the errors found): " +
@@ -161,7 +181,7 @@ export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOp
   if (steps === undefined) return { ...rest, model: names[0] };
   // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
   if (givenByRun(config, "model") && givenByRun(config, "models")) {
-    throw new ConfigurationError('Give either model or models (the escalation list, whose first entry is the first model), not both.');
+    throw new ConfigurationError("Give either model or models (the escalation list, whose first entry is the first model), not both.");
   }
   const models = steps.map((step) => ({ model: step.model, attempts: step.attempts ?? 1 }));
   const before = models.slice(0, -1).reduce((sum, step) => sum + step.attempts, 0);
@@ -175,5 +195,7 @@ export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOp
 
 /** Whether the run itself (its context, or configurable) set `key`, as opposed to a builder's defaults. */
 function givenByRun(config: RunConfigLike | undefined, key: string): boolean {
-  return [config?.context, config?.configurable].some((source) => source !== null && typeof source === "object" && (source as Record<string, unknown>)[key] !== undefined);
+  return [config?.context, config?.configurable].some(
+    (source) => source !== null && typeof source === "object" && (source as Record<string, unknown>)[key] !== undefined,
+  );
 }

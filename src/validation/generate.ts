@@ -38,7 +38,9 @@ export type ValidationOutcome<T = unknown> =
     });
 
 /** The outcome a run's final state says. */
-export function outcomeOf<T = unknown>(state: Pick<ValidationStateType, "success" | "stopReason" | "result" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">): ValidationOutcome<T> {
+export function outcomeOf<T = unknown>(
+  state: Pick<ValidationStateType, "success" | "stopReason" | "result" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">,
+): ValidationOutcome<T> {
   return {
     success: state.success,
     stopReason: state.stopReason,

@@ -67,21 +67,23 @@ function frontDoor(options: ValidationNodeOptions) {
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
   const { startRun, generate, validate, review } = makeValidationNodes(options);
   const { input, context } = frontDoor(options);
-  return new StateGraph({
-    // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
-    state: channelsOf(ValidationState) as unknown as typeof ValidationState,
-    input: input as unknown as typeof ValidationInputSchema,
-    output: ValidationOutputSchema,
-    // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset
-    // (LangGraph types `context` as every field required). Typed settings: `satisfies ValidationSettings`, or generateValidated.
-    context: context as unknown as LooseContext,
-  })
-    // generate and validate take their config as an argument and run as plain calls (see DirectCall); review calls interrupt().
-    .addNode("generate", new DirectCall(generate), { retryPolicy: PROVIDER_RETRY_POLICY })
-    .addNode("validate", new DirectCall(validate), { ends: ["generate", "review", END] })
-    .addNode("review", review, { ends: ["review", "generate", END] })
-    .addConditionalEdges(START, new DirectCall(startRun), ["generate"])
-    .addEdge("generate", "validate");
+  return (
+    new StateGraph({
+      // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
+      state: channelsOf(ValidationState) as unknown as typeof ValidationState,
+      input: input as unknown as typeof ValidationInputSchema,
+      output: ValidationOutputSchema,
+      // The full schema at run time (Studio's configuration form); typed loosely so callers may pass any subset
+      // (LangGraph types `context` as every field required). Typed settings: `satisfies ValidationSettings`, or generateValidated.
+      context: context as unknown as LooseContext,
+    })
+      // generate and validate take their config as an argument and run as plain calls (see DirectCall); review calls interrupt().
+      .addNode("generate", new DirectCall(generate), { retryPolicy: PROVIDER_RETRY_POLICY })
+      .addNode("validate", new DirectCall(validate), { ends: ["generate", "review", END] })
+      .addNode("review", review, { ends: ["review", "generate", END] })
+      .addConditionalEdges(START, new DirectCall(startRun), ["generate"])
+      .addEdge("generate", "validate")
+  );
 }
 
 type LooseContext = import("zod").ZodObject<{}>;

@@ -20,7 +20,6 @@ import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewA
 import { generationSystemPrompt } from "./prompts.js";
 import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
-
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
   /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;
@@ -118,7 +117,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const starting = isRunStart(input) ? freshRun(input.newRun) : undefined;
     const state = starting?.state ?? (input as ValidationStateType);
     // The first attempt's usage replaces the previous run's totals; later ones add to them.
-    const counted = <T,>(value: T) => (starting ? new Overwrite(value) : value);
+    const counted = <T>(value: T) => (starting ? new Overwrite(value) : value);
     const run = settingsOf(state);
     const spec = runSpec(run);
     const modelName = modelForAttempt(run, state.attempts);
@@ -159,7 +158,14 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const settled = answer.mode === run.outputMode || run.outputMode === "auto" ? {} : { run: { ...run, outputMode: answer.mode } };
     // fromEntries: a model may be named anything, "__proto__" included.
     const byModel = Object.fromEntries([[modelName, answer.usage]]) as Record<string, TokenUsage>;
-    return { ...starting?.writes, attempts: state.attempts + 1, draft, usage: counted(answer.usage), usageByModel: counted(byModel), ...settled } as ValidationUpdate;
+    return {
+      ...starting?.writes,
+      attempts: state.attempts + 1,
+      draft,
+      usage: counted(answer.usage),
+      usageByModel: counted(byModel),
+      ...settled,
+    } as ValidationUpdate;
   }
 
   /** The verdict on the latest answer, and where the run goes next: another attempt, a person's review, or the end. */
@@ -283,7 +289,10 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       return new Command({ update: { errors: [decision.problem] }, goto: "review" });
     }
     if (decision.kind === "reject") {
-      return new Command({ update: { stopReason: "rejected", success: false, history: [record(`rejected${decision.reason ? `: ${decision.reason}` : ""}`, [], false)] }, goto: END });
+      return new Command({
+        update: { stopReason: "rejected", success: false, history: [record(`rejected${decision.reason ? `: ${decision.reason}` : ""}`, [], false)] },
+        goto: END,
+      });
     }
     if (decision.kind === "request") {
       let request: string;
@@ -295,7 +304,12 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       return new Command({
         update: {
           // A fresh budget of attempts, and of tokens when the run has one.
-          run: { ...run, request, attemptLimit: state.attempts + run.maxAttempts, ...(run.maxTokens !== undefined ? { tokenLimit: state.usage.totalTokens + run.maxTokens } : {}) },
+          run: {
+            ...run,
+            request,
+            attemptLimit: state.attempts + run.maxAttempts,
+            ...(run.maxTokens !== undefined ? { tokenLimit: state.usage.totalTokens + run.maxTokens } : {}),
+          },
           stopReason: null,
           history: [record(`new request: ${request}`, [], false)],
         },
@@ -379,7 +393,11 @@ function lastAnswer(history: readonly AttemptRecord[]): AttemptRecord | undefine
  * estimated from the prompt's characters as the usage estimate counts them. The call's output is not
  * known in advance, so a call that fits may end past the budget; none is made after that.
  */
-function overBudget(run: RunSettings, spent: TokenUsage, messages: readonly { content: unknown }[]): { spent: number; nextInput: number; limit: number } | undefined {
+function overBudget(
+  run: RunSettings,
+  spent: TokenUsage,
+  messages: readonly { content: unknown }[],
+): { spent: number; nextInput: number; limit: number } | undefined {
   if (run.tokenLimit === undefined) return undefined;
   let chars = 0;
   for (const message of messages) chars += typeof message.content === "string" ? message.content.length : JSON.stringify(message.content).length;

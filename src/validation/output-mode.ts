@@ -51,7 +51,22 @@ function providerName(spec: Spec): string {
 }
 
 /** Keywords OpenAI's strict structured-output mode accepts; a schema using others is sent with strict: false. */
-const STRICT_KEYWORDS = new Set(["type", "properties", "required", "additionalProperties", "items", "enum", "const", "description", "title", "anyOf", "$defs", "definitions", "$ref", "$schema"]);
+const STRICT_KEYWORDS = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "enum",
+  "const",
+  "description",
+  "title",
+  "anyOf",
+  "$defs",
+  "definitions",
+  "$ref",
+  "$schema",
+]);
 
 /** Whether a schema fits strict mode: known keywords only, and every object closed with all its fields required. */
 export function strictCompatible(schema: unknown): boolean {
@@ -129,7 +144,10 @@ function bindMode(
     }
     case "tool": {
       const name = providerName(spec);
-      const tool = { type: "function" as const, function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) } };
+      const tool = {
+        type: "function" as const,
+        function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) },
+      };
       // The tool's name as tool_choice: each client turns it into its provider's forced call (OpenAI's
       // {type: "function", function: {name}}, Anthropic's {type: "tool", name}).
       const runnable = model.bindTools!([tool], { tool_choice: name } as never) as unknown as BaseChatModel;
@@ -198,7 +216,10 @@ function isModeRefusal(error: unknown, mode: OutputMode): boolean {
   if (mode === "text" || !(error instanceof ProviderError)) return false;
   const cause = (error as { cause?: { name?: unknown } }).cause;
   if (mode === "json_schema" && cause?.name === "SyntaxError") return true;
-  return (error.status === 400 || error.status === 422) && /response_format|json_schema|json_object|schema|tool|function|strict|not supported|unsupported/i.test(error.message);
+  return (
+    (error.status === 400 || error.status === 422) &&
+    /response_format|json_schema|json_object|schema|tool|function|strict|not supported|unsupported/i.test(error.message)
+  );
 }
 
 export interface ModeAnswer extends ModelAnswer {

@@ -24,10 +24,27 @@ const MAP = ["properties", "$defs", "definitions", "patternProperties"];
 
 /** As @anthropic-ai/sdk's transformJSONSchema keeps them (its structured outputs), with enum and const, which Anthropic documents. */
 const ANTHROPIC: Profile = {
-  keep: new Set(["type", "properties", "required", "additionalProperties", "items", "anyOf", "allOf", "$ref", "$defs", "description", "title", "enum", "const", "format", "minItems"]),
+  keep: new Set([
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "anyOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "description",
+    "title",
+    "enum",
+    "const",
+    "format",
+    "minItems",
+  ]),
   values: {
     additionalProperties: (value) => value === false,
-    format: (value) => typeof value === "string" && ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"].includes(value),
+    format: (value) =>
+      typeof value === "string" && ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"].includes(value),
     minItems: (value) => value === 0 || value === 1,
   },
   rename: { oneOf: "anyOf" },
@@ -36,7 +53,29 @@ const ANTHROPIC: Profile = {
 
 /** Gemini's Schema (an OpenAPI 3.0 subset). */
 const GEMINI: Profile = {
-  keep: new Set(["type", "format", "title", "description", "nullable", "enum", "maxItems", "minItems", "properties", "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "anyOf", "propertyOrdering", "default", "items", "minimum", "maximum"]),
+  keep: new Set([
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+  ]),
 };
 
 /** Providers whose structured output takes a subset of JSON Schema. */
@@ -67,7 +106,8 @@ function walk(node: unknown, profile: Profile, path: string, dropped: string[]):
     if (ONE.includes(key)) out[name] = walk(value, profile, at, dropped);
     else if (LIST.includes(key) && Array.isArray(value)) out[name] = value.map((item, i) => walk(item, profile, `${at}/${i}`, dropped));
     // Own entries only: a property may be named anything, "__proto__" included.
-    else if (MAP.includes(key) && value !== null && typeof value === "object") out[name] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, profile, `${at}/${k}`, dropped)]));
+    else if (MAP.includes(key) && value !== null && typeof value === "object")
+      out[name] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, walk(v, profile, `${at}/${k}`, dropped)]));
     else out[name] = value;
   }
   if (profile.closeObjects && (out.type === "object" || out.properties !== undefined)) out.additionalProperties = false;

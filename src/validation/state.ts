@@ -7,51 +7,61 @@ import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
 import { STOP_POLICIES } from "../streaming/partial-check.js";
 import { ANSWER_MODES, OUTPUT_MODES } from "./output-mode.js";
 
-export const StopReasonSchema = z
-  .enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"])
-  .meta({
-    title: "Stop reason",
-    description:
-      "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, a person rejected it, " +
-      "the provider refused to answer (twice, or at the last attempt), or the next model call would have passed the token budget (maxTokens)",
-  });
+export const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"]).meta({
+  title: "Stop reason",
+  description:
+    "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, a person rejected it, " +
+    "the provider refused to answer (twice, or at the last attempt), or the next model call would have passed the token budget (maxTokens)",
+});
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
-export const AttemptRecordSchema = z.object({
-  attempt: z.number().meta({ title: "Attempt", description: "1-based attempt number" }),
-  output: z.string().meta({ title: "Model output", description: "The model's raw answer (bounded)" }),
-  errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
-  valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
-  usage: TokenUsageSchema,
-  mode: z.enum(ANSWER_MODES).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
-  fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
-  schemaDropped: z
-    .array(z.string())
-    .optional()
-    .meta({ title: "Schema keywords not sent", description: "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them" }),
-  by: z.enum(["model", "human"]).optional().meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
-  model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
-  refusal: z
-    .string()
-    .optional()
-    .meta({ title: "Refusal", description: "The provider's refusal (bounded, secrets redacted), when it declined to answer: the attempt was not validated" }),
-  repairs: z
-    .array(z.string())
-    .optional()
-    .meta({ title: "Repairs", description: "Syntax slips repaired in the model's answer before it was judged (the repairSyntax setting)" }),
-  stopped: z
-    .object({
-      at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
-      reason: z.enum(["broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"]).meta({ title: "Reason", description: "Why the rest of the answer could not help" }),
-      detail: z.string().meta({ title: "Detail", description: "The reason in words" }),
-    })
-    .optional()
-    .meta({ title: "Stopped", description: "Set when the model's request was stopped while the answer streamed (the stopEarly setting); the output is what arrived" }),
-  truncated: z
-    .string()
-    .optional()
-    .meta({ title: "Truncated", description: 'Set when the provider cut the answer at its output limit, in its words (e.g. stop_reason "max_tokens"): the attempt is not valid, and its retry asks for a compact answer' }),
-}).meta({ title: "Attempt record" });
+export const AttemptRecordSchema = z
+  .object({
+    attempt: z.number().meta({ title: "Attempt", description: "1-based attempt number" }),
+    output: z.string().meta({ title: "Model output", description: "The model's raw answer (bounded)" }),
+    errors: z.array(z.string()).meta({ title: "Errors", description: "Validation errors of this attempt; empty when valid" }),
+    valid: z.boolean().meta({ title: "Valid", description: "Whether this attempt passed the validator" }),
+    usage: TokenUsageSchema,
+    mode: z.enum(ANSWER_MODES).optional().meta({ title: "Output mode", description: "How the model was asked for this answer" }),
+    fallbacks: z.array(z.string()).optional().meta({ title: "Fallbacks", description: "Output modes the provider refused on the way to this answer" }),
+    schemaDropped: z.array(z.string()).optional().meta({
+      title: "Schema keywords not sent",
+      description:
+        "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them",
+    }),
+    by: z
+      .enum(["model", "human"])
+      .optional()
+      .meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
+    model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
+    refusal: z
+      .string()
+      .optional()
+      .meta({ title: "Refusal", description: "The provider's refusal (bounded, secrets redacted), when it declined to answer: the attempt was not validated" }),
+    repairs: z
+      .array(z.string())
+      .optional()
+      .meta({ title: "Repairs", description: "Syntax slips repaired in the model's answer before it was judged (the repairSyntax setting)" }),
+    stopped: z
+      .object({
+        at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
+        reason: z
+          .enum(["broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"])
+          .meta({ title: "Reason", description: "Why the rest of the answer could not help" }),
+        detail: z.string().meta({ title: "Detail", description: "The reason in words" }),
+      })
+      .optional()
+      .meta({
+        title: "Stopped",
+        description: "Set when the model's request was stopped while the answer streamed (the stopEarly setting); the output is what arrived",
+      }),
+    truncated: z.string().optional().meta({
+      title: "Truncated",
+      description:
+        'Set when the provider cut the answer at its output limit, in its words (e.g. stop_reason "max_tokens"): the attempt is not valid, and its retry asks for a compact answer',
+    }),
+  })
+  .meta({ title: "Attempt record" });
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
 /** Token usage per model name: each update's entries are added to the running totals. */
@@ -142,7 +152,9 @@ export const ValidationState = stateObject({
       /** Set instead of an answer when the call was not made: it would have passed the token budget. */
       budget: z.object({ spent: z.number(), nextInput: z.number(), limit: z.number() }).optional(),
       /** Set when the request was stopped early: where, why, and the errors already certain. */
-      stopped: z.object({ at: z.number(), reason: AttemptRecordSchema.shape.stopped.unwrap().shape.reason, detail: z.string(), errors: z.array(z.string()) }).optional(),
+      stopped: z
+        .object({ at: z.number(), reason: AttemptRecordSchema.shape.stopped.unwrap().shape.reason, detail: z.string(), errors: z.array(z.string()) })
+        .optional(),
     })
     .nullable()
     .default(null)

@@ -42,11 +42,17 @@ export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateVal
  * }
  * ```
  */
-export async function* streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>> {
+export async function* streamValidated<T = unknown, C = Record<string, unknown>>(
+  options: StreamValidatedOptions<T, C>,
+): AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>> {
   const { graph, input, config } = prepareRun(options);
   // Tokens are asked for through the run's configuration, so the generate node reads the answer as it
   // arrives; no callback handler is attached, so LangChain dispatches no token to one.
-  const stream = await graph.stream(input, { ...config, configurable: { ...config.configurable, [STREAM_TOKENS_KEY]: true }, streamMode: ["custom", "values"] });
+  const stream = await graph.stream(input, {
+    ...config,
+    configurable: { ...config.configurable, [STREAM_TOKENS_KEY]: true },
+    streamMode: ["custom", "values"],
+  });
   let last: ValidationStateType | undefined;
   for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
     if (mode === "values") last = chunk as ValidationStateType;

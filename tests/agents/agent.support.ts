@@ -16,7 +16,11 @@ export const valid = {
   health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 },
 };
 /** Three defects: a pattern, and both cross-field rules (cpu for 8 replicas, timeout not below the interval). */
-export const threeDefects = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 } };
+export const threeDefects = {
+  ...valid,
+  resources: { cpu_limit: 0.5, memory_limit_mb: 512 },
+  health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 },
+};
 
 export const REQUEST = "Deploy payments-api with 8 replicas, health check on healthz every 10 s.";
 

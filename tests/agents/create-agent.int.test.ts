@@ -22,7 +22,10 @@ const ruleOnly = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }
 
 /** The model's side: a deploy call with three defects, the fixed call, an answer that breaks a rule, the fixed answer. */
 function script(id: (n: number) => string): ScriptedReply[] {
-  const call = (n: number, name: string, args: unknown): ScriptedReply => ({ content: null, toolCalls: [{ id: id(n), name, arguments: JSON.stringify(args) }] });
+  const call = (n: number, name: string, args: unknown): ScriptedReply => ({
+    content: null,
+    toolCalls: [{ id: id(n), name, arguments: JSON.stringify(args) }],
+  });
   return [call(0, "deploy_service", threeDefects), call(1, "deploy_service", valid), call(2, ANSWER, ruleOnly), call(3, ANSWER, valid)];
 }
 
@@ -36,7 +39,10 @@ async function checkConversation(requests: RecordedRequest[]) {
   const deployErrors = (await checkValue(deploymentSpec, threeDefects)).errors;
   const answerErrors = (await checkValue(deploymentSpec, ruleOnly)).errors;
   const lastOf = (n: number) => requests[n].body.messages.at(-1);
-  expect(lastOf(1)).toMatchObject({ role: "tool", content: invalidCallText({ tool: "deploy_service", spec: "deployment-config", maxAttempts: 3, attempt: 1 }, deployErrors) });
+  expect(lastOf(1)).toMatchObject({
+    role: "tool",
+    content: invalidCallText({ tool: "deploy_service", spec: "deployment-config", maxAttempts: 3, attempt: 1 }, deployErrors),
+  });
   expect(lastOf(2)).toMatchObject({ role: "tool", content: "deployed payments-api: 8 replicas, 1 CPU" });
   expect(lastOf(3)).toMatchObject({ role: "tool", content: answerRejectedText(ANSWER, answerErrors, 1, 3) });
   // Every call the model made has exactly one result, paired by id.
@@ -45,7 +51,10 @@ async function checkConversation(requests: RecordedRequest[]) {
   expect(final.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(callIds);
 }
 
-const deploy = (deployed: DeploymentConfig[]) => (config: DeploymentConfig) => (deployed.push(config), `deployed ${config.service_name}: ${config.replicas} replicas, ${config.resources.cpu_limit} CPU`);
+const deploy = (deployed: DeploymentConfig[]) => (config: DeploymentConfig) => (
+  deployed.push(config),
+  `deployed ${config.service_name}: ${config.replicas} replicas, ${config.resources.cpu_limit} CPU`
+);
 const REQUEST = "Deploy payments-api with 8 replicas, 512 MB; health check on /healthz every 10 s with a 2 s timeout.";
 
 let server: ScriptedServer;
@@ -58,7 +67,10 @@ describe("examples/create-agent.ts through ChatOpenAI", () => {
   it("runs as written: the deploy call and the answer each fail once, get their exact errors, and the run ends valid", async () => {
     server.requests.length = 0;
     server.setReplies(script((n) => `call_${n}`));
-    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/create-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/create-agent.ts"], {
+      OPENAI_BASE_URL: server.baseURL,
+      OPENAI_API_KEY: "test",
+    });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`valid answer after 2 attempt(s): ${JSON.stringify(valid)}\n`);

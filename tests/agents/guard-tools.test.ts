@@ -34,7 +34,10 @@ const results = (messages: BaseMessage[]) => messages.filter((m): m is ToolMessa
 const outcomes = (messages: BaseMessage[]) => results(messages).map((m) => guardRecordOf(m)?.outcome ?? "ran");
 const facts = (attempt: number) => ({ tool: "deploy_service", spec: "deployment-config", maxAttempts: 3, attempt });
 
-async function run(turns: Array<() => AIMessage>, middleware: Parameters<typeof createAgent>[0]["middleware"] = [guardTools({ tools: { deploy_service: "deployment-config" } })]) {
+async function run(
+  turns: Array<() => AIMessage>,
+  middleware: Parameters<typeof createAgent>[0]["middleware"] = [guardTools({ tools: { deploy_service: "deployment-config" } })],
+) {
   const { deployService, deployed } = existingDeployTool();
   const model = scriptedTurns([...turns, () => callTurn([], "done")]);
   const out = await createAgent({ model, tools: [deployService], middleware }).invoke({ messages: [new HumanMessage("Deploy payments-api")] });
@@ -57,7 +60,10 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
   it("hands the function the spec's output (a zod spec's defaults applied)", async () => {
     const Deploy = z.object({ service_name: z.string().regex(/^[a-z][a-z0-9-]*$/), replicas: z.number().int().min(1).default(1) });
     const spec = defineSpec({ name: "small-deploy", description: "A small deployment.", schema: Deploy });
-    const { deployed } = await run([deployCall({ service_name: "Payments" }), deployCall({ service_name: "payments" })], [guardTools({ tools: { deploy_service: spec } })]);
+    const { deployed } = await run(
+      [deployCall({ service_name: "Payments" }), deployCall({ service_name: "payments" })],
+      [guardTools({ tools: { deploy_service: spec } })],
+    );
     expect(deployed).toEqual([{ service_name: "payments", replicas: 1 }]);
   });
 
@@ -66,12 +72,22 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
       name: "quota-deploy",
       description: "A deployment within the team's replica quota.",
       schema: deploymentSpec.schema,
-      rules: [{ id: "within-quota", description: "replicas within the quota.", inputs: { replicas: "integer" }, check: (v, _d, c) => (v.replicas > c.maxReplicas ? `replicas is ${v.replicas}; the quota is ${c.maxReplicas}` : null) }],
+      rules: [
+        {
+          id: "within-quota",
+          description: "replicas within the quota.",
+          inputs: { replicas: "integer" },
+          check: (v, _d, c) => (v.replicas > c.maxReplicas ? `replicas is ${v.replicas}; the quota is ${c.maxReplicas}` : null),
+        },
+      ],
     });
     const { deployService, deployed } = existingDeployTool();
     const model = scriptedTurns([deployCall(valid, "a"), deployCall({ ...valid, replicas: 2 }, "b"), () => callTurn([], "done")]);
     const middleware = [guardTools({ tools: { deploy_service: quota }, ruleContext: (run: { context: unknown }) => run.context })];
-    const out = await createAgent({ model, tools: [deployService], middleware }).invoke({ messages: [new HumanMessage("Deploy")] }, { context: { maxReplicas: 4 } });
+    const out = await createAgent({ model, tools: [deployService], middleware }).invoke(
+      { messages: [new HumanMessage("Deploy")] },
+      { context: { maxReplicas: 4 } },
+    );
     expect(guardRecordOf(results(out.messages)[0])?.errors).toEqual(["replicas is 8; the quota is 4"]);
     expect(deployed).toEqual([{ ...valid, replicas: 2 }]);
   });
@@ -104,12 +120,20 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
   it("beside validatedResponse, calls with reused or missing ids all run or are judged (each gets a fresh id)", async () => {
     const answerAndDeploy = [
       () => callTurn([{ name: "deploy_service", args: threeDefects, id: "call_0" }]),
-      () => callTurn([{ name: "deploy_service", args: valid, id: "call_0" }, { name: "deploy_service", args: valid, id: null }]),
+      () =>
+        callTurn([
+          { name: "deploy_service", args: valid, id: "call_0" },
+          { name: "deploy_service", args: valid, id: null },
+        ]),
       () => answerTurn(valid, "call_0"),
     ];
     const { deployService, deployed } = existingDeployTool();
     const model = scriptedTurns(answerAndDeploy);
-    const agent = createAgent({ model, tools: [deployService], middleware: [validatedResponse({ spec: "deployment-config" }), guardTools({ tools: { deploy_service: "deployment-config" } })] });
+    const agent = createAgent({
+      model,
+      tools: [deployService],
+      middleware: [validatedResponse({ spec: "deployment-config" }), guardTools({ tools: { deploy_service: "deployment-config" } })],
+    });
     const out = await agent.invoke({ messages: [new HumanMessage("Deploy payments-api twice, then give me the config.")] });
     expect(outcomes(out.messages)).toEqual(["invalid", "ran", "ran", "ran"]);
     expect(deployed).toEqual([valid, valid]);
@@ -122,7 +146,11 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
 describe("guardedTool as one of createAgent's tools", () => {
   function deployAgent(turns: Array<() => AIMessage>) {
     const deployed: unknown[] = [];
-    const deployService = guardedTool({ spec: "deployment-config", name: "deploy_service", func: (config: { service_name: string }) => (deployed.push(config), `deployed ${config.service_name}`) });
+    const deployService = guardedTool({
+      spec: "deployment-config",
+      name: "deploy_service",
+      func: (config: { service_name: string }) => (deployed.push(config), `deployed ${config.service_name}`),
+    });
     const model = scriptedTurns([...turns, () => callTurn([], "done")]);
     return { agent: createAgent({ model, tools: [deployService] }), deployed, model };
   }
@@ -137,7 +165,12 @@ describe("guardedTool as one of createAgent's tools", () => {
   });
 
   it("refuses after three failed calls in a turn, with shared ids too; the function never runs", async () => {
-    const { agent, deployed } = deployAgent([deployCall(threeDefects, "call_0"), deployCall(threeDefects, "call_0"), deployCall(threeDefects, "call_0"), deployCall(valid, "call_0")]);
+    const { agent, deployed } = deployAgent([
+      deployCall(threeDefects, "call_0"),
+      deployCall(threeDefects, "call_0"),
+      deployCall(threeDefects, "call_0"),
+      deployCall(valid, "call_0"),
+    ]);
     const out = await agent.invoke({ messages: [new HumanMessage("Deploy payments-api")] });
     expect(outcomes(out.messages)).toEqual(["invalid", "invalid", "invalid", "refused"]);
     expect(deployed).toEqual([]);

@@ -28,7 +28,9 @@ async function bothRetries(answer: string): Promise<{ graph: string; agent: stri
   const graphModel = scriptedModel([answer, JSON.stringify(valid)]);
   await buildValidationGraph({ model: graphModel, spec: "deployment-config", maxAttempts: 2 }).invoke({ request: REQUEST });
   const agentModel = scriptedTurns([() => callTurn([], answer), () => answerTurn(valid)]);
-  const out = await createAgent({ model: agentModel, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 2 })] }).invoke({ messages: [new HumanMessage(REQUEST)] });
+  const out = await createAgent({ model: agentModel, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 2 })] }).invoke({
+    messages: [new HumanMessage(REQUEST)],
+  });
   expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
   const graphRetry = graphModel.calls[1].messages.at(-1) as BaseMessage;
   const agentRetry = agentModel.calls[1].messages.at(-1) as BaseMessage;
@@ -49,7 +51,9 @@ describe("validatedResponse: hostile answers get the validation graph's bounded 
     ["not JSON text", "{replicas: eight"],
   ])("a %s answer given as tool arguments gets bounded errors and a bounded recorded answer", async (_, args) => {
     const model = scriptedTurns([() => answerTurn(args)]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({ messages: [new HumanMessage(REQUEST)] });
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
+      messages: [new HumanMessage(REQUEST)],
+    });
     const outcome = out.responseOutcome;
     if (outcome?.success !== false) throw new Error("expected a failure");
     expect(outcome.errors.length).toBeGreaterThan(0);
@@ -65,11 +69,12 @@ describe("validatedResponse: hostile answers get the validation graph's bounded 
     const args = JSON.parse(text) as Record<string, unknown>;
     for (const turn of [() => callTurn([], text), () => answerTurn(args)]) {
       const model = scriptedTurns([turn]);
-      const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({ messages: [new HumanMessage(REQUEST)] });
+      const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
+        messages: [new HumanMessage(REQUEST)],
+      });
       expect(out.responseOutcome).toMatchObject({ success: false });
       expect(JSON.stringify(out.responseOutcome)).toContain('has a field named \\"__proto__\\", which a checkpoint would not give back as written');
       expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     }
   });
-
 });

@@ -46,10 +46,25 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
     const paused = await pausedAgent();
     const interrupt = await shown(paused);
     const errors = (await checkValue(deploymentSpec, threeDefects)).errors;
-    expect(interrupt?.value).toEqual({ kind: "review", request: REQUEST, spec: "deployment-config", output: JSON.stringify(threeDefects), errors, attempts: 1, answers: REVIEW_ANSWERS });
+    expect(interrupt?.value).toEqual({
+      kind: "review",
+      request: REQUEST,
+      spec: "deployment-config",
+      output: JSON.stringify(threeDefects),
+      errors,
+      attempts: 1,
+      answers: REVIEW_ANSWERS,
+    });
     expect(interrupt?.response_schema).toEqual(reviewAnswerSchema(deploymentSpec));
     // The run waits for a person: the outcome says so, and is no final failure.
-    expect(paused.out.responseOutcome).toEqual({ success: false, stopReason: "awaiting_review", errors, lastAnswer: JSON.stringify(threeDefects), attempts: 1, spec: "deployment-config" });
+    expect(paused.out.responseOutcome).toEqual({
+      success: false,
+      stopReason: "awaiting_review",
+      errors,
+      lastAnswer: JSON.stringify(threeDefects),
+      attempts: 1,
+      spec: "deployment-config",
+    });
     expect(structuredResponseOf(paused.out)).toBeUndefined();
   });
 
@@ -101,7 +116,12 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
 
   it("after a text answer (no tool call to answer) the review loops too: a refused answer is asked again, then a valid one ends the run", async () => {
     const model = scriptedTurns([() => callTurn([], "I cannot decide on a configuration.")]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })], checkpointer: new MemorySaver() });
+    const agent = createAgent({
+      model,
+      tools: [],
+      middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
+      checkpointer: new MemorySaver(),
+    });
     const config = { configurable: { thread_id: `agent-review-text-${Math.random()}` } };
     const first = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config);
     // The refused text answer has its verdict as a user turn, as an answer call has its result.
@@ -118,10 +138,22 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
   it("a model that only calls other tools past maxToolTurns pauses for a person too; the person's answer ends it", async () => {
     const lookup = tool(() => "8 replicas", { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
     const model = scriptedTurns([() => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: "l0" }])]);
-    const agent = createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 0, onFailure: "interrupt" })], checkpointer: new MemorySaver() });
+    const agent = createAgent({
+      model,
+      tools: [lookup],
+      middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 0, onFailure: "interrupt" })],
+      checkpointer: new MemorySaver(),
+    });
     const config = { configurable: { thread_id: `agent-review-tools-${Math.random()}` } };
     const first = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config);
-    expect(first.responseOutcome).toEqual({ success: false, stopReason: "awaiting_review", errors: [noAnswerText(0)], lastAnswer: "", attempts: 0, spec: "deployment-config" });
+    expect(first.responseOutcome).toEqual({
+      success: false,
+      stopReason: "awaiting_review",
+      errors: [noAnswerText(0)],
+      lastAnswer: "",
+      attempts: 0,
+      spec: "deployment-config",
+    });
     const out = await resume({ agent, config, model, out: first }, { value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid, attempts: 0 });
   });
@@ -204,7 +236,14 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
       name: "counted",
       description: "A title that is not 'draft'.",
       schema: { type: "object", required: ["title"], properties: { title: { type: "string" } } },
-      rules: [{ id: "not-draft", description: "title must not be draft.", inputs: { title: "string" }, check: (v: { title: string }) => (runs++, v.title === "draft" ? "title is draft" : null) }],
+      rules: [
+        {
+          id: "not-draft",
+          description: "title must not be draft.",
+          inputs: { title: "string" },
+          check: (v: { title: string }) => (runs++, v.title === "draft" ? "title is draft" : null),
+        },
+      ],
     });
     const paused = await pausedTicketAgent({ spec: counted, first: { title: "draft" } });
     expect(runs).toBe(1);

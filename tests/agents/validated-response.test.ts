@@ -16,7 +16,19 @@ import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { rejectionSection, retryPrompt } from "../../src/feedback.js";
-import { ANSWER, answerTurn, callTurn, deploymentSpec, promptAt, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid, quotaSpec } from "./agent.support.js";
+import {
+  ANSWER,
+  answerTurn,
+  callTurn,
+  deploymentSpec,
+  promptAt,
+  REQUEST,
+  scriptedTurns,
+  structuredResponseOf,
+  threeDefects,
+  valid,
+  quotaSpec,
+} from "./agent.support.js";
 
 const ask = { messages: [new HumanMessage(REQUEST)] };
 const errorsOf = async (value: unknown) => (await checkValue(deploymentSpec, value)).errors;
@@ -81,9 +93,17 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("lets the agent work first: an answer given alongside other tool calls is set aside, not counted, and answered", async () => {
     const lookups: unknown[] = [];
-    const lookup = tool((args) => (lookups.push(args), "payments-api runs 8 replicas today"), { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
+    const lookup = tool((args) => (lookups.push(args), "payments-api runs 8 replicas today"), {
+      name: "lookup",
+      description: "Look up a service.",
+      schema: z.object({ service: z.string() }),
+    });
     const model = scriptedTurns([
-      () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: "a" }, { name: ANSWER, args: threeDefects, id: "b" }]),
+      () =>
+        callTurn([
+          { name: "lookup", args: { service: "payments-api" }, id: "a" },
+          { name: ANSWER, args: threeDefects, id: "b" },
+        ]),
       () => answerTurn(valid, "c"),
     ]);
     const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke(ask);
@@ -99,7 +119,14 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
   });
 
   it("counts two answers in one message as one refused attempt, each answered", async () => {
-    const model = scriptedTurns([() => callTurn([{ name: ANSWER, args: valid, id: "x" }, { name: ANSWER, args: valid, id: "y" }]), () => answerTurn(valid, "z")]);
+    const model = scriptedTurns([
+      () =>
+        callTurn([
+          { name: ANSWER, args: valid, id: "x" },
+          { name: ANSWER, args: valid, id: "y" },
+        ]),
+      () => answerTurn(valid, "z"),
+    ]);
     const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
     const results = promptAt(model, 1).filter((m) => m.getType() === "tool") as ToolMessage[];
     expect(results.map((m) => m.tool_call_id)).toEqual(["x", "y"]);
@@ -125,7 +152,11 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("ends with stop reason no_answer when the model keeps calling other tools past maxToolTurns; every call has its result", async () => {
     const lookups: unknown[] = [];
-    const lookup = tool((args) => (lookups.push(args), "8 replicas"), { name: "lookup", description: "Look up a service.", schema: z.object({ service: z.string() }) });
+    const lookup = tool((args) => (lookups.push(args), "8 replicas"), {
+      name: "lookup",
+      description: "Look up a service.",
+      schema: z.object({ service: z.string() }),
+    });
     const model = scriptedTurns(Array.from({ length: 40 }, (_, i) => () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: `l${i}` }])));
     const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 2 })] }).invoke(ask);
     expect(lookups).toHaveLength(2);
@@ -154,7 +185,9 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     const model = scriptedTurns([() => answerTurn(marked, "m"), () => answerTurn(valid, "n")]);
     const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
     const result = promptAt(model, 1).at(-1) as ToolMessage;
-    expect(String(result.content)).toContain(`- labels[0] has the fields "lc" and "type" of a LangGraph checkpoint marker, which a checkpoint would not give back as written`);
+    expect(String(result.content)).toContain(
+      `- labels[0] has the fields "lc" and "type" of a LangGraph checkpoint marker, which a checkpoint would not give back as written`,
+    );
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2, value: valid });
   });
 
@@ -215,7 +248,12 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     expect(() => validatedResponse({ spec: "deployment-config", onFailure: "retry" as never })).toThrow(ConfigurationError);
     expect(() => validatedResponse({ spec: { name: "list", schema: { type: "array" } } })).toThrow(SpecError);
     const model = scriptedTurns([() => answerTurn(valid)]);
-    const agent = createAgent({ model, tools: [], responseFormat: deploymentSpec.schema as never, middleware: [validatedResponse({ spec: "deployment-config" })] });
+    const agent = createAgent({
+      model,
+      tools: [],
+      responseFormat: deploymentSpec.schema as never,
+      middleware: [validatedResponse({ spec: "deployment-config" })],
+    });
     await expect(agent.invoke(ask)).rejects.toThrow(/remove responseFormat from createAgent/);
     expect(model.callCount).toBe(0);
   });

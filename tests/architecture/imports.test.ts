@@ -60,7 +60,9 @@ describe("the import graph", () => {
   });
 
   it("src/agents/ imports nothing from src/validation/", () => {
-    const offending = [...graph].filter(([file]) => file.startsWith("src/agents/")).flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
+    const offending = [...graph]
+      .filter(([file]) => file.startsWith("src/agents/"))
+      .flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
     expect(offending).toEqual([]);
   });
 });
@@ -69,7 +71,7 @@ describe("each setting's values are declared once", () => {
   const sources = files.filter((f) => f.startsWith("src/")).map((f) => readFileSync(join(ROOT, f), "utf8"));
   const count = (needle: string) => sources.reduce((n, text) => n + text.split(needle).length - 1, 0);
   it.each([
-    ['the answer modes', '"text", "json_object", "json_schema", "tool"'],
+    ["the answer modes", '"text", "json_object", "json_schema", "tool"'],
     ["the stop policies", '"never", "useless", "first-error"'],
   ])("%s are written out once in src/", (_what, list) => {
     expect(count(list)).toBe(1);
@@ -80,4 +82,3 @@ describe("each setting's values are declared once", () => {
     expect(sources.filter((text) => /const MAX_\w*ATTEMPTS\w* = 10\b/.test(text))).toHaveLength(1);
   });
 });
-

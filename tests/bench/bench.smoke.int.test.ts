@@ -60,7 +60,8 @@ describe("benchmarks in quick mode", () => {
       expect(python.reference).toBe(r.rows.find((x) => x.label === "validator (schema + rules), valid")?.value);
     } else expect(r.notRun?.[0]).toMatch(/^not run: python3\/jsonschema not available/);
     // Python is the figure and the validator the reference, so these ratios read value ÷ reference like every other.
-    for (const c of r.comparisons.filter((x) => x.label.includes("Python") || x.label.includes("validate_config"))) expect(c.referenceLabel).toBe("validator (schema + rules)");
+    for (const c of r.comparisons.filter((x) => x.label.includes("Python") || x.label.includes("validate_config")))
+      expect(c.referenceLabel).toBe("validator (schema + rules)");
     // Measured together: one ratio per interleaved round.
     expect(Math.min(...r.comparisons.map((c) => c.ratios.length))).toBeGreaterThan(1);
   }, 120_000); // 16 s measured with the machine's load average near 19
@@ -76,8 +77,18 @@ describe("benchmarks in quick mode", () => {
   it("framework overhead: the graphs against their floors, a profile over HTTP, the RunTree watch", async () => {
     const r = await overhead.run(quick);
     expectWellFormed(r);
-    expectFromRows(r, "package graph vs its framework floor, in-process model: CPU per attempt", "package validation graph (`buildValidationGraph`), per attempt", "minimal two-node LangGraph graph, same calls, per attempt");
-    expectFromRows(r, "Reflexion graph vs its minimal LangGraph floor, in-process model: CPU per model call", "Reflexion graph, per model call", "minimal LangGraph graph with the same model calls, per model call");
+    expectFromRows(
+      r,
+      "package graph vs its framework floor, in-process model: CPU per attempt",
+      "package validation graph (`buildValidationGraph`), per attempt",
+      "minimal two-node LangGraph graph, same calls, per attempt",
+    );
+    expectFromRows(
+      r,
+      "Reflexion graph vs its minimal LangGraph floor, in-process model: CPU per model call",
+      "Reflexion graph, per model call",
+      "minimal LangGraph graph with the same model calls, per model call",
+    );
     // No ratio against a loop whose model call costs nothing.
     expect(r.comparisons.some((c) => c.referenceLabel.includes("plain"))).toBe(false);
     expect(r.markdown).toContain("Top functions by self time");
@@ -100,7 +111,12 @@ describe("benchmarks in quick mode", () => {
     const r = await concurrency.run({ ...quick, inProcess: true, runs: 5, latencyMs: 500 });
     expect(r.markdown).toContain("server and clients in one process");
     expectWellFormed(r);
-    expectFromRows(r, "package graph vs its framework floor: CPU per attempt, 5 at once", "package-graph CPU µs/attempt at 5", "langgraph-floor CPU µs/attempt at 5");
+    expectFromRows(
+      r,
+      "package graph vs its framework floor: CPU per attempt, 5 at once",
+      "package-graph CPU µs/attempt at 5",
+      "langgraph-floor CPU µs/attempt at 5",
+    );
     expect(r.comparisons.find((c) => c.label.startsWith("raw floor: wall time"))?.reference).toBe(r.rows.find((x) => x.label === "ideal wall time")?.value);
     // Interleaved: every client once per cycle, so each pair has one ratio per cycle.
     expect(Object.values(r.interleaved.blocks).every((b) => b.length === r.interleaved.orders.length)).toBe(true);

@@ -25,16 +25,12 @@ function range(from: number, to: number): number[] {
 describe("inert", () => {
   it("shows escape sequences, carriage returns, BEL, DEL and C1 controls as \\xHH escapes", () => {
     const spoof = "\x1b[2J\x1b[H\x1b]0;title\x07\x1b[31mThe value is valid\x1b[0m\rok\x08\x7f\x9b2J\x9d0;t\x9c";
-    expect(inert(spoof)).toBe(
-      "\\x1b[2J\\x1b[H\\x1b]0;title\\x07\\x1b[31mThe value is valid\\x1b[0m\\x0dok\\x08\\x7f\\x9b2J\\x9d0;t\\x9c",
-    );
+    expect(inert(spoof)).toBe("\\x1b[2J\\x1b[H\\x1b]0;title\\x07\\x1b[31mThe value is valid\\x1b[0m\\x0dok\\x08\\x7f\\x9b2J\\x9d0;t\\x9c");
   });
 
   it("shows bidi controls and the Unicode line separators as \\uHHHH escapes", () => {
     const text = String.fromCodePoint(...range(0x202a, 0x202e), ...range(0x2066, 0x2069), 0x200e, 0x200f, 0x061c, 0x2028, 0x2029);
-    expect(inert(text)).toBe(
-      "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029",
-    );
+    expect(inert(text)).toBe("\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e\\u200f\\u061c\\u2028\\u2029");
     expect(inert("evil\u202etxt.exe")).toBe("evil\\u202etxt.exe");
   });
 

@@ -45,7 +45,10 @@ describe("documentation code blocks and JSDoc examples", () => {
       join(dir, "tsconfig.json"),
       JSON.stringify({
         extends: "../tsconfig.json",
-        compilerOptions: { noEmit: true, paths: { "langgraph-trustworthy-output": ["../src/index.ts"], "langgraph-trustworthy-output/agents": ["../src/agents/index.ts"] } },
+        compilerOptions: {
+          noEmit: true,
+          paths: { "langgraph-trustworthy-output": ["../src/index.ts"], "langgraph-trustworthy-output/agents": ["../src/agents/index.ts"] },
+        },
         include: ["*.ts"],
       }),
     );
@@ -53,14 +56,22 @@ describe("documentation code blocks and JSDoc examples", () => {
     // The budget is CPU time (the shell's `ulimit -t`), which a busy machine does not use up: this test (vitest and tsc)
     // used 11 s of CPU at load 18 and 15 s under scripts/busy.sh with 4 loops at load 20, where it took 127 s of wall time.
     const script = `ulimit -t ${TSC_CPU_SECONDS} && exec "$0" "$@"`;
-    const output = await promisify(execFile)("/bin/sh", ["-c", script, process.execPath, tsc, "-p", dir, "--pretty", "false"], { cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 }).then(
+    const output = await promisify(execFile)("/bin/sh", ["-c", script, process.execPath, tsc, "-p", dir, "--pretty", "false"], {
+      cwd: REPO_ROOT,
+      maxBuffer: 16 * 1024 * 1024,
+    }).then(
       () => "",
       (error: { stdout?: string; stderr?: string; signal?: string }) =>
-        error.signal === "SIGXCPU" || error.signal === "SIGKILL" ? `tsc used up its ${TSC_CPU_SECONDS} s of CPU time (${error.signal})` : `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
+        error.signal === "SIGXCPU" || error.signal === "SIGKILL"
+          ? `tsc used up its ${TSC_CPU_SECONDS} s of CPU time (${error.signal})`
+          : `${error.stdout ?? ""}${error.stderr ?? ""}` || String(error),
     );
     const problems = output.split("\n").filter((line) => /error TS\d+/.test(line));
     // The canary fails as intended, and nothing else fails.
-    expect(problems.filter((line) => line.includes("canary.ts")), output.slice(0, 2_000)).toEqual([expect.stringMatching(/has no exported member 'notExportedByThePackage'/)]);
+    expect(
+      problems.filter((line) => line.includes("canary.ts")),
+      output.slice(0, 2_000),
+    ).toEqual([expect.stringMatching(/has no exported member 'notExportedByThePackage'/)]);
     expect(problems.filter((line) => !line.includes("canary.ts"))).toEqual([]);
   }, 0); // no wall-clock limit, which CPU starvation could reach: tsc's CPU budget above bounds the test
 });

@@ -18,7 +18,8 @@ describe("documentation links", () => {
       const [path, anchor] = link.split("#");
       const target = path === "" ? page : normalize(join(dirname(page), path));
       if (!existsSync(join(REPO_ROOT, target))) broken.push(`${link} (no file ${target})`);
-      else if (anchor !== undefined && target.endsWith(".md") && !anchors(target).has(anchor)) broken.push(`${link} (no heading makes #${anchor} in ${target})`);
+      else if (anchor !== undefined && target.endsWith(".md") && !anchors(target).has(anchor))
+        broken.push(`${link} (no heading makes #${anchor} in ${target})`);
     }
     expect(broken).toEqual([]);
   });

@@ -5,7 +5,13 @@ import { REPO_ROOT } from "../../testkit/dev-server.js";
 
 /** README.md and every docs/*.md page, as paths relative to the repository root. */
 export function documentationPages(): string[] {
-  return ["README.md", ...readdirSync(join(REPO_ROOT, "docs")).filter((f) => f.endsWith(".md")).sort().map((f) => `docs/${f}`)];
+  return [
+    "README.md",
+    ...readdirSync(join(REPO_ROOT, "docs"))
+      .filter((f) => f.endsWith(".md"))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
 }
 
 export function readPage(page: string): string {
@@ -50,7 +56,10 @@ export function jsdocExamples(): Array<{ file: string; code: string }> {
   const examples: Array<{ file: string; code: string }> = [];
   for (const file of sourceFiles()) {
     for (const comment of readPage(file).matchAll(/\/\*\*[\s\S]*?\*\//g)) {
-      const text = comment[0].split("\n").map((line) => line.replace(/^\s*\*\s?/, "")).join("\n");
+      const text = comment[0]
+        .split("\n")
+        .map((line) => line.replace(/^\s*\*\s?/, ""))
+        .join("\n");
       for (const block of text.matchAll(/@example\s*\n```(?:ts|typescript)\n([\s\S]*?)```/g)) examples.push({ file, code: block[1] });
     }
   }

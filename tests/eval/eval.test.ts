@@ -80,7 +80,10 @@ describe("eval on the simulated model", () => {
       const falseApprovals = formatPercent(mine.filter((r) => r.claimedSuccess && !r.valid).length / mine.length);
       const row = markdown.split("\n").find((line) => line.startsWith(`| ${s.name} |`));
       expect(row, s.name).toBeDefined();
-      const cells = (row as string).split("|").slice(1, -1).map((c) => c.trim());
+      const cells = (row as string)
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim());
       expect(cells[1]).toBe(valid);
       expect(cells[3]).toBe(falseApprovals);
       expect(cells[5]).toBe(formatCalls(mine.reduce((t, r) => t + r.calls, 0) / mine.length));
@@ -93,7 +96,8 @@ describe("eval on the simulated model", () => {
     const { markdown, html } = result;
     expect(SUMMARY_HEADER).toContain("harness time p50 ms (simulated model: no model latency)");
     expect(SUMMARY_HEADER.some((h) => /^latency/.test(h))).toBe(false);
-    for (const text of [markdown, html]) expect(text).toMatch(/the harness's own processing \(graph, prompts, validator\), not a model's latency, and not a speed result/);
+    for (const text of [markdown, html])
+      expect(text).toMatch(/the harness's own processing \(graph, prompts, validator\), not a model's latency, and not a speed result/);
     expect(html).toContain("<th>harness ms</th>");
   });
 
@@ -136,9 +140,15 @@ describe("the simulated model", () => {
         const report = validateAgainstSpec(spec, broken);
         expect(report.valid, `${specName}/${d.id} invalid`).toBe(false);
         const feedback = report.errors.join("\n");
-        expect(d.mentions.some((re) => re.test(feedback)), `${specName}/${d.id} named by: ${feedback}`).toBe(true);
+        expect(
+          d.mentions.some((re) => re.test(feedback)),
+          `${specName}/${d.id} named by: ${feedback}`,
+        ).toBe(true);
         // the reviewer's wording names it too
-        expect(d.mentions.some((re) => re.test(`- ${d.label}: ${d.description}`)), `${specName}/${d.id} reviewer line`).toBe(true);
+        expect(
+          d.mentions.some((re) => re.test(`- ${d.label}: ${d.description}`)),
+          `${specName}/${d.id} reviewer line`,
+        ).toBe(true);
         const fixed = buildAnswer(specName, [d], new Set());
         expect(validateAgainstSpec(spec, fixed).errors, `${specName}/${d.id} fixed`).toEqual([]);
       }
@@ -151,7 +161,11 @@ describe("the simulated model", () => {
       const answer = buildAnswer(item.spec, planned, new Set(planned.map((d) => d.id)));
       const report = validateAgainstSpec(builtinSpecs.get(item.spec)!, answer);
       expect(report.valid, item.id).toBe(planned.length === 0);
-      if (planned.length > 0) expect(planned.some((d) => d.mentions.some((re) => re.test(report.errors.join("\n")))), item.id).toBe(true);
+      if (planned.length > 0)
+        expect(
+          planned.some((d) => d.mentions.some((re) => re.test(report.errors.join("\n")))),
+          item.id,
+        ).toBe(true);
     }
   });
 
@@ -182,7 +196,13 @@ describe("the simulated model", () => {
     expect(String((await b.invoke(prompt)).content)).toBe(ra);
     expect(isApproval(ra) || ra.startsWith("Problems found:")).toBe(true);
     const evaluator = simulatedModelSource({ seed: 3 })({ model: "m", role: "evaluator" });
-    const evaluation = String((await evaluator.invoke([new HumanMessage(`Task:\n${item.request}\n\nResponse:\n${answer}\n\nValidator errors (deterministic, certainly correct):\n- x is 1; it must be 2`)])).content);
+    const evaluation = String(
+      (
+        await evaluator.invoke([
+          new HumanMessage(`Task:\n${item.request}\n\nResponse:\n${answer}\n\nValidator errors (deterministic, certainly correct):\n- x is 1; it must be 2`),
+        ])
+      ).content,
+    );
     expect(evaluation).toMatch(/Final score: \d+(\.\d+)?\/10$/);
   });
 });
@@ -191,7 +211,12 @@ describe("the first-error strategy's spec", () => {
   it("reports only the first schema error, and the rules only once the schema passes", () => {
     const spec = firstErrorSpec("deployment-config");
     const full = builtinSpecs.get("deployment-config")!;
-    const several = { service_name: "Bad Name", replicas: "8", resources: { cpu_limit: 0.5, memory_limit_mb: 64 }, health_check: { path: "/h", timeout_seconds: 30, interval_seconds: 10 } };
+    const several = {
+      service_name: "Bad Name",
+      replicas: "8",
+      resources: { cpu_limit: 0.5, memory_limit_mb: 64 },
+      health_check: { path: "/h", timeout_seconds: 30, interval_seconds: 10 },
+    };
     expect(validateAgainstSpec(full, several).errors.length).toBeGreaterThan(2);
     const first = validateAgainstSpec(spec, several);
     expect(first.valid).toBe(false);

@@ -36,7 +36,11 @@ const records = (config: string) => loops.records.filter((r) => r.config === con
 
 describe("the simulated small and large models", () => {
   it("small fixes what its feedback names, except broken cross-field rules; large fixes them too", async () => {
-    const item = SUITE.find((r) => planDefects(r.spec, r.request, r.difficulty, 1).some((d) => d.kind === "cross-field rule") && planDefects(r.spec, r.request, r.difficulty, 1).length >= 2)!;
+    const item = SUITE.find(
+      (r) =>
+        planDefects(r.spec, r.request, r.difficulty, 1).some((d) => d.kind === "cross-field rule") &&
+        planDefects(r.spec, r.request, r.difficulty, 1).length >= 2,
+    )!;
     const planned = planDefects(item.spec, item.request, item.difficulty, 1);
     const spec = builtinSpecs.get(item.spec)!;
     const first = buildAnswer(item.spec, planned, new Set(planned.map((d) => d.id)));
@@ -49,7 +53,9 @@ describe("the simulated small and large models", () => {
       expect(exhibits(d, large), `${d.id} (large)`).toBe(false);
     }
     // The first answers are the same: the models differ only in what they fix.
-    const firstOf = async (name: string) => (await tieredModelSource({ seed: 1 })({ model: name, role: "generate" }).invoke([messages[0], new HumanMessage(firstAttemptPrompt(item.request))])).content;
+    const firstOf = async (name: string) =>
+      (await tieredModelSource({ seed: 1 })({ model: name, role: "generate" }).invoke([messages[0], new HumanMessage(firstAttemptPrompt(item.request))]))
+        .content;
     expect(await firstOf("small")).toBe(await firstOf("large"));
   });
 });
@@ -80,7 +86,10 @@ describe("escalation on the simulated models", () => {
     // Every request the cheap model leaves invalid has a broken cross-field rule it was told about.
     for (const r of records("small").filter((r) => !r.valid)) {
       const item = SUITE_PART.find((i) => i.id === r.requestId)!;
-      expect(planDefects(item.spec, item.request, item.difficulty, 1).some((d) => d.kind === "cross-field rule"), r.requestId).toBe(true);
+      expect(
+        planDefects(item.spec, item.request, item.difficulty, 1).some((d) => d.kind === "cross-field rule"),
+        r.requestId,
+      ).toBe(true);
     }
   });
 
@@ -90,7 +99,10 @@ describe("escalation on the simulated models", () => {
     // The same escalation without a budget, replayed: the rule allows the calls before the first whose start passes the budget.
     const graph = buildValidationGraph({ model: tieredModelSource({ seed: 1 }) });
     for (const item of SUITE_PART) {
-      const out = await graph.invoke({ request: item.request }, { context: { spec: item.spec, maxAttempts: 3, models: [{ model: "small", attempts: 2 }, { model: "large" }] } });
+      const out = await graph.invoke(
+        { request: item.request },
+        { context: { spec: item.spec, maxAttempts: 3, models: [{ model: "small", attempts: 2 }, { model: "large" }] } },
+      );
       expect(out.usage.calls).toBe(records("escalation").find((r) => r.requestId === item.id)!.calls);
       const starts = checkBudget(item, out.history, out.stopReason, BUDGET).startedAt;
       const allowed = starts.findIndex((s) => s > BUDGET);
@@ -120,7 +132,10 @@ describe("npm run eval reports it", () => {
     for (const s of run.loops!.summaries) {
       const row = markdown.split("\n").find((line) => line.startsWith(`| ${s.name} |`));
       expect(row, s.name).toBeDefined();
-      const cells = row!.split("|").slice(1, -1).map((c) => c.trim());
+      const cells = row!
+        .split("|")
+        .slice(1, -1)
+        .map((c) => c.trim());
       expect(cells.slice(1, 4)).toEqual([formatPercent(s.validRate), formatCalls(s.meanCalls), formatTokens(s.meanTokens)]);
       expect(html).toContain(`<td>${s.name}</td><td>${formatPercent(s.validRate)}</td>`);
     }
@@ -146,6 +161,8 @@ describe("docs/configuration.md", () => {
     expect(page).toContain(`more than ${ratio}× a cheap-model token`);
     const p = fresh.proof;
     expect(p).toMatchObject({ violations: 0, callsPastBudget: 0 });
-    expect(page).toContain(`each of the ${p.callsChecked} calls made started within the budget (at most ${formatPercent(p.worstStart)} of it), each of the ${p.stopsChecked} budget stops was owed (the next call would have reached at least ${formatPercent(p.closestStop!)} of it)`);
+    expect(page).toContain(
+      `each of the ${p.callsChecked} calls made started within the budget (at most ${formatPercent(p.worstStart)} of it), each of the ${p.stopsChecked} budget stops was owed (the next call would have reached at least ${formatPercent(p.closestStop!)} of it)`,
+    );
   });
 });

@@ -33,7 +33,15 @@ describe("the command line with LLM_MODEL=simulated and no key", () => {
 
   it("an inline spec: answered from its JSON Schema, the first answer's seeded defects named and fixed (exit 0)", async () => {
     const file = join(dir, "discount.json");
-    const spec = { name: "discount", description: "A discount code.", schema: { type: "object", required: ["code", "percent"], properties: { code: { type: "string", pattern: "^VIP-[A-Z0-9]{4}$" }, percent: { type: "integer", minimum: 1, maximum: 90 } } } };
+    const spec = {
+      name: "discount",
+      description: "A discount code.",
+      schema: {
+        type: "object",
+        required: ["code", "percent"],
+        properties: { code: { type: "string", pattern: "^VIP-[A-Z0-9]{4}$" }, percent: { type: "integer", minimum: 1, maximum: 90 } },
+      },
+    };
     writeFileSync(file, JSON.stringify(spec));
     const r = await runCli(["--spec", file, "--max-attempts", "3", "A discount code"], { LLM_MODEL: "simulated" });
     expect(r.code, r.stderr).toBe(0);

@@ -17,7 +17,12 @@ describe("command line --stream", () => {
     const r = await runCli(["--stream", "--max-attempts", "2", "payments-api"], env());
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(EXAMPLE);
-    expect(scripted.server().requests.slice(before).map((q) => q.body.stream)).toEqual([true, true]);
+    expect(
+      scripted
+        .server()
+        .requests.slice(before)
+        .map((q) => q.body.stream),
+    ).toEqual([true, true]);
     const found = r.stderr.indexOf('found while attempt 1 arrives: replicas is "eight" (string); it must be an integer');
     expect(found).toBeGreaterThanOrEqual(0);
     // Said before the attempt's verdict, which the validator gives on the whole answer.
@@ -30,7 +35,12 @@ describe("command line --stream", () => {
     const before = scripted.server().requests.length;
     const r = await runCli(["payments-api"], env());
     expect(r.code).toBe(0);
-    expect(scripted.server().requests.slice(before).map((q) => q.body.stream ?? false)).toEqual([false]);
+    expect(
+      scripted
+        .server()
+        .requests.slice(before)
+        .map((q) => q.body.stream ?? false),
+    ).toEqual([false]);
     expect(r.stderr).not.toContain("arrives");
   });
 });

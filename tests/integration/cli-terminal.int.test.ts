@@ -49,7 +49,10 @@ describe("what the model and the provider say is shown inert", () => {
   it("stdout: a valid value with such characters in its strings is the same JSON value, none of them raw", async () => {
     const dir = mkdtempSync(join(tmpdir(), "cli-terminal-"));
     const spec = join(dir, "note.json");
-    writeFileSync(spec, JSON.stringify({ name: "note", description: "a note", schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }));
+    writeFileSync(
+      spec,
+      JSON.stringify({ name: "note", description: "a note", schema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] } }),
+    );
     const value = { text: `${SPOOF}\x7f\u2066\u2028end` };
     scripted.server().setReplies([JSON.stringify(value)]);
     const r = await runCli(["--spec", spec, "a note"], env());
@@ -104,7 +107,10 @@ function startInTerminal(args: string[]) {
     child.on("close", (code) => resolve(code));
   });
   let ended = false;
-  void exit.then(() => (ended = true), () => (ended = true));
+  void exit.then(
+    () => (ended = true),
+    () => (ended = true),
+  );
   const kill = () => {
     if (!ended) process.kill(-child.pid!, "SIGKILL");
   };

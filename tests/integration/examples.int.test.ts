@@ -35,14 +35,18 @@ afterAll(async () => server?.close());
 const CHILD_MS = 120_000;
 
 describe("examples/embedded.ts", () => {
-  it("runs as written", async () => {
-    const result = await runNode([SOURCE, "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
-    expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain("valid after 2 attempt(s)");
-    expect(result.stdout).toContain('discount: {"code":"VIP-SAVE40","percent":40}');
-    expect(result.stdout).toContain("reflexion: Validators find every error");
-  }, CHILD_MS);
+  it(
+    "runs as written",
+    async () => {
+      const result = await runNode([SOURCE, "examples/embedded.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain("valid after 2 attempt(s)");
+      expect(result.stdout).toContain('discount: {"code":"VIP-SAVE40","percent":40}');
+      expect(result.stdout).toContain("reflexion: Validators find every error");
+    },
+    CHILD_MS,
+  );
 });
 
 describe("every example keyless, with LLM_MODEL=simulated", () => {
@@ -50,63 +54,91 @@ describe("every example keyless, with LLM_MODEL=simulated", () => {
     expect(readdirSync("examples").sort()).toEqual(["create-agent.ts", "embedded.ts", "guarded-agent.ts", "service.ts"]);
   });
 
-  it("examples/embedded.ts: a valid deployment after the retry, the discount spec answered from its schema, Reflexion saying what it cannot do", async () => {
-    const result = await runNode([SOURCE, "examples/embedded.ts"], KEYLESS);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^valid after 2 attempt\(s\): \{"service_name"/m);
-    expect(result.stdout).toMatch(/^discount: /m);
-    expect(result.stdout).toMatch(/^reflexion: .*built-in simulated model/m);
-  }, CHILD_MS);
+  it(
+    "examples/embedded.ts: a valid deployment after the retry, the discount spec answered from its schema, Reflexion saying what it cannot do",
+    async () => {
+      const result = await runNode([SOURCE, "examples/embedded.ts"], KEYLESS);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^valid after 2 attempt\(s\): \{"service_name"/m);
+      expect(result.stdout).toMatch(/^discount: /m);
+      expect(result.stdout).toMatch(/^reflexion: .*built-in simulated model/m);
+    },
+    CHILD_MS,
+  );
 
-  it("examples/create-agent.ts: a valid answer, exit 0", async () => {
-    const result = await runNode([SOURCE, "examples/create-agent.ts"], KEYLESS);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^valid answer after 1 attempt\(s\): \{"service_name":"payments-api"/m);
-  }, CHILD_MS);
+  it(
+    "examples/create-agent.ts: a valid answer, exit 0",
+    async () => {
+      const result = await runNode([SOURCE, "examples/create-agent.ts"], KEYLESS);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^valid answer after 1 attempt\(s\): \{"service_name":"payments-api"/m);
+    },
+    CHILD_MS,
+  );
 
-  it("examples/guarded-agent.ts: the guard's errors fixed on the next call, one call run", async () => {
-    const result = await runNode([SOURCE, "examples/guarded-agent.ts"], KEYLESS);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/deploy_service was called [2-3] time\(s\); 1 call\(s\) ran\./);
-    expect(result.stdout).toMatch(/deployed payments-api/);
-  }, CHILD_MS);
+  it(
+    "examples/guarded-agent.ts: the guard's errors fixed on the next call, one call run",
+    async () => {
+      const result = await runNode([SOURCE, "examples/guarded-agent.ts"], KEYLESS);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/deploy_service was called [2-3] time\(s\); 1 call\(s\) ran\./);
+      expect(result.stdout).toMatch(/deployed payments-api/);
+    },
+    CHILD_MS,
+  );
 
-  it("examples/service.ts: says it is simulated, answers POST /validate with a valid value, stops on SIGTERM", async () => {
-    const service = startNode([SOURCE, "examples/service.ts"], { ...KEYLESS, PORT: "0" });
-    try {
-      const url = await new Promise<string>((resolve, reject) => {
-        let seen = "";
-        service.child.stdout!.on("data", (d) => {
-          seen += d;
-          const match = /service listening on (http:\/\/\S+)/.exec(seen);
-          if (match && seen.includes("built-in simulated model")) resolve(match[1]);
+  it(
+    "examples/service.ts: says it is simulated, answers POST /validate with a valid value, stops on SIGTERM",
+    async () => {
+      const service = startNode([SOURCE, "examples/service.ts"], { ...KEYLESS, PORT: "0" });
+      try {
+        const url = await new Promise<string>((resolve, reject) => {
+          let seen = "";
+          service.child.stdout!.on("data", (d) => {
+            seen += d;
+            const match = /service listening on (http:\/\/\S+)/.exec(seen);
+            if (match && seen.includes("built-in simulated model")) resolve(match[1]);
+          });
+          service.child.once("close", (code) => reject(new Error(`the service exited (${code}) before it listened`)));
         });
-        service.child.once("close", (code) => reject(new Error(`the service exited (${code}) before it listened`)));
-      });
-      const res = await fetch(`${url}/validate`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: "A deployment config for payments-api with 8 replicas" }) });
-      expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ success: true, stopReason: "valid" });
-    } finally {
-      service.child.kill("SIGTERM");
-    }
-    expect((await service.result).code).toBe(0);
-  }, CHILD_MS);
+        const res = await fetch(`${url}/validate`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ request: "A deployment config for payments-api with 8 replicas" }),
+        });
+        expect(res.status).toBe(200);
+        expect(await res.json()).toMatchObject({ success: true, stopReason: "valid" });
+      } finally {
+        service.child.kill("SIGTERM");
+      }
+      expect((await service.result).code).toBe(0);
+    },
+    CHILD_MS,
+  );
 });
 
 describe("docs samples keyless, with LLM_MODEL=simulated", () => {
   /** A page's first ```ts block, run as a module (plain JavaScript in a TypeScript block). */
   const firstBlock = (page: string) => /```ts\n([\s\S]*?)```/.exec(readFileSync(page, "utf8"))![1];
 
-  it("README's embedded example (a zod spec with a refinement): the valid value's replicas", async () => {
-    const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("README.md")], KEYLESS);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stderr).toBe("");
-    expect(result.stdout).toMatch(/^\d+\n$/);
-  }, CHILD_MS);
+  it(
+    "README's embedded example (a zod spec with a refinement): the valid value's replicas",
+    async () => {
+      const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("README.md")], KEYLESS);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stderr).toBe("");
+      expect(result.stdout).toMatch(/^\d+\n$/);
+    },
+    CHILD_MS,
+  );
 
-  it("the guarded-tools page's example: the guarded tool runs with a valid configuration", async () => {
-    const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("docs/guarded-tools.md")], KEYLESS);
-    expect(result.code, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/deployed payments-api/);
-  }, CHILD_MS);
+  it(
+    "the guarded-tools page's example: the guarded tool runs with a valid configuration",
+    async () => {
+      const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("docs/guarded-tools.md")], KEYLESS);
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/deployed payments-api/);
+    },
+    CHILD_MS,
+  );
 });

@@ -201,7 +201,24 @@ describe("command line against the scripted server", () => {
   it("--help lists every option, the environment variables, the output and the exit statuses", async () => {
     const r = await runCli(["--help"], {});
     expect(r.code).toBe(0);
-    for (const word of ["--spec", "--max-attempts", "--model", "--stop-on-no-progress", "--thread", "--help", "OPENAI_BASE_URL", "OPENAI_API_KEY", "LLM_MODEL", "LLM_TIMEOUT_MS", "LLM_MAX_RETRIES", "DATABASE_URL", ".env", "npm run -s generate", "exactly one JSON document", "130 interrupted"]) {
+    for (const word of [
+      "--spec",
+      "--max-attempts",
+      "--model",
+      "--stop-on-no-progress",
+      "--thread",
+      "--help",
+      "OPENAI_BASE_URL",
+      "OPENAI_API_KEY",
+      "LLM_MODEL",
+      "LLM_TIMEOUT_MS",
+      "LLM_MAX_RETRIES",
+      "DATABASE_URL",
+      ".env",
+      "npm run -s generate",
+      "exactly one JSON document",
+      "130 interrupted",
+    ]) {
       expect(r.stdout).toContain(word);
     }
   });

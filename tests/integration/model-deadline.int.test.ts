@@ -26,7 +26,10 @@ const faults: Array<[string, ScriptedReply]> = [
 
 describe("ChatOpenAI from the factory: LLM_TIMEOUT_MS covers the whole answer", () => {
   const model = (timeoutMs = 500) =>
-    createChatModel({ model: "deadline", role: "generate" }, { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, timeoutMs, maxRetries: 0 });
+    createChatModel(
+      { model: "deadline", role: "generate" },
+      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, timeoutMs, maxRetries: 0 },
+    );
 
   for (const [name, fault] of faults) {
     it(`${name}: invoke() (JSON) fails with the timeout`, async () => {

@@ -111,7 +111,13 @@ describe("no fetch but the model endpoint, streaming on", () => {
     const warn = console.warn;
     console.warn = () => undefined; // LangChain warns that it fell back to an approximate count
     try {
-      const streaming = new ChatOpenAI({ model: "gpt-4o-mini", apiKey: "test-key", configuration: { baseURL: server.baseURL }, streaming: true, maxRetries: 0 });
+      const streaming = new ChatOpenAI({
+        model: "gpt-4o-mini",
+        apiKey: "test-key",
+        configuration: { baseURL: server.baseURL },
+        streaming: true,
+        maxRetries: 0,
+      });
       await streaming.invoke([new HumanMessage("Return JSON")]);
     } finally {
       console.warn = warn;

@@ -119,7 +119,17 @@ describe("output modes through ChatOpenAI", () => {
 
   it("a provider that refuses a mode: the attempt falls back (json_schema → json_object), the run records it and keeps the mode that worked", async () => {
     server.setReplies([
-      { fault: "status", status: 400, body: { error: { message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.", type: "invalid_request_error", code: null } } },
+      {
+        fault: "status",
+        status: 400,
+        body: {
+          error: {
+            message: "Invalid parameter: 'response_format' of type 'json_schema' is not supported with this model.",
+            type: "invalid_request_error",
+            code: null,
+          },
+        },
+      },
       BROKEN,
       VALID,
     ]);

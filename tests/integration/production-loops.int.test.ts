@@ -54,8 +54,12 @@ const answer = (mode: string, json: string): ScriptedReply => (mode === "tool" ?
 
 describe("what a refusal looks like on the way in", () => {
   it("the server sends OpenAI's refusal field, whole and streamed", async () => {
-    server.setReplies([{ content: null, refusal: REFUSAL }, { content: null, refusal: REFUSAL }]);
-    const post = (stream: boolean) => fetch(`${server.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream, messages: [] }) });
+    server.setReplies([
+      { content: null, refusal: REFUSAL },
+      { content: null, refusal: REFUSAL },
+    ]);
+    const post = (stream: boolean) =>
+      fetch(`${server.baseURL}/chat/completions`, { method: "POST", body: JSON.stringify({ model: "m", stream, messages: [] }) });
     const whole = (await (await post(false)).json()) as { choices: Array<{ message: unknown }> };
     expect(whole.choices[0].message).toEqual({ role: "assistant", content: null, refusal: REFUSAL });
     const events = (await (await post(true)).text())
@@ -77,7 +81,8 @@ describe("what a refusal looks like on the way in", () => {
       expect(whole.content).toBe("");
       expect(whole.additional_kwargs.refusal).toBe(expected);
       let streamed: Awaited<ReturnType<typeof model.invoke>> | undefined;
-      for await (const chunk of await model.stream([new HumanMessage("hi")])) streamed = streamed === undefined ? chunk : (streamed as never as { concat(c: unknown): typeof chunk }).concat(chunk);
+      for await (const chunk of await model.stream([new HumanMessage("hi")]))
+        streamed = streamed === undefined ? chunk : (streamed as never as { concat(c: unknown): typeof chunk }).concat(chunk);
       expect(streamed?.content).toBe("");
       expect(streamed?.additional_kwargs.refusal).toBe(expected);
     }
@@ -104,7 +109,8 @@ describe("refusals through the graph, in every output mode", () => {
 
     seen = server.requests.length;
     let outcome: ValidationOutcome | undefined;
-    for await (const event of streamValidated({ model: factory(), spec: "deployment-config", request: REQUEST, outputMode: mode })) if (event.kind === "outcome") outcome = event.outcome;
+    for await (const event of streamValidated({ model: factory(), spec: "deployment-config", request: REQUEST, outputMode: mode }))
+      if (event.kind === "outcome") outcome = event.outcome;
     expect(outcome).toMatchObject({ success: false, stopReason: "refused", attempts: 2 });
     expect(outcome!.success === false && outcome!.refusal).toContain(REFUSAL);
     expect(outcome!.usageByModel).toEqual({ [out.history[0].model!]: outcome!.usage });
@@ -148,12 +154,18 @@ describe("token budgets through ChatOpenAI", () => {
     const nextChars = chars - requests()[0].messages.at(-1)!.content.length + retryPrompt(REQUEST, probe.history[0].output, probe.history[0].errors).length;
 
     seen = server.requests.length;
-    const out = await buildValidationGraph({ model: factory() }).invoke({ request: REQUEST }, { context: { maxAttempts: 3, outputMode: mode, maxTokens: spent + estimateTokens(nextChars) - 1 } });
+    const out = await buildValidationGraph({ model: factory() }).invoke(
+      { request: REQUEST },
+      { context: { maxAttempts: 3, outputMode: mode, maxTokens: spent + estimateTokens(nextChars) - 1 } },
+    );
     expect(out).toMatchObject({ success: false, stopReason: "budget", attempts: 1 });
     expect(requests()).toHaveLength(1);
 
     seen = server.requests.length;
-    const fits = await buildValidationGraph({ model: factory() }).invoke({ request: REQUEST }, { context: { maxAttempts: 2, outputMode: mode, maxTokens: spent + estimateTokens(nextChars) } });
+    const fits = await buildValidationGraph({ model: factory() }).invoke(
+      { request: REQUEST },
+      { context: { maxAttempts: 2, outputMode: mode, maxTokens: spent + estimateTokens(nextChars) } },
+    );
     expect(fits.attempts).toBe(2);
     expect(requests()).toHaveLength(2);
   });

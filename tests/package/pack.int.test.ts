@@ -117,7 +117,9 @@ function laterOf(a: string, b: string): string {
 }
 
 // langchain (the /agents peer) has a floor of its own for @langchain/core.
-const langchainManifest = JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/langchain/package.json"), "utf8")) as { peerDependencies: Record<string, string> };
+const langchainManifest = JSON.parse(readFileSync(join(REPO_ROOT, "node_modules/langchain/package.json"), "utf8")) as {
+  peerDependencies: Record<string, string>;
+};
 
 interface Setup {
   label: "lowest" | "highest";
@@ -174,7 +176,10 @@ async function makeProject(setup: Setup, withLangchain: boolean): Promise<Projec
     names.langchain = repoPackage.devDependencies.langchain;
     names[CORE] = laterOf(setup.core, floorOf(langchainManifest.peerDependencies[CORE]));
   }
-  await writeFile(join(dir, "package.json"), JSON.stringify({ name: `${setup.label}-${fixtures}`, private: true, type: "module", dependencies: names }, null, 2));
+  await writeFile(
+    join(dir, "package.json"),
+    JSON.stringify({ name: `${setup.label}-${fixtures}`, private: true, type: "module", dependencies: names }, null, 2),
+  );
   const key = projectKey(setup, withLangchain);
   const install = await timed(`npm install (${key})`, () =>
     run("npm", ["install", join(work, packed.filename), "--save-exact", "--prefer-offline", "--no-audit", "--no-fund"], dir),
@@ -223,15 +228,16 @@ beforeAll(async () => {
   [packed] = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m)));
 
   // The four projects install side by side, sharing the npm cache.
-  const made = await timed("npm installs (side by side)", () =>
-    Promise.all(SETUPS.flatMap((setup) => [makeProject(setup, false), makeProject(setup, true)])),
-  );
+  const made = await timed("npm installs (side by side)", () => Promise.all(SETUPS.flatMap((setup) => [makeProject(setup, false), makeProject(setup, true)])));
   // The type checks are the slowest steps: they run side by side with each other and with the tests below.
   const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
   for (const project of made) {
     const key = projectKey(project.setup, project.withLangchain);
     project.typecheck = timed(`tsc --noEmit (${key})`, () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], project.dir));
-    if (!project.withLangchain) project.typecheckCommonJs = timed(`tsc --noEmit cjs (${key})`, () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], join(project.dir, "cjs")));
+    if (!project.withLangchain)
+      project.typecheckCommonJs = timed(`tsc --noEmit cjs (${key})`, () =>
+        run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], join(project.dir, "cjs")),
+      );
     projects.set(key, project);
   }
 }, SETUP_TIMEOUT);
@@ -244,7 +250,9 @@ afterAll(async () => {
 describe("the packed tarball", () => {
   it("holds the built JavaScript, the declarations, README, LICENSE and package.json, and nothing else", () => {
     const paths = packed.files.map((f) => f.path).sort();
-    const outside = paths.filter((p) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) && !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts"].includes(p));
+    const outside = paths.filter(
+      (p) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) && !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts"].includes(p),
+    );
     expect(outside).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json"]));
 
@@ -252,10 +260,28 @@ describe("the packed tarball", () => {
     const dot = repoPackage.exports["."] as Record<string, string>;
     const agents = repoPackage.exports["./agents"] as Record<string, string>;
     const required = [dot.require, agents.require] as unknown as Record<string, string>[];
-    const targets = [repoPackage.main, repoPackage.types, dot.types, dot.import, agents.types, agents.import, ...required.flatMap((r) => [r.types, r.default]), ...Object.values(repoPackage.bin)];
+    const targets = [
+      repoPackage.main,
+      repoPackage.types,
+      dot.types,
+      dot.import,
+      agents.types,
+      agents.import,
+      ...required.flatMap((r) => [r.types, r.default]),
+      ...Object.values(repoPackage.bin),
+    ];
     for (const target of targets) expect(paths, target).toContain(target.replace(/^\.\//, ""));
     // Each source module ships as JavaScript and declarations.
-    for (const module of ["index", "cli/generate", "validation/graph", "specs/spec", "environment", "validation/configuration", "agents/index", "agents/validated-response"]) {
+    for (const module of [
+      "index",
+      "cli/generate",
+      "validation/graph",
+      "specs/spec",
+      "environment",
+      "validation/configuration",
+      "agents/index",
+      "agents/validated-response",
+    ]) {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
     }
@@ -419,7 +445,9 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
       async () => {
         const example = builtinSpecs.get("deployment-config")!.example;
         const args = ["--no", "--", BIN, "generate", "--spec", "deployment-config", "--max-attempts", "3", "A deployment config for payments-api"];
-        const result = await timed(`npx generate (${setup.label})`, () => run("npx", args, consumer(), { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" }));
+        const result = await timed(`npx generate (${setup.label})`, () =>
+          run("npx", args, consumer(), { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" }),
+        );
         expect(result.code, explain(`npx ${BIN} generate`, result)).toBe(0);
         expect(JSON.parse(result.stdout)).toEqual(example);
         expect(result.stderr).toMatch(/attempt 1 of 3: 1 error/);
@@ -447,10 +475,19 @@ describe.each(SETUPS)("a consumer project with langchain installed beside the ta
       const result = await timed(`node agents-consumer/run.mjs (${setup.label})`, () => run(process.execPath, ["run.mjs"], agentsConsumer().dir));
       expect(result.code, explain("node run.mjs (agents)", result)).toBe(0);
       const report = JSON.parse(result.stdout.trim());
-      const valid = { service_name: "payments-api", replicas: 8, resources: { cpu_limit: 1, memory_limit_mb: 512 }, health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 } };
+      const valid = {
+        service_name: "payments-api",
+        replicas: 8,
+        resources: { cpu_limit: 1, memory_limit_mb: 512 },
+        health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 },
+      };
       expect(report.outcome).toEqual({ success: true, stopReason: "valid", value: valid, by: "model", errors: [], attempts: 2, spec: "deployment-config" });
       expect(report.structuredResponse).toEqual(valid);
-      const broken = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 } };
+      const broken = {
+        ...valid,
+        resources: { cpu_limit: 0.5, memory_limit_mb: 512 },
+        health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 },
+      };
       const errors = (await checkValue(builtinSpecs.get("deployment-config")!, broken)).errors;
       expect(errors).toHaveLength(3);
       for (const error of errors) expect(report.feedback).toContain(`- ${error}`);

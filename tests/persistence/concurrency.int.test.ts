@@ -57,7 +57,9 @@ describeWithPostgres("concurrent runs on PostgreSQL", (db) => {
       let watching = true;
       const watch = (async () => {
         while (watching) {
-          const { rows } = await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+          const { rows } = await watcher.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+          );
           peakConnections = Math.max(peakConnections, rows[0].n);
           await new Promise((r) => setTimeout(r, 20));
         }

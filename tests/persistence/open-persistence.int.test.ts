@@ -54,18 +54,18 @@ describe("choosing persistence", () => {
 });
 
 // The server is all the first test needs, and the second makes its own empty database.
-describeWithPostgres("PostgreSQL persistence", (db) => {
-  it("a missing database is named in the error", async () => {
-    const url = new URL(db.url);
-    url.pathname = "/no_such_database_for_langgraph_tests";
-    const error = await openPersistence({ databaseUrl: url.toString() }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(DatabaseUnavailableError);
-    expect((error as Error).message).toMatch(/has no database "no_such_database_for_langgraph_tests"/);
-  });
+describeWithPostgres(
+  "PostgreSQL persistence",
+  (db) => {
+    it("a missing database is named in the error", async () => {
+      const url = new URL(db.url);
+      url.pathname = "/no_such_database_for_langgraph_tests";
+      const error = await openPersistence({ databaseUrl: url.toString() }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(DatabaseUnavailableError);
+      expect((error as Error).message).toMatch(/has no database "no_such_database_for_langgraph_tests"/);
+    });
 
-  it(
-    "eight processes' worth of first starts at once on an empty database: all succeed, the schema is created once",
-    async () => {
+    it("eight processes' worth of first starts at once on an empty database: all succeed, the schema is created once", async () => {
       const fresh = await createTestDatabase();
       try {
         const opened = await Promise.all(Array.from({ length: 8 }, () => openPersistence({ databaseUrl: fresh.url })));
@@ -103,7 +103,7 @@ describeWithPostgres("PostgreSQL persistence", (db) => {
       } finally {
         await fresh.drop();
       }
-    },
-    120_000,
-  );
-}, { database: "shared" });
+    }, 120_000);
+  },
+  { database: "shared" },
+);

@@ -34,7 +34,10 @@ describe("google-genai/… through ChatGoogleGenerativeAI", () => {
     const [sent] = server!.requests;
     expect(sent.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     expect(sent.headers["x-goog-api-key"]).toBe("gemini-test-key");
-    expect(sent.body.generationConfig).toMatchObject({ responseMimeType: "application/json", responseSchema: { type: "object", properties: SPEC.schema.properties } });
+    expect(sent.body.generationConfig).toMatchObject({
+      responseMimeType: "application/json",
+      responseSchema: { type: "object", properties: SPEC.schema.properties },
+    });
     expect(out.history[0]).toMatchObject({ mode: "json_schema", usage: { inputTokens: 700, outputTokens: 70, totalTokens: 770, calls: 1 } });
   });
 

@@ -18,17 +18,22 @@ describe("provider-qualified model names", () => {
     expect(parseModelName("google-genai/gemini-2.5-flash")).toEqual({ provider: "google-genai", model: "gemini-2.5-flash" });
     expect(parseModelName("openai/meta-llama/Llama-3-8B")).toEqual({ provider: "openai", model: "meta-llama/Llama-3-8B" });
     // Names an OpenAI-compatible server knows keep their meaning.
-    for (const bare of ["gpt-4o-mini", "llama3.2:3b", "meta-llama/Llama-3-8B", "simulated", "constructor/x"]) expect(parseModelName(bare)).toEqual({ model: bare });
+    for (const bare of ["gpt-4o-mini", "llama3.2:3b", "meta-llama/Llama-3-8B", "simulated", "constructor/x"])
+      expect(parseModelName(bare)).toEqual({ model: bare });
   });
 
   it("refuses a provider with no model, in every place a model is named", () => {
     expect(modelNameProblem("anthropic/")).toMatch(/no model/);
     expect(() => ensureValidationConfig({ context: { model: "anthropic/" } })).toThrow(ConfigurationError);
-    expect(() => ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2" }, { model: "anthropic:" }] } })).toThrow(/models entry's model: "anthropic:" names the provider anthropic but no model/);
+    expect(() => ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2" }, { model: "anthropic:" }] } })).toThrow(
+      /models entry's model: "anthropic:" names the provider anthropic but no model/,
+    );
     expect(() => ensureReflexionConfig({ context: { evaluatorModel: "ollama/ " } }, { env })).toThrow(/evaluatorModel/);
     expect(() => readEnvironment({ LLM_MODEL: "anthropic/" })).toThrow(/LLM_MODEL: "anthropic\/" names the provider anthropic but no model/);
     expect(readEnvironment({ LLM_MODEL: "anthropic/claude-sonnet-4-5" }).model).toBe("anthropic/claude-sonnet-4-5");
-    expect(ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2", attempts: 2 }, { model: "anthropic/claude-sonnet-4-5" }] } }).models).toHaveLength(2);
+    expect(
+      ensureValidationConfig({ context: { models: [{ model: "ollama/llama3.2", attempts: 2 }, { model: "anthropic/claude-sonnet-4-5" }] } }).models,
+    ).toHaveLength(2);
   });
 
   it("builds each provider's own client from the environment's keys", async () => {

@@ -21,7 +21,9 @@ describe("the schema subset a provider's structured output takes", () => {
       type: "object",
       required: ["name", "tags"],
       additionalProperties: false,
-      properties: JSON.parse('{"name": {"type": "string", "format": "email"}, "tags": {"type": "array", "items": {"type": "string", "format": "hostname"}}, "kind": {"anyOf": [{"const": "a"}, {"enum": ["b", "c"]}]}, "__proto__": {"type": "integer"}}'),
+      properties: JSON.parse(
+        '{"name": {"type": "string", "format": "email"}, "tags": {"type": "array", "items": {"type": "string", "format": "hostname"}}, "kind": {"anyOf": [{"const": "a"}, {"enum": ["b", "c"]}]}, "__proto__": {"type": "integer"}}',
+      ),
     });
     expect(Object.keys((sent as { properties: object }).properties)).toContain("__proto__");
     expect(dropped).toEqual([

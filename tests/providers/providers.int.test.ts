@@ -39,7 +39,15 @@ beforeEach(async () => {
 async function script(anthropicReplies: ProviderReply[], ollamaReplies: ProviderReply[] = []): Promise<Environment> {
   anthropic = await startScriptedAnthropicServer(anthropicReplies);
   ollama = await startScriptedOllamaServer(ollamaReplies);
-  return { ...readEnvironment({}), anthropicApiKey: "sk-ant-test", anthropicBaseUrl: anthropic.baseURL, ollamaBaseUrl: ollama.baseURL, openaiApiKey: "test-key", openaiBaseUrl: openai.baseURL, maxRetries: 0 };
+  return {
+    ...readEnvironment({}),
+    anthropicApiKey: "sk-ant-test",
+    anthropicBaseUrl: anthropic.baseURL,
+    ollamaBaseUrl: ollama.baseURL,
+    openaiApiKey: "test-key",
+    openaiBaseUrl: openai.baseURL,
+    maxRetries: 0,
+  };
 }
 
 const graphWith = (env: Environment) => buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
@@ -55,7 +63,11 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
     expect(sent.body.tool_choice).toEqual({ type: "tool", name: TOOL });
     expect(sent.body.tools).toEqual([expect.objectContaining({ name: TOOL, input_schema: expect.objectContaining({ properties: SPEC.schema.properties }) })]);
     expect(sent.headers["x-api-key"]).toBe("sk-ant-test");
-    expect(out.history[0]).toMatchObject({ mode: "tool", model: "anthropic/claude-sonnet-4-5", usage: { inputTokens: 1200, outputTokens: 80, totalTokens: 1280, calls: 1 } });
+    expect(out.history[0]).toMatchObject({
+      mode: "tool",
+      model: "anthropic/claude-sonnet-4-5",
+      usage: { inputTokens: 1200, outputTokens: 80, totalTokens: 1280, calls: 1 },
+    });
     expect(out.usageByModel).toEqual({ "anthropic/claude-sonnet-4-5": { inputTokens: 1200, outputTokens: 80, totalTokens: 1280, calls: 1 } });
   });
 
@@ -66,7 +78,7 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
     ]);
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "text" } });
     expect(out).toMatchObject({ success: false, stopReason: "refused", attempts: 2 });
-    expect(out.history.map((h: { refusal?: string }) => h.refusal)).toEqual(['stop_reason "refusal"', "stop_reason \"refusal\": I won't write that."]);
+    expect(out.history.map((h: { refusal?: string }) => h.refusal)).toEqual(['stop_reason "refusal"', 'stop_reason "refusal": I won\'t write that.']);
     expect(out.history.every((h: { errors: string[] }) => h.errors.length === 0)).toBe(true);
   });
 
@@ -97,7 +109,13 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
   it("streams over SSE: tool_use input_json_delta pieces are checked as they arrive, and the verdict is the check step's", async () => {
     const env = await script([{ toolUse: { input: BROKEN } }, { toolUse: { input: VALID } }]);
     const events: string[] = [];
-    const stream = streamValidated({ model: (request) => loadChatModel(request, env), modelName: "anthropic/claude-sonnet-4-5", spec: "deployment-config", request: REQUEST.request, outputMode: "auto" });
+    const stream = streamValidated({
+      model: (request) => loadChatModel(request, env),
+      modelName: "anthropic/claude-sonnet-4-5",
+      spec: "deployment-config",
+      request: REQUEST.request,
+      outputMode: "auto",
+    });
     let next = await stream.next();
     while (!next.done) {
       events.push(next.value.kind);
@@ -113,7 +131,13 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
 describe("cuts at the output limit while streaming", () => {
   it('a streamed answer Anthropic cut (stop_reason "max_tokens" in message_delta) is recorded as truncated', async () => {
     const env = await script([{ text: CUT, stopReason: "max_tokens" }, { text: VALID }]);
-    const stream = streamValidated({ model: (request) => loadChatModel(request, env), modelName: "anthropic/claude-sonnet-4-5", spec: "deployment-config", request: REQUEST.request, outputMode: "text" });
+    const stream = streamValidated({
+      model: (request) => loadChatModel(request, env),
+      modelName: "anthropic/claude-sonnet-4-5",
+      spec: "deployment-config",
+      request: REQUEST.request,
+      outputMode: "text",
+    });
     let next = await stream.next();
     while (!next.done) next = await stream.next();
     expect(anthropic!.requests.map((r) => r.body.stream)).toEqual([true, true]);
@@ -124,7 +148,13 @@ describe("cuts at the output limit while streaming", () => {
 
 describe("ollama/… through ChatOllama and /api/chat", () => {
   it("auto sends the spec's JSON Schema as format; a retry carries the exact errors; usage is prompt_eval_count and eval_count", async () => {
-    const env = await script([], [{ text: BROKEN, usage: { input: 300, output: 40 } }, { text: VALID, usage: { input: 350, output: 45 } }]);
+    const env = await script(
+      [],
+      [
+        { text: BROKEN, usage: { input: 300, output: 40 } },
+        { text: VALID, usage: { input: 350, output: 45 } },
+      ],
+    );
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2" } });
     expect(out).toMatchObject({ success: true, attempts: 2 });
     const [first, second] = ollama!.requests;
@@ -146,7 +176,12 @@ describe("ollama/… through ChatOllama and /api/chat", () => {
   it("streams NDJSON lines into the validated stream", async () => {
     const env = await script([], [{ text: VALID }]);
     const kinds = new Set<string>();
-    const stream = streamValidated({ model: (request) => loadChatModel(request, env), modelName: "ollama/llama3.2", spec: "deployment-config", request: REQUEST.request });
+    const stream = streamValidated({
+      model: (request) => loadChatModel(request, env),
+      modelName: "ollama/llama3.2",
+      spec: "deployment-config",
+      request: REQUEST.request,
+    });
     let next = await stream.next();
     while (!next.done) {
       kinds.add(next.value.kind);
@@ -168,7 +203,9 @@ describe("explicit output modes, as each provider takes them", () => {
     expect(sentSchema.additionalProperties).toBe(false);
     expect(sentSchema.properties.resources.additionalProperties).toBe(false);
     expect(schemaRun.history[0].mode).toBe("json_schema");
-    expect(schemaRun.history[0].schemaDropped).toEqual(expect.arrayContaining(["/properties/service_name: pattern", "/properties/replicas: minimum", "/properties/replicas: maximum"]));
+    expect(schemaRun.history[0].schemaDropped).toEqual(
+      expect.arrayContaining(["/properties/service_name: pattern", "/properties/replicas: minimum", "/properties/replicas: maximum"]),
+    );
     const objectRun = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_object" } });
     expect(anthropic!.requests[1].body.output_config).toBeUndefined();
     expect(objectRun.history[0]).toMatchObject({ mode: "text", fallbacks: ["json_object: anthropic has no such mode; fell back to text"] });
@@ -180,7 +217,10 @@ describe("explicit output modes, as each provider takes them", () => {
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "json_schema" } });
     expect(out).toMatchObject({ success: true, attempts: 1 });
     expect(out.history[0].mode).toBe("text");
-    expect(out.history[0].fallbacks).toEqual([expect.stringMatching(/^json_schema refused \(.*minLength.*\); fell back to json_object$/), "json_object: anthropic has no such mode; fell back to text"]);
+    expect(out.history[0].fallbacks).toEqual([
+      expect.stringMatching(/^json_schema refused \(.*minLength.*\); fell back to json_object$/),
+      "json_object: anthropic has no such mode; fell back to text",
+    ]);
   });
 
   it('ollama json_object sends format "json"; tool sends the tool (Ollama has no forced tool choice)', async () => {

@@ -35,7 +35,9 @@ describe("stop reasons, per provider", () => {
 
   it("Anthropic's refusal stop and Gemini's safety stop are refusals, with any text that came with them", () => {
     expect(refusalOf(new AIMessage({ content: "", response_metadata: { stop_reason: "refusal" } }))).toBe('stop_reason "refusal"');
-    expect(refusalOf(new AIMessage({ content: [{ type: "text", text: "I can't." }], response_metadata: { stop_reason: "refusal" } }))).toBe('stop_reason "refusal": I can\'t.');
+    expect(refusalOf(new AIMessage({ content: [{ type: "text", text: "I can't." }], response_metadata: { stop_reason: "refusal" } }))).toBe(
+      'stop_reason "refusal": I can\'t.',
+    );
     expect(refusalOf(new AIMessage({ content: "", additional_kwargs: { finishReason: "SAFETY" } }))).toBe('finishReason "SAFETY"');
     // An answer that merely reads like a refusal is an answer.
     expect(refusalOf(new AIMessage({ content: "I can't help with that.", response_metadata: { stop_reason: "end_turn" } }))).toBeUndefined();

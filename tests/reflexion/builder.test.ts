@@ -148,7 +148,11 @@ describe("with a gate and no response passing it", () => {
     const m = roleModels({ actor: [invalid, JSON.stringify(example)], evaluator: ["Final score: 9.8", "Final score: 9.6"], reflector: ["r", "r"] });
     const agent = new ReflexionAgent({ model: m.factory, spec: "deployment-config", maxLoops: 1 });
     expect(await agent.run(["deployment config", "another deployment config"])).toEqual([null, JSON.stringify(example)]);
-    const report = await new ReflexionAgent({ model: roleModels({ actor: [invalid], evaluator: ["Final score: 10"], reflector: ["r"] }).factory, spec: "deployment-config", maxLoops: 1 }).runWithReport(["x"]);
+    const report = await new ReflexionAgent({
+      model: roleModels({ actor: [invalid], evaluator: ["Final score: 10"], reflector: ["r"] }).factory,
+      spec: "deployment-config",
+      maxLoops: 1,
+    }).runWithReport(["x"]);
     expect(report.results).toEqual([null]);
     expect(report.outcomes[0].valid).toBe(false);
   });

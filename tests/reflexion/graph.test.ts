@@ -92,10 +92,7 @@ describe("reflexion graph with scripted models", () => {
   it("long-term memory persists across runs that share a store, and never crosses owners", async () => {
     const store = new InMemoryStore();
     const first = roleModels({ actor: ["a"], evaluator: ["Final score: 9.5"], reflector: ["Lesson: cite the Python docs."] });
-    await buildReflexionGraph({ model: first.factory, store }).invoke(
-      { tasks: ["Explain Python generators"] },
-      { configurable: { memoryOwner: "alice" } },
-    );
+    await buildReflexionGraph({ model: first.factory, store }).invoke({ tasks: ["Explain Python generators"] }, { configurable: { memoryOwner: "alice" } });
 
     const alice = roleModels({ actor: ["b"], evaluator: ["Final score: 9.5"], reflector: ["ok"] });
     await buildReflexionGraph({ model: alice.factory, store }).invoke({ tasks: ["Explain Python iterators"] }, { configurable: { memoryOwner: "alice" } });
@@ -123,7 +120,10 @@ describe("reflexion graph with scripted models", () => {
       evaluator: ["Perfect. Final score: 10", "Fine. Final score: 7", "Fine. Final score: 7"],
       reflector: ["r0", "r1", "r2"],
     });
-    const out = await buildReflexionGraph({ model: m.factory }).invoke({ tasks: ["deployment config for payments"] }, { context: { spec: "deployment-config" } });
+    const out = await buildReflexionGraph({ model: m.factory }).invoke(
+      { tasks: ["deployment config for payments"] },
+      { context: { spec: "deployment-config" } },
+    );
     expect(out.steps[0].map((s) => s.score)).toEqual([1, 0.7, 0.7]);
     expect(out.outcomes[0].stopReason).toBe("max_loops");
     expect(out.results).toEqual([valid]);

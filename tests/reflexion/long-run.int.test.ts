@@ -14,19 +14,15 @@ import { endlessModels as roleEndlessModels } from "../../testkit/role-models.js
 const endlessModels = () => roleEndlessModels(MAX_TASKS * 10 + 5);
 
 describe("compiled by hand from the builder", () => {
-  it(
-    `finishes ${MAX_TASKS} tasks at 10 loops with LangGraph's default recursion limit and a checkpointer`,
-    async () => {
-      const m = endlessModels();
-      const graph = createReflexionGraphBuilder({ model: m.factory, store: new InMemoryStore() }).compile({ checkpointer: new MemorySaver() });
-      const tasks = Array.from({ length: MAX_TASKS }, (_, i) => `task number ${i}`);
-      const out = await graph.invoke({ tasks }, { configurable: { thread_id: "long-run" }, context: { maxLoops: 10 } });
-      expect(out.results).toHaveLength(MAX_TASKS);
-      expect(out.outcomes.every((o) => o.stopReason === "max_loops" && o.iterations === 10)).toBe(true);
-      expect(m.calls()).toBe(MAX_TASKS * 10 * 3);
-      expect(out.usage.calls).toBe(MAX_TASKS * 10 * 3);
-      expect(out.calls).toHaveLength(MAX_TASKS * 10 * 3);
-    },
-    600_000,
-  );
+  it(`finishes ${MAX_TASKS} tasks at 10 loops with LangGraph's default recursion limit and a checkpointer`, async () => {
+    const m = endlessModels();
+    const graph = createReflexionGraphBuilder({ model: m.factory, store: new InMemoryStore() }).compile({ checkpointer: new MemorySaver() });
+    const tasks = Array.from({ length: MAX_TASKS }, (_, i) => `task number ${i}`);
+    const out = await graph.invoke({ tasks }, { configurable: { thread_id: "long-run" }, context: { maxLoops: 10 } });
+    expect(out.results).toHaveLength(MAX_TASKS);
+    expect(out.outcomes.every((o) => o.stopReason === "max_loops" && o.iterations === 10)).toBe(true);
+    expect(m.calls()).toBe(MAX_TASKS * 10 * 3);
+    expect(out.usage.calls).toBe(MAX_TASKS * 10 * 3);
+    expect(out.calls).toHaveLength(MAX_TASKS * 10 * 3);
+  }, 600_000);
 });

@@ -116,7 +116,10 @@ describe("the index at a size where common words go to bit sets", () => {
     let dedupChecked = 0;
     let bitSetsSeen = 0;
     for (let i = 0; i < 3_000; i++) {
-      const e = i % 7 === 0 && stored.length > 0 ? { ...stored[Math.floor(random() * stored.length)], id: `d${i}`, createdAt: i } : entry(text(3 + Math.floor(random() * 5)), text(6 + Math.floor(random() * 10)));
+      const e =
+        i % 7 === 0 && stored.length > 0
+          ? { ...stored[Math.floor(random() * stored.length)], id: `d${i}`, createdAt: i }
+          : entry(text(3 + Math.floor(random() * 5)), text(6 + Math.floor(random() * 10)));
       if (i % 10 === 0 || i % 7 === 0) {
         // The brute-force check, only where it is compared (each entry's words computed once).
         const mine = words(`${e.task} ${e.reflection}`);
@@ -259,7 +262,11 @@ describe("StoreMemory across instances", () => {
     const ns = ["reflexion", "u", "reset"];
     const memory = new StoreMemory(new OtherProcess(shared), ns, 10);
     await memory.add(step("old topic", "old lesson"));
-    for (const n of [[...ns, "entries"], [...ns, "writers"]]) for (const item of await shared.search(n, { limit: 100 })) await shared.delete(n, item.key);
+    for (const n of [
+      [...ns, "entries"],
+      [...ns, "writers"],
+    ])
+      for (const item of await shared.search(n, { limit: 100 })) await shared.delete(n, item.key);
     expect(await memory.entries()).toEqual([]);
     await memory.add(step("new topic", "new lesson"));
     expect(reflections(await new StoreMemory(new OtherProcess(shared), ns, 10).entries())).toEqual(["new lesson"]);

@@ -49,14 +49,7 @@ describe("parseScore", () => {
   });
 
   it("falls back to 0.5 with found=false when there is no score", () => {
-    const none = [
-      "",
-      "The answer looks fine.",
-      "Final score: excellent",
-      "Final score: N/A",
-      "Overall score pending review",
-      "Final score:",
-    ];
+    const none = ["", "The answer looks fine.", "Final score: excellent", "Final score: N/A", "Overall score pending review", "Final score:"];
     for (const text of none) {
       expect(parseScore(text)).toEqual({ score: DEFAULT_SCORE, found: false });
     }

@@ -23,13 +23,12 @@ describe("concurrent runs with transient provider faults", () => {
     try {
       const env = { ...readEnvironment({}), openaiApiKey: "test", openaiBaseUrl: server.baseURL, maxRetries: 3, timeoutMs: 60_000 };
       const graph = buildValidationGraph({ model: (r: ModelRequest) => createChatModel(r, env) });
-      const settled = await Promise.allSettled(
-        Array.from({ length: RUNS }, (_, i) => graph.invoke({ request: `deployment config #${i}` })),
-      );
+      const settled = await Promise.allSettled(Array.from({ length: RUNS }, (_, i) => graph.invoke({ request: `deployment config #${i}` })));
       expect(settled).toHaveLength(RUNS);
       const ended = settled.map((s) => (s.status === "fulfilled" ? s.value.stopReason : `error: ${(s.reason as Error).message}`));
       // Every run ended with an explicit outcome.
-      for (const outcome of ended) expect(["valid", "max_attempts", "no_progress"].includes(outcome!) || outcome!.startsWith("error: Model provider")).toBe(true);
+      for (const outcome of ended)
+        expect(["valid", "max_attempts", "no_progress"].includes(outcome!) || outcome!.startsWith("error: Model provider")).toBe(true);
       const fulfilled = settled.filter((s) => s.status === "fulfilled").map((s) => (s as PromiseFulfilledResult<any>).value);
       // With three client retries a 10% fault rate is absorbed: the runs succeed on their second attempt.
       expect(fulfilled.length).toBe(RUNS);

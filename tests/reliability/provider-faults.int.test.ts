@@ -44,7 +44,6 @@ describe.concurrent("provider faults through ChatOpenAI", () => {
     expect(results).toHaveLength(2);
     expect(results.filter((r) => !r.held).map((r) => `${r.name}: ${r.detail}`)).toEqual([]);
   }, 60_000);
-
 });
 
 describe("after the provider faults", () => {

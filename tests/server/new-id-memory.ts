@@ -129,7 +129,15 @@ try {
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
   console.log(`dev server pid group ${server.pid}; ${SECONDS} s per route, ${CONCURRENCY} concurrent`);
   // Warm up (code loaded and compiled on first use is not growth): a few requests on each route.
-  for (const probe of probes) await Promise.all(Array.from({ length: 50 }, () => probe.request(server.url).then((r) => r.arrayBuffer(), () => undefined)));
+  for (const probe of probes)
+    await Promise.all(
+      Array.from({ length: 50 }, () =>
+        probe.request(server.url).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        ),
+      ),
+    );
   // Each route twice: growth that is not warm-up shows again in the second round.
   for (const probe of probes.flatMap((p) => [p, p])) {
     const [heapBefore, rssBefore] = [await settledHeap(server.pid), groupRss(server.pid)];

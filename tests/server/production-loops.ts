@@ -52,7 +52,11 @@ export function describeProductionLoops(client: () => Client, model: () => Scrip
         context: { maxAttempts: 2, models: [{ model: "cheap-model" }, { model: "strong-model" }] },
       })) as Out;
       expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
-      expect(model().requests.slice(before).map((r) => r.model)).toEqual(["cheap-model", "strong-model"]);
+      expect(
+        model()
+          .requests.slice(before)
+          .map((r) => r.model),
+      ).toEqual(["cheap-model", "strong-model"]);
       expect(out.history.map((h) => h.model)).toEqual(["cheap-model", "strong-model"]);
       expect(Object.keys(out.usageByModel)).toEqual(["cheap-model", "strong-model"]);
       expect(out.usageByModel["cheap-model"].calls + out.usageByModel["strong-model"].calls).toBe(out.usage.calls);
@@ -68,7 +72,9 @@ export function describeProductionLoops(client: () => Client, model: () => Scrip
       expect(out).toMatchObject({ success: false, stopReason: "budget", attempts: 1 });
       expect(out.errors.length).toBeGreaterThan(0);
       expect(model().requests.length - before).toBe(1);
-      await expect(client().runs.wait(null, "validation", { input: { request: REQUEST }, context: { maxTokens: 0 } })).rejects.toThrow(/maxTokens must be an integer/);
+      await expect(client().runs.wait(null, "validation", { input: { request: REQUEST }, context: { maxTokens: 0 } })).rejects.toThrow(
+        /maxTokens must be an integer/,
+      );
     },
     TEST_TIMEOUT,
   );

@@ -77,7 +77,10 @@ describe("the door: every part of a JSON body within its bounds", () => {
   });
 
   it("a resume too large or too deep is refused before the server stores it, saying the paused run stays paused", async () => {
-    const big = await post("/threads/t1/runs/wait", JSON.stringify({ assistant_id: "validation", command: { resume: { value: "x".repeat(REQUEST_LIMITS.partChars.command) } } }));
+    const big = await post(
+      "/threads/t1/runs/wait",
+      JSON.stringify({ assistant_id: "validation", command: { resume: { value: "x".repeat(REQUEST_LIMITS.partChars.command) } } }),
+    );
     expect(big.status).toBe(413);
     expect(big.message).toMatch(/^command is \d+ characters of JSON, over the limit of 1001000 for this field\. .*a paused run is still paused/);
     const deep = await post("/threads/t1/commands", `{"id":1,"method":"input.respond","params":{"namespace":[],"responses":[${nestedText(100)}]}}`);
@@ -96,8 +99,13 @@ describe("the door: every part of a JSON body within its bounds", () => {
     const text = "x".repeat(REQUEST_LIMITS.partChars.metadata);
     const reply = await post("/threads", JSON.stringify({ metadata: { note: text } }));
     expect(reply.status).toBe(413);
-    expect(reply.message).toContain(`metadata is ${text.length + 11} characters of JSON, over the limit of ${REQUEST_LIMITS.partChars.metadata} for this field`);
-    const context = await post("/runs", JSON.stringify({ assistant_id: "validation", context: { systemPrompt: "x".repeat(REQUEST_LIMITS.partChars.context) } }));
+    expect(reply.message).toContain(
+      `metadata is ${text.length + 11} characters of JSON, over the limit of ${REQUEST_LIMITS.partChars.metadata} for this field`,
+    );
+    const context = await post(
+      "/runs",
+      JSON.stringify({ assistant_id: "validation", context: { systemPrompt: "x".repeat(REQUEST_LIMITS.partChars.context) } }),
+    );
     expect(context.status).toBe(413);
     expect(context.message).toContain("context is");
     expect((await post("/store/items", JSON.stringify({ namespace: ["n"], key: "k", value: { note: text } }), "PUT")).status).toBe(404);
@@ -108,7 +116,9 @@ describe("the door: every part of a JSON body within its bounds", () => {
     expect((await post("/runs/wait", JSON.stringify({ assistant_id: "reflexion", input: { tasks } }))).status).toBe(404);
     const ruleContext = { services: ["s".repeat(RULE_CONTEXT_LIMITS.maxChars - 20)] };
     const spec = { name: "s", schema: { type: "object", description: "d".repeat(19_000) } };
-    expect((await post("/runs", JSON.stringify({ assistant_id: "validation", context: { spec, ruleContext, systemPrompt: "p".repeat(MAX_REQUEST_CHARS) } }))).status).toBe(404);
+    expect(
+      (await post("/runs", JSON.stringify({ assistant_id: "validation", context: { spec, ruleContext, systemPrompt: "p".repeat(MAX_REQUEST_CHARS) } }))).status,
+    ).toBe(404);
     expect((await post("/threads/t1/runs", `{"assistant_id":"validation","command":{"resume":{"value":${nestedText(64)}}}}`)).status).toBe(404);
   });
 
@@ -147,7 +157,9 @@ describe("the validation graph's own bound on ruleContext (an embedded run, no s
   it("a run with a 20,000-deep ruleContext ends with the ConfigurationError before any model call", async () => {
     const model = scriptedModel(['{"replicas": 1}']);
     const graph = buildValidationGraph({ model, spec: "deployment-config" });
-    await expect(graph.invoke({ request: "deploy" }, { context: { ruleContext: deep() } })).rejects.toThrow(`ruleContext nests deeper than ${RULE_CONTEXT_LIMITS.maxDepth} levels`);
+    await expect(graph.invoke({ request: "deploy" }, { context: { ruleContext: deep() } })).rejects.toThrow(
+      `ruleContext nests deeper than ${RULE_CONTEXT_LIMITS.maxDepth} levels`,
+    );
     expect(model.calls).toHaveLength(0);
   });
 });

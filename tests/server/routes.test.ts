@@ -25,8 +25,14 @@ describe("the route table (docs/server.md) covers the installed server", () => {
     const installed = [...(await installedRoutes()).keys()];
     expect(installed.length).toBeGreaterThan(40); // the enumeration reads the package, not nothing
     const documented = new Set(readmeRouteTable().map((row) => row.route));
-    expect(installed.filter((route) => !documented.has(route)), "routes with no row in docs/server.md's table").toEqual([]);
-    expect([...documented].filter((route) => !installed.includes(route)), "rows for routes the server does not register").toEqual([]);
+    expect(
+      installed.filter((route) => !documented.has(route)),
+      "routes with no row in docs/server.md's table",
+    ).toEqual([]);
+    expect(
+      [...documented].filter((route) => !installed.includes(route)),
+      "rows for routes the server does not register",
+    ).toEqual([]);
   });
 
   it("each row names attack cases that exist and drive its route", () => {
@@ -51,11 +57,12 @@ describe("the route table (docs/server.md) covers the installed server", () => {
     const answered = createHttpApp({ auth: true })
       .routes.filter((r) => r.path !== "*")
       .map((r) => ({ method: r.method, path: r.path.replace(/:(\w+)/g, "{$1}").replace(/\/\*$/, "/") }));
-    const missing = answered.filter(({ method, path }) =>
-      !installed.some((route) => {
-        const [m, p] = route.split(" ");
-        return (method === "ALL" || m === method) && (path.endsWith("/") ? p.startsWith(path) : p === path);
-      }),
+    const missing = answered.filter(
+      ({ method, path }) =>
+        !installed.some((route) => {
+          const [m, p] = route.split(" ");
+          return (method === "ALL" || m === method) && (path.endsWith("/") ? p.startsWith(path) : p === path);
+        }),
     );
     expect(missing).toEqual([]);
   });

@@ -42,12 +42,23 @@ const TIME_WINDOW_SPEC = {
 };
 
 /** Judged is kept: answers whose parts a checkpoint would not give back as written, then near-misses that it would. */
-const KEPT_SPEC = { name: "kept-probe", description: "A probe of what a checkpoint keeps.", schema: { type: "object", required: ["body"], properties: { body: { type: ["object", "null"] }, n: { maximum: 1e308 } } } };
+const KEPT_SPEC = {
+  name: "kept-probe",
+  description: "A probe of what a checkpoint keeps.",
+  schema: { type: "object", required: ["body"], properties: { body: { type: ["object", "null"] }, n: { maximum: 1e308 } } },
+};
 const KEPT_REFUSED = '{"body": {"lc": 2, "type": "undefined"}, "n": -1e400}';
-const KEPT_VALID = { body: { lc: "2", type: "undefined", nested: [{ lc: 2 }, { type: "constructor", id: ["Set"] }], lg_name: "send" }, n: -1.7976931348623157e308 };
+const KEPT_VALID = {
+  body: { lc: "2", type: "undefined", nested: [{ lc: 2 }, { type: "constructor", id: ["Set"] }], lg_name: "send" },
+  n: -1.7976931348623157e308,
+};
 
 const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
-const user = (req: RecordedRequest) => req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+const user = (req: RecordedRequest) =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n");
 /** The task named in a Reflexion prompt ("Task:\n<task>\n\n…"). */
 const taskOf = (prompt: string) => /Task:\n(.*)/.exec(prompt)?.[1] ?? "";
 
@@ -100,7 +111,12 @@ describe("LangGraph server, auth off", () => {
   let model: ScriptedServer;
   let server: DevServer | undefined;
   let client: Client;
-  const test = (name: string, fn: () => Promise<void>) => it(name, withServerOutput(() => server, fn), TEST_TIMEOUT);
+  const test = (name: string, fn: () => Promise<void>) =>
+    it(
+      name,
+      withServerOutput(() => server, fn),
+      TEST_TIMEOUT,
+    );
 
   beforeAll(async () => {
     ({ model, server } = await startAll({ LANGGRAPH_API_KEYS: "" }));
@@ -162,7 +178,12 @@ describe("LangGraph server, auth off", () => {
 
   describe("what Studio builds its forms from", () => describeStudioSchemas(() => client));
 
-  describe("escalation, token budgets and refusals", () => describeProductionLoops(() => client, () => model, respond));
+  describe("escalation, token budgets and refusals", () =>
+    describeProductionLoops(
+      () => client,
+      () => model,
+      respond,
+    ));
 
   test("a validation run ends valid after one corrected attempt; the thread's history shows each attempt", async () => {
     const thread = await client.threads.create();
@@ -195,7 +216,8 @@ describe("LangGraph server, auth off", () => {
       input: { request: "A deployment config for payments-api with 8 replicas" },
       streamMode: "updates",
     })) {
-      if (chunk.event === "updates") for (const [node, update] of Object.entries(chunk.data as Record<string, Record<string, unknown>>)) updates.push([node, update]);
+      if (chunk.event === "updates")
+        for (const [node, update] of Object.entries(chunk.data as Record<string, Record<string, unknown>>)) updates.push([node, update]);
     }
     expect(updates.map(([node]) => node)).toEqual(["generate", "validate", "generate", "validate"]);
     expect(updates[1][1]).toMatchObject({ success: false, errors: [CPU_ERROR], stopReason: null });
@@ -287,9 +309,10 @@ describe("LangGraph server, auth off", () => {
     expect((await client.threads.get(thread.thread_id)).status).toBe("error");
 
     // The error reads as it was thrown: its name, then its message as plain text (not a JSON string).
-    const error = await client.runs
-      .wait(null, "validation", { input: { request: "A deployment config for payments-api" }, context: { maxAttempts: 0 } })
-      .then(() => undefined, (e: Error) => e);
+    const error = await client.runs.wait(null, "validation", { input: { request: "A deployment config for payments-api" }, context: { maxAttempts: 0 } }).then(
+      () => undefined,
+      (e: Error) => e,
+    );
     expect(error?.message).toBe("ConfigurationError: maxAttempts must be an integer from 1 to 10; got 0");
     expect(model.requests.length).toBe(before);
   });
@@ -339,9 +362,14 @@ describe("LangGraph server, auth off", () => {
     const payload = state.tasks.flatMap((t) => t.interrupts).at(-1)?.value as { errors: string[]; output: string };
     expect(payload.errors).toEqual([CPU_ERROR]);
     // The answers allowed, as JSON Schema built from the spec: what Studio renders as a typed form.
-    const pending = state.tasks.flatMap((t) => t.interrupts).at(-1) as { response_schema?: { oneOf?: Array<{ title: string; properties: Record<string, unknown> }> } };
+    const pending = state.tasks.flatMap((t) => t.interrupts).at(-1) as {
+      response_schema?: { oneOf?: Array<{ title: string; properties: Record<string, unknown> }> };
+    };
     expect(pending.response_schema?.oneOf?.map((o) => o.title)).toEqual(["Corrected value", "New request", "Reject"]);
-    expect(pending.response_schema?.oneOf?.[0].properties.value).toMatchObject({ type: "object", required: ["service_name", "replicas", "resources", "health_check"] });
+    expect(pending.response_schema?.oneOf?.[0].properties.value).toMatchObject({
+      type: "object",
+      required: ["service_name", "replicas", "resources", "health_check"],
+    });
 
     // Held to the same spec: still invalid, asked again.
     await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: INVALID_CONFIG } }, context });

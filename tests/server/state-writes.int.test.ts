@@ -36,7 +36,11 @@ const OUTCOME_WRITES: Record<string, unknown> = {
 };
 
 const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
-const userText = (req: RecordedRequest) => req.messages.filter((m) => m.role === "user").map((m) => m.content).join("\n");
+const userText = (req: RecordedRequest) =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n");
 
 function respond(req: RecordedRequest): ScriptedReply {
   if (system(req).startsWith("You write JSON objects of this kind")) return JSON.stringify(INVALID_CONFIG);
@@ -107,7 +111,14 @@ function withServerOutput(target: () => Target | undefined, fn: () => Promise<vo
   };
 }
 
-type Values = { success: boolean; result: unknown; stopReason: string | null; history: Array<{ by?: string }>; request: string; run: { request: string } | null };
+type Values = {
+  success: boolean;
+  result: unknown;
+  stopReason: string | null;
+  history: Array<{ by?: string }>;
+  request: string;
+  run: { request: string } | null;
+};
 
 /**
  * The finding, on a paused validation thread: every forging write is refused, the
@@ -141,7 +152,11 @@ async function forgingIsRefused(t: Target): Promise<void> {
   expect(request.message).toMatch(/paused for review.*Command\(\{ resume \}\)/s);
 
   // A run's command.update writes the same channels; its goto skips the review.
-  for (const command of [{ resume: { reject: true }, update: { success: true, result: { forged: true } } }, { update: { success: true } }, { goto: "__end__" }]) {
+  for (const command of [
+    { resume: { reject: true }, update: { success: true, result: { forged: true } } },
+    { update: { success: true } },
+    { goto: "__end__" },
+  ]) {
     const refusal = await refusalOf(client.runs.wait(thread.thread_id, "validation", { command, context: PAUSE }));
     expect(refusal.status, JSON.stringify(command)).toBe(403);
     expect(refusal.message).toMatch(/only "resume"/);
@@ -162,7 +177,12 @@ async function forgingIsRefused(t: Target): Promise<void> {
 }
 
 describe("auth off", () => {
-  const test = (name: string, fn: () => Promise<void>) => it(name, withServerOutput(() => off, fn), TEST_TIMEOUT);
+  const test = (name: string, fn: () => Promise<void>) =>
+    it(
+      name,
+      withServerOutput(() => off, fn),
+      TEST_TIMEOUT,
+    );
 
   test("a forging state write is refused; the thread still reports success false with its review pending; the resume decides", () => forgingIsRefused(off!));
 
@@ -205,7 +225,11 @@ describe("auth off", () => {
 
     const threadId = randomUUID();
     const superstep = await refusalOf(
-      client.threads.create({ threadId, graphId: "validation", supersteps: [{ updates: [{ values: { success: true, result: { forged: true } }, asNode: "review" }] }] }),
+      client.threads.create({
+        threadId,
+        graphId: "validation",
+        supersteps: [{ updates: [{ values: { success: true, result: { forged: true } }, asNode: "review" }] }],
+      }),
     );
     expect(superstep.status).toBe(403);
     expect(superstep.message).toMatch(/Not writable: "result", "success"/);
@@ -267,9 +291,15 @@ describe("auth off", () => {
 });
 
 describe("auth on", () => {
-  const test = (name: string, fn: () => Promise<void>) => it(name, withServerOutput(() => on, fn), TEST_TIMEOUT);
+  const test = (name: string, fn: () => Promise<void>) =>
+    it(
+      name,
+      withServerOutput(() => on, fn),
+      TEST_TIMEOUT,
+    );
 
-  test("a forging state write by the thread's owner is refused; the thread still reports success false with its review pending; the resume decides", () => forgingIsRefused(on!));
+  test("a forging state write by the thread's owner is refused; the thread still reports success false with its review pending; the resume decides", () =>
+    forgingIsRefused(on!));
 
   test("a stateless run's command.update is refused; to another user, the thread is not found rather than refused by the rule", async () => {
     const { client, server } = on!;

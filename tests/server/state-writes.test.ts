@@ -155,7 +155,9 @@ describe("a run's command may carry only resume", () => {
   });
 
   it("the protocol's input.respond may not carry update or goto; run.start and plain responses pass", () => {
-    expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: {}, update: { success: true } } })?.status).toBe(403);
+    expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: {}, update: { success: true } } })?.status).toBe(
+      403,
+    );
     expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: {}, goto: "validate" } })?.status).toBe(403);
     expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: { reject: true } } })).toBeUndefined();
     expect(protocolCommandRefusal({ id: 1, method: "run.start", params: { assistant_id: "validation", input: { request: REQUEST } } })).toBeUndefined();
@@ -246,9 +248,20 @@ describe("the HTTP app applies the rule before the server's routes", () => {
       expect((await send("POST", path, update)).status, path).toBe(403);
     }
     expect((await send("POST", "/runs/batch", [update])).status).toBe(403);
-    expect((await send("POST", "/threads", { metadata: { graph_id: "validation" }, supersteps: [{ updates: [{ values: { success: true }, as_node: "review" }] }] })).status).toBe(403);
+    expect(
+      (await send("POST", "/threads", { metadata: { graph_id: "validation" }, supersteps: [{ updates: [{ values: { success: true }, as_node: "review" }] }] }))
+        .status,
+    ).toBe(403);
     expect((await send("PATCH", `/threads/${THREAD}`, { metadata: { graph_id: "reflexion" } })).status).toBe(403);
-    expect((await send("POST", `/threads/${THREAD}/commands`, { id: 1, method: "input.respond", params: { interrupt_id: "i", response: {}, update: { success: true } } })).status).toBe(403);
+    expect(
+      (
+        await send("POST", `/threads/${THREAD}/commands`, {
+          id: 1,
+          method: "input.respond",
+          params: { interrupt_id: "i", response: {}, update: { success: true } },
+        })
+      ).status,
+    ).toBe(403);
     const ws = await createHttpApp({ auth: false }).request(`/threads/${THREAD}/stream/events`);
     expect(ws.status).toBe(403);
     expect(((await ws.json()) as { message: string }).message).toMatch(/SSE transport/);

@@ -28,8 +28,13 @@ describe("validated streaming on the LangGraph server", () => {
 
   beforeAll(async () => {
     // The first attempt breaks a pattern in its first field; the retry (which quotes the errors) is valid.
-    model = await startTokenServer((body) => ({ content: JSON.stringify(body.messages).includes("A validator rejected it") ? VALID : BAD_NAME }), { tokenMs: 5 });
-    server = await startDevServer({ env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0", LANGGRAPH_API_KEYS: "" }, startTimeoutMs: START_TIMEOUT - 20_000 });
+    model = await startTokenServer((body) => ({ content: JSON.stringify(body.messages).includes("A validator rejected it") ? VALID : BAD_NAME }), {
+      tokenMs: 5,
+    });
+    server = await startDevServer({
+      env: { OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0", LANGGRAPH_API_KEYS: "" },
+      startTimeoutMs: START_TIMEOUT - 20_000,
+    });
     client = new Client({ apiUrl: server.url, apiKey: null });
   }, START_TIMEOUT);
 
@@ -74,7 +79,10 @@ describe("validated streaming on the LangGraph server", () => {
 
     // The validate node's verdict on what arrived, with the errors found and why the answer was stopped.
     const [, firstValidate] = updates[1];
-    expect(firstValidate).toMatchObject({ success: false, errors: [NAME_ERROR, expect.stringMatching(/^The answer was stopped after \d+ characters at its first error/)] });
+    expect(firstValidate).toMatchObject({
+      success: false,
+      errors: [NAME_ERROR, expect.stringMatching(/^The answer was stopped after \d+ characters at its first error/)],
+    });
     expect(firstValidate.history[0]).toMatchObject({ valid: false, stopped: { reason: "first-error", at: end.chars } });
     expect(updates[3][1]).toMatchObject({ success: true, stopReason: "valid" });
     // Attempt 2 streamed to the end.

@@ -28,7 +28,11 @@ type JsonSchema = {
   required?: string[];
 };
 
-const WINDOW = { name: "time-window", description: "A window.", schema: { type: "object", required: ["start", "end"], properties: { start: { type: "integer" }, end: { type: "integer" } } } };
+const WINDOW = {
+  name: "time-window",
+  description: "A window.",
+  schema: { type: "object", required: ["start", "end"], properties: { start: { type: "integer" }, end: { type: "integer" } } },
+};
 
 /** Property paths under `schema` (nested objects and list items included) that have no title. */
 function untitled(schema: JsonSchema, path = ""): string[] {

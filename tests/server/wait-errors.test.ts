@@ -5,7 +5,9 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { repairWaitBody, repairWaitResult } from "../../src/server/wait-errors.js";
 
-const damaged = JSON.stringify({ __error__: { error: "Error", message: JSON.stringify({ error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 10; got 0" }) } });
+const damaged = JSON.stringify({
+  __error__: { error: "Error", message: JSON.stringify({ error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 10; got 0" }) },
+});
 const repaired = JSON.stringify({ __error__: { error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 10; got 0" } });
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string[]> {
@@ -18,7 +20,14 @@ async function readAll(stream: ReadableStream<Uint8Array>): Promise<string[]> {
 describe("a run's error through runs.wait and join", () => {
   it("puts back the error a run threw; leaves results and other errors as they are", () => {
     expect(repairWaitResult(damaged)).toBe(repaired);
-    for (const untouched of [repaired, '{"success": true}', "null", "not json", JSON.stringify({ __error__: { error: "Error", message: "plain text" } }), JSON.stringify({ __error__: { error: "Error", message: '"a string"' } })]) {
+    for (const untouched of [
+      repaired,
+      '{"success": true}',
+      "null",
+      "not json",
+      JSON.stringify({ __error__: { error: "Error", message: "plain text" } }),
+      JSON.stringify({ __error__: { error: "Error", message: '"a string"' } }),
+    ]) {
       expect(repairWaitResult(untouched)).toBe(untouched);
     }
   });

@@ -3,14 +3,14 @@
  * `code`, and `isInstance` recognises its kind across copies of the package, also when a bundler has renamed
  * the classes.
  */
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "../../src/errors.js";
 import { DatabaseUnavailableError } from "../../src/persistence.js";
 import { parseApiKeys } from "../../src/server/api-keys.js";
 
+/** A second copy of the module, as a second install or a bundle would load it (a distinct module id; the other files' copies are untouched). */
 async function anotherCopy(): Promise<typeof import("../../src/errors.js")> {
-  vi.resetModules();
-  return import("../../src/errors.js");
+  return (await import("../../src/errors.ts?another-copy" as string)) as typeof import("../../src/errors.js");
 }
 
 describe("the error family", () => {

@@ -19,11 +19,34 @@ describe("each kind of slip is repaired and listed", () => {
     ["a trailing comma in an array", '{"a": [1, 2, ], "b": 3}', { a: [1, 2], b: 3 }, ["a trailing comma before ] removed"]],
     ["a line comment", '{\n  "a": 1, // the answer\n  "b": 2\n}', { a: 1, b: 2 }, ["a // comment removed"]],
     ["a block comment", '{"a": /* one */ 1}', { a: 1 }, ["a /* */ comment removed"]],
-    ["single-quoted keys and strings", "{'a': 'it\\'s \"so\"'}", { a: 'it\'s "so"' }, ["the single-quoted key 'a' written with double quotes", "the single-quoted string 'it\\'s \"so\"' written with double quotes"]],
+    [
+      "single-quoted keys and strings",
+      "{'a': 'it\\'s \"so\"'}",
+      { a: 'it\'s "so"' },
+      ["the single-quoted key 'a' written with double quotes", "the single-quoted string 'it\\'s \"so\"' written with double quotes"],
+    ],
     ["unquoted keys", '{replicas: 3, service_name: "api"}', { replicas: 3, service_name: "api" }, ["the key replicas quoted", "the key service_name quoted"]],
-    ["Python literals", '{"a": True, "b": False, "c": None}', { a: true, b: false, c: null }, ["True read as true", "False read as false", "None read as null"]],
-    ["all of them in a fence", "Here:\n```json\n{a: True, 'b': [1,], /* x */ \"c\": None,}\n```", { a: true, b: [1], c: null }, ["the key a quoted", "True read as true", "the single-quoted key 'b' written with double quotes", "a trailing comma before ] removed", "a /* */ comment removed", "None read as null", "a trailing comma before } removed"]],
-    ["in prose", 'The config is {replicas: 3,} as asked.', { replicas: 3 }, ["the key replicas quoted", "a trailing comma before } removed"]],
+    [
+      "Python literals",
+      '{"a": True, "b": False, "c": None}',
+      { a: true, b: false, c: null },
+      ["True read as true", "False read as false", "None read as null"],
+    ],
+    [
+      "all of them in a fence",
+      "Here:\n```json\n{a: True, 'b': [1,], /* x */ \"c\": None,}\n```",
+      { a: true, b: [1], c: null },
+      [
+        "the key a quoted",
+        "True read as true",
+        "the single-quoted key 'b' written with double quotes",
+        "a trailing comma before ] removed",
+        "a /* */ comment removed",
+        "None read as null",
+        "a trailing comma before } removed",
+      ],
+    ],
+    ["in prose", "The config is {replicas: 3,} as asked.", { replicas: 3 }, ["the key replicas quoted", "a trailing comma before } removed"]],
   ];
   it.each(CASES)("%s", (_name, text, value, repairs) => {
     expect(read(text)).toMatchObject({ ok: true, value, repairs });
@@ -89,7 +112,10 @@ describe("the repaired value is judged whole", () => {
     const once = await buildValidationGraph({ model: scriptedModel([slipped]) }).invoke({ request: "a deployment" });
     expect(once).toMatchObject({ success: true, attempts: 1 });
     expect(once.history[0].repairs).toEqual(["a // comment removed", "a trailing comma before } removed"]);
-    const off = await buildValidationGraph({ model: scriptedModel([slipped, JSON.stringify(valid)]) }).invoke({ request: "a deployment" }, { context: { repairSyntax: false } });
+    const off = await buildValidationGraph({ model: scriptedModel([slipped, JSON.stringify(valid)]) }).invoke(
+      { request: "a deployment" },
+      { context: { repairSyntax: false } },
+    );
     expect(off).toMatchObject({ success: true, attempts: 2 });
     expect(off.history[0].errors[0]).toMatch(/not valid JSON/);
   });
@@ -97,7 +123,13 @@ describe("the repaired value is judged whole", () => {
   it("property: seeded values written with slips read back as the same value", () => {
     const random = seededRandom(34);
     for (let n = 0; n < 300; n++) {
-      const value = { id: n, name: `item ${n}`, ok: random() < 0.5, tags: ["a", "b"].slice(0, Math.floor(random() * 3)), nested: { x: random() < 0.5 ? null : n / 7 } };
+      const value = {
+        id: n,
+        name: `item ${n}`,
+        ok: random() < 0.5,
+        tags: ["a", "b"].slice(0, Math.floor(random() * 3)),
+        nested: { x: random() < 0.5 ? null : n / 7 },
+      };
       let text = JSON.stringify(value, null, 1);
       if (random() < 0.5) text = text.replace(/"(\w+)":/g, "$1:");
       if (random() < 0.5) text = text.replace(/\n\}/g, ",\n}");

@@ -27,7 +27,7 @@ describe("bare JSON", () => {
   });
 
   it("reads a bare array", () => {
-    expect(read("[1, 2, {\"a\": null}]", "bare")).toEqual([1, 2, { a: null }]);
+    expect(read('[1, 2, {"a": null}]', "bare")).toEqual([1, 2, { a: null }]);
   });
 
   it("reads bare scalars", () => {
@@ -151,9 +151,7 @@ describe("JSON in prose", () => {
 
 describe("truncated JSON", () => {
   it("says a bare object is truncated", () => {
-    expect(error('{"service_name": "api", "replicas": 3')).toBe(
-      "The JSON is truncated: it ends after 37 characters before every object and array is closed.",
-    );
+    expect(error('{"service_name": "api", "replicas": 3')).toBe("The JSON is truncated: it ends after 37 characters before every object and array is closed.");
     expect(error('{"a": {"b": [1, 2')).toMatch(/^The JSON is truncated/);
     expect(error('{"a": "unterminated')).toMatch(/^The JSON is truncated/);
     expect(error('{"a": tru')).toMatch(/^The JSON is truncated/);
@@ -212,11 +210,15 @@ describe("JSON syntax errors give a line and column", () => {
   });
 
   it("a line comment", () => {
-    expect(error('{\n  "a": 1, // the answer\n  "b": 2\n}', {}, NO_REPAIR)).toMatch(/^The answer is not valid JSON: .* at line 2, column 11 .* JSON does not allow comments\.$/);
+    expect(error('{\n  "a": 1, // the answer\n  "b": 2\n}', {}, NO_REPAIR)).toMatch(
+      /^The answer is not valid JSON: .* at line 2, column 11 .* JSON does not allow comments\.$/,
+    );
   });
 
   it("a block comment", () => {
-    expect(error('{"a": /* one */ 1}', {}, NO_REPAIR)).toMatch(/^The answer is not valid JSON: Unexpected token '\/' at line 1, column 7 .* JSON does not allow comments\.$/);
+    expect(error('{"a": /* one */ 1}', {}, NO_REPAIR)).toMatch(
+      /^The answer is not valid JSON: Unexpected token '\/' at line 1, column 7 .* JSON does not allow comments\.$/,
+    );
   });
 
   it("single quotes and unquoted keys", () => {
@@ -252,7 +254,12 @@ describe("JSON syntax errors give a line and column", () => {
 
 describe("prototype safety", () => {
   it("refuses a field named __proto__ (a checkpoint would not give it back) and pollutes nothing", () => {
-    for (const answer of ['{"__proto__": {"polluted": true}, "a": 1}', '```json\n{"__proto__": {"polluted": true}}\n```', 'Here: {"__proto__": {"polluted": true}}', '{"a": [{"__proto__": 1}]}']) {
+    for (const answer of [
+      '{"__proto__": {"polluted": true}, "a": 1}',
+      '```json\n{"__proto__": {"polluted": true}}\n```',
+      'Here: {"__proto__": {"polluted": true}}',
+      '{"a": [{"__proto__": 1}]}',
+    ]) {
       const result = extractJson(answer);
       expect(result.ok, answer).toBe(false);
       expect((result as { error: string }).error).toMatch(/^The JSON cannot be kept as written: (the value|a\[0\]) has a field named "__proto__"/);
@@ -274,7 +281,14 @@ describe("hostile sizes", () => {
   it("refuses nesting 100,000 levels deep cleanly, bare, fenced and in prose", () => {
     const deepArray = "[".repeat(100_000) + "]".repeat(100_000);
     const deepObject = '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000);
-    for (const answer of [deepArray, deepObject, `\`\`\`json\n${deepArray}\n\`\`\``, `Here: ${deepObject}`, "[".repeat(100_000), `Here: ${'{"a":'.repeat(100_000)}`]) {
+    for (const answer of [
+      deepArray,
+      deepObject,
+      `\`\`\`json\n${deepArray}\n\`\`\``,
+      `Here: ${deepObject}`,
+      "[".repeat(100_000),
+      `Here: ${'{"a":'.repeat(100_000)}`,
+    ]) {
       const result = extractJson(answer);
       expect(result.ok).toBe(false);
       if (!result.ok) expect(result.error).toBe("The JSON nests deeper than 64 levels; the expected object is shallow.");

@@ -61,12 +61,19 @@ describe("what a checkpoint would not give back is refused before it is judged",
       expect(parseExactJson(text).ok).toBe(false);
     }
     // A keyword that does not fix the type used to accept it, and the run kept null.
-    for (const schema of [{ properties: { x: { maximum: 5 } } }, { properties: { x: { not: { type: "string" } } } }, { properties: { x: { anyOf: [{ type: "number" }, { type: "string" }] } } }]) {
+    for (const schema of [
+      { properties: { x: { maximum: 5 } } },
+      { properties: { x: { not: { type: "string" } } } },
+      { properties: { x: { anyOf: [{ type: "number" }, { type: "string" }] } } },
+    ]) {
       const verdict = await checkText(resolveSpec({ name: "n", schema }), '{"x": -1e400}', "model");
       expect(verdict.valid).toBe(false);
       expect(verdict.errors[0]).toMatch(/x is a number out of range/);
     }
-    expect(toJsonData({ x: Number.NEGATIVE_INFINITY })).toEqual({ ok: false, error: expect.stringMatching(/^x is a number out of range \(it reads as -Infinity\)/) });
+    expect(toJsonData({ x: Number.NEGATIVE_INFINITY })).toEqual({
+      ok: false,
+      error: expect.stringMatching(/^x is a number out of range \(it reads as -Infinity\)/),
+    });
     // Tiny numbers read as 0 (or the nearest double) and are kept as read.
     const tiny = extractJson('{"x": 1e-400, "y": 5e-324}');
     expect(tiny).toEqual({ ok: true, value: { x: 0, y: 5e-324 }, source: "bare" });
@@ -92,15 +99,40 @@ describe("what a checkpoint would not give back is refused before it is judged",
 
 /** A seeded JSON value, with checkpoint-marker parts, numbers at the edges, odd keys and strings. */
 function generate(random: () => number, depth = 0): unknown {
-  const pick = <T,>(items: readonly T[]) => items[Math.floor(random() * items.length)];
+  const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)];
   const r = random();
   if (depth > 4 || r < 0.35) {
-    return pick<unknown>([null, true, false, 0, 1, -1, 0.1, 1e308, -1e308, 5e-324, 2 ** 53 + 2, "", "a", "lc", "undefined", "\u2028\u00a0\ud83d\ude00", "x".repeat(50)]);
+    return pick<unknown>([
+      null,
+      true,
+      false,
+      0,
+      1,
+      -1,
+      0.1,
+      1e308,
+      -1e308,
+      5e-324,
+      2 ** 53 + 2,
+      "",
+      "a",
+      "lc",
+      "undefined",
+      "\u2028\u00a0\ud83d\ude00",
+      "x".repeat(50),
+    ]);
   }
-  if (r < 0.45) return pick([{ lc: 2, type: "undefined" }, { lc: 1, type: "constructor", id: ["Set"] }, { lg_name: "Send", node: "n", args: [] }, JSON.parse('{"__proto__": 1}')]);
+  if (r < 0.45)
+    return pick([
+      { lc: 2, type: "undefined" },
+      { lc: 1, type: "constructor", id: ["Set"] },
+      { lg_name: "Send", node: "n", args: [] },
+      JSON.parse('{"__proto__": 1}'),
+    ]);
   if (r < 0.7) return Array.from({ length: Math.floor(random() * 4) }, () => generate(random, depth + 1));
   const object: Record<string, unknown> = {};
-  for (let i = Math.floor(random() * 5); i > 0; i--) object[pick(["lc", "type", "id", "args", "value", "lg_name", "node", "constructor", "a b", "é", "0"])] = generate(random, depth + 1);
+  for (let i = Math.floor(random() * 5); i > 0; i--)
+    object[pick(["lc", "type", "id", "args", "value", "lg_name", "node", "constructor", "a b", "é", "0"])] = generate(random, depth + 1);
   return object;
 }
 
@@ -129,7 +161,14 @@ describe("every value let through comes back from the checkpoint exactly as judg
   });
 
   it("through the validation graph and MemorySaver: a marker-shaped body is refused (then the valid answer is the result), and getState gives back exactly what invoke returned", async () => {
-    const marker = { method: "POST", url: "https://api.example.com/v1/orders", headers: { "Content-Type": "application/json" }, body: { lc: 2, type: "undefined" }, timeout_ms: 5000, retries: 0 };
+    const marker = {
+      method: "POST",
+      url: "https://api.example.com/v1/orders",
+      headers: { "Content-Type": "application/json" },
+      body: { lc: 2, type: "undefined" },
+      timeout_ms: 5000,
+      retries: 0,
+    };
     const valid = { ...marker, body: { lc: "2", type: "undefined", note: "kept", big: 1e308, tiny: 5e-324 } };
     const checkpointer = new MemorySaver();
     const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify(marker), JSON.stringify(valid)]), checkpointer });

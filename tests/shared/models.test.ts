@@ -38,19 +38,24 @@ describe("model factory", () => {
 
 describe("the whole-answer deadline of a model request", () => {
   /** A fetch whose response headers arrive at once and whose body never ends. */
-  const stalled = (contentType: string): typeof fetch => async (_input, init) => {
-    const body = new ReadableStream<Uint8Array>({
-      start(controller) {
-        controller.enqueue(new TextEncoder().encode(contentType.includes("event-stream") ? "data: {}\n\n" : "{"));
-        init?.signal?.addEventListener("abort", () => controller.error(init.signal!.reason), { once: true });
-      },
-    });
-    return new Response(body, { headers: { "content-type": contentType } });
-  };
+  const stalled =
+    (contentType: string): typeof fetch =>
+    async (_input, init) => {
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(contentType.includes("event-stream") ? "data: {}\n\n" : "{"));
+          init?.signal?.addEventListener("abort", () => controller.error(init.signal!.reason), { once: true });
+        },
+      });
+      return new Response(body, { headers: { "content-type": contentType } });
+    };
 
   it("a body still unfinished at the deadline fails with a ModelTimeoutError naming LLM_TIMEOUT_MS", async () => {
     const response = await fetchWithDeadline(50, stalled("application/json"))("http://model.test/v1/chat/completions");
-    const error = await response.text().then(() => undefined, (e: unknown) => e);
+    const error = await response.text().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ModelTimeoutError);
     expect((error as ModelTimeoutError).name).toBe("TimeoutError");
     expect((error as ModelTimeoutError).streamed).toBe(false);
@@ -63,7 +68,10 @@ describe("the whole-answer deadline of a model request", () => {
     const response = await fetchWithDeadline(50, stalled("text/event-stream"))("http://model.test/v1/chat/completions");
     const reader = response.body!.getReader();
     await reader.read();
-    const error = await reader.read().then(() => undefined, (e: unknown) => e);
+    const error = await reader.read().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect((error as ModelTimeoutError).streamed).toBe(true);
     const wrapped = ProviderError.from(error, "generate");
     expect(wrapped.message).toMatch(/TimeoutError: Request timed out: no complete answer within 50 ms \(LLM_TIMEOUT_MS\); the answer had started streaming/);
@@ -89,7 +97,10 @@ describe("the whole-answer deadline of a model request", () => {
 
   it("the caller's own abort still cancels the request", async () => {
     const caller = new AbortController();
-    const pending = fetchWithDeadline(60_000, (_input, init) => new Promise((_, reject) => init!.signal!.addEventListener("abort", () => reject(init!.signal!.reason))))("http://model.test/", { signal: caller.signal });
+    const pending = fetchWithDeadline(
+      60_000,
+      (_input, init) => new Promise((_, reject) => init!.signal!.addEventListener("abort", () => reject(init!.signal!.reason))),
+    )("http://model.test/", { signal: caller.signal });
     caller.abort(new Error("caller stopped"));
     await expect(pending).rejects.toThrow("caller stopped");
   });
@@ -103,7 +114,8 @@ describe("the whole-answer deadline of a model request", () => {
 describe("secrets in provider error text", () => {
   it("the configured key, Bearer tokens, sk- keys and URL credentials are redacted; the provider's words stay", () => {
     registerSecret("local-proxy-key-42");
-    const said = 'proxy says: bad key local-proxy-key-42 in "Authorization: Bearer abc.def-ghi" for sk-proj-AbC123456789xyz at http://admin:hunter2@proxy.local/v1';
+    const said =
+      'proxy says: bad key local-proxy-key-42 in "Authorization: Bearer abc.def-ghi" for sk-proj-AbC123456789xyz at http://admin:hunter2@proxy.local/v1';
     const error = ProviderError.from(Object.assign(new Error(said), { status: 401 }), "generate");
     expect(error.message).toBe(
       'Model provider failed in node "generate" with HTTP 401: proxy says: bad key [redacted] in "Authorization: Bearer [redacted]" for [redacted] at http://[redacted]@proxy.local/v1',
@@ -117,9 +129,13 @@ describe("secrets in provider error text", () => {
 
   it("a connection fault says what lies under it and is not retried again by the node", () => {
     class APIConnectionError extends Error {}
-    const error = new APIConnectionError("Connection error.", { cause: new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:9") }) });
+    const error = new APIConnectionError("Connection error.", {
+      cause: new TypeError("fetch failed", { cause: new Error("connect ECONNREFUSED 127.0.0.1:9") }),
+    });
     const wrapped = ProviderError.from(error, "generate");
-    expect(wrapped.message).toBe('Model provider failed in node "generate": APIConnectionError: Connection error. (fetch failed: connect ECONNREFUSED 127.0.0.1:9)');
+    expect(wrapped.message).toBe(
+      'Model provider failed in node "generate": APIConnectionError: Connection error. (fetch failed: connect ECONNREFUSED 127.0.0.1:9)',
+    );
     expect(wrapped.transient).toBe(false);
   });
 });

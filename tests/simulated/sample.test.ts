@@ -39,7 +39,9 @@ const schemas: Record<string, JsonSchema> = {
       nullable: { type: ["string", "null"], maxLength: 4 },
     },
   },
-  zod: z.toJSONSchema(z.object({ name: z.string().min(2).max(30), age: z.number().int().min(18).optional(), role: z.enum(["admin", "user"]), tags: z.array(z.string()).max(3) })) as JsonSchema,
+  zod: z.toJSONSchema(
+    z.object({ name: z.string().min(2).max(30), age: z.number().int().min(18).optional(), role: z.enum(["admin", "user"]), tags: z.array(z.string()).max(3) }),
+  ) as JsonSchema,
 };
 
 describe("sampleValue", () => {

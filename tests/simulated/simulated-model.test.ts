@@ -45,7 +45,9 @@ describe("the built-in simulated model", () => {
     for (const name of ["gpt-4o-mini", "Simulated", "simulated-1", " simulated"]) {
       expect(() => createChatModel({ model: name, role: "generate" }, readEnvironment({})), name).toThrow(ConfigurationError);
     }
-    expect(() => createChatModel({ model: readEnvironment({}).model, role: "generate" }, readEnvironment({}))).toThrow(/OPENAI_API_KEY.*OPENAI_BASE_URL.*LLM_MODEL=simulated/s);
+    expect(() => createChatModel({ model: readEnvironment({}).model, role: "generate" }, readEnvironment({}))).toThrow(
+      /OPENAI_API_KEY.*OPENAI_BASE_URL.*LLM_MODEL=simulated/s,
+    );
     // One model per role, whatever the provider settings say.
     const generator = createChatModel({ model: "simulated", role: "generate" }, { ...simulatedEnv, openaiApiKey: "sk-test" });
     expect(createChatModel({ model: "simulated", role: "generate" }, simulatedEnv)).toBe(generator);
@@ -95,16 +97,23 @@ describe("the built-in simulated model", () => {
 
   it("an inline spec whose prompt carries no JSON Schema it can read: a reply saying so, not JSON, and the run ends not valid", async () => {
     const model = new SimulatedChatModel({ seed: 1 }, "generator");
-    const reply = await model.invoke([new SystemMessage("You write JSON objects of this kind: A discount code."), new HumanMessage("Request:\nA discount code")]);
+    const reply = await model.invoke([
+      new SystemMessage("You write JSON objects of this kind: A discount code."),
+      new HumanMessage("Request:\nA discount code"),
+    ]);
     expect(reply.text).toMatch(/built-in simulated model.*not from a language model.*no JSON Schema in its prompt/s);
   });
 
   it("runs Reflexion with a gate spec; its evaluations say where they came from; a free-text task is answered with what it cannot do", async () => {
     const graph = buildReflexionGraph({ env: simulatedEnv, store: new InMemoryStore() });
-    const gated = await graph.invoke({ tasks: ["A deployment config for payments-api with 8 replicas"] }, { context: { spec: "deployment-config", maxLoops: 3 } });
+    const gated = await graph.invoke(
+      { tasks: ["A deployment config for payments-api with 8 replicas"] },
+      { context: { spec: "deployment-config", maxLoops: 3 } },
+    );
     expect(gated.outcomes[0]).toMatchObject({ valid: true, error: null });
     expect((await checkValue(builtinSpecs.get("deployment-config")!, JSON.parse(gated.results[0]!))).valid).toBe(true);
-    for (const step of gated.steps[0]) expect(step.evaluation).toMatch(/^\(built-in simulated model "simulated": seeded rules, not a language model\)\n.*Final score: /s);
+    for (const step of gated.steps[0])
+      expect(step.evaluation).toMatch(/^\(built-in simulated model "simulated": seeded rules, not a language model\)\n.*Final score: /s);
 
     const free = await graph.invoke({ tasks: ["Explain recursion to a beginner."] }, { context: { maxLoops: 1, useMemory: false } });
     expect(free.results[0]).toMatch(/built-in simulated model.*does not say which of them it is for/s);

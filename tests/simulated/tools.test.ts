@@ -59,7 +59,11 @@ describe("the simulated model with tools", () => {
   });
 
   it("a structured answer for a spec it does not know: drawn from the answer tool's schema, seeded defects named and fixed", async () => {
-    const spec = defineSpec({ name: "ticket", description: "A support ticket.", schema: z.object({ id: z.string().regex(/^T-\d{4}$/), priority: z.enum(["low", "high"]), minutes: z.number().int().min(5).max(120) }) });
+    const spec = defineSpec({
+      name: "ticket",
+      description: "A support ticket.",
+      schema: z.object({ id: z.string().regex(/^T-\d{4}$/), priority: z.enum(["low", "high"]), minutes: z.number().int().min(5).max(120) }),
+    });
     const agent = createAgent({ model: simulated(), tools: [], middleware: [validatedResponse({ spec, maxAttempts: 3 })] });
     const result = await agent.invoke({ messages: [new HumanMessage("Open a ticket for the login outage")] });
     expect(result.responseOutcome).toMatchObject({ success: true });

@@ -19,7 +19,11 @@ import { SUITE_DIR } from "./official-suite.support.js";
 
 type AjvClass = new (options: Options) => Ajv;
 const cjs = <T>(module: unknown): T => ((module as { default?: unknown }).default ?? module) as T;
-const CLASSES: Record<string, AjvClass> = { "draft-07": Ajv as unknown as AjvClass, "2019-09": cjs<AjvClass>(Ajv2019Module), "2020-12": cjs<AjvClass>(Ajv2020Module) };
+const CLASSES: Record<string, AjvClass> = {
+  "draft-07": Ajv as unknown as AjvClass,
+  "2019-09": cjs<AjvClass>(Ajv2019Module),
+  "2020-12": cjs<AjvClass>(Ajv2020Module),
+};
 
 const UPGRADE = "ajv alone no longer misjudges this: remove its workaround in src/specs/ajv-gaps.ts (and this guard)";
 const S2019 = "https://json-schema.org/draft/2019-09/schema";
@@ -77,7 +81,9 @@ describe("rewritten: a field named __proto__", () => {
     expect(schemaVerdict(JSON.parse('{"dependencies": {"__proto__": {"required": ["bar"]}}}'), proto(1))).toBe(false);
     const spec = code(properties);
     expect(Object.keys(spec.schema.properties as object)).toEqual(["__proto__"]);
-    expect(validateAgainstSpec(spec, proto(1)).errors).toEqual(['the value has a field named "__proto__", which a checkpoint would not give back as written; rename the field']);
+    expect(validateAgainstSpec(spec, proto(1)).errors).toEqual([
+      'the value has a field named "__proto__", which a checkpoint would not give back as written; rename the field',
+    ]);
   });
 });
 
@@ -115,7 +121,9 @@ describe("corrected keyword: if (what it evaluated counts only when it holds)", 
       else: { properties: { y: { type: "string" } } },
       unevaluatedProperties: false,
     };
-    expect(validateAgainstSpec(code(schema), { kind: "a" }).errors).toEqual(['x is missing; it is required (this applies because the "if" condition {"properties":{"kind":{"const":"a"}}} holds)']);
+    expect(validateAgainstSpec(code(schema), { kind: "a" }).errors).toEqual([
+      'x is missing; it is required (this applies because the "if" condition {"properties":{"kind":{"const":"a"}}} holds)',
+    ]);
     expect(verdict(schema, { kind: "b", y: "s" })).toBe(true);
     expect(verdict(schema, { kind: "b", x: 1 })).toBe(false);
   });
@@ -204,7 +212,9 @@ describe('refused: "$dynamicRef"', () => {
   });
 
   it("a spec with it is refused, and told to use $ref", () => {
-    expect(refusal(paths.schema)).toMatch(/^"\$dynamicRef" at #\/\$defs\/genericList\/properties\/list\/items is not supported: .*use "\$ref" with a JSON pointer/);
+    expect(refusal(paths.schema)).toMatch(
+      /^"\$dynamicRef" at #\/\$defs\/genericList\/properties\/list\/items is not supported: .*use "\$ref" with a JSON pointer/,
+    );
     expect(refusal(scopes.schema)).toMatch(/^"\$dynamicRef" at #\/\$defs\/third\/\$defs\/stuff is not supported/);
   });
 });
@@ -219,7 +229,9 @@ describe('refused: "unevaluatedItems" that sees a "contains"', () => {
   });
 
   it("a spec with both is refused, naming both and what to use instead", () => {
-    expect(refusal(adjacent.schema)).toMatch(/^"unevaluatedItems" at # is not supported together with "contains" \(at #\): .*"prefixItems" and "items" instead\.$/);
+    expect(refusal(adjacent.schema)).toMatch(
+      /^"unevaluatedItems" at # is not supported together with "contains" \(at #\): .*"prefixItems" and "items" instead\.$/,
+    );
     expect(refusal(nested.schema)).toMatch(/^"unevaluatedItems" at # is not supported together with "contains" \(at #\/allOf\/1\)/);
     const behindRef = { $schema: S2020, $defs: { some: { contains: { type: "string" } } }, $ref: "#/$defs/some", unevaluatedItems: false };
     expect(refusal(behindRef)).toMatch(/"contains" \(at #\/\$defs\/some\)/);
@@ -261,8 +273,15 @@ describe('refused: a "$recursiveRef" (2019-09) ajv resolves to the wrong schema'
   });
 
   it("a spec with it is refused; one in the root resource, anchored there, is accepted", () => {
-    expect(code.bind(null, innerWithoutAnchor)).toThrow(/"\$recursiveRef" at #\/anyOf\/1\/additionalProperties\/anyOf\/1\/additionalProperties refers to the schema resource at #\/anyOf\/1\/additionalProperties .*use "\$ref" with a JSON pointer/);
-    const tree = { $schema: S2019, $recursiveAnchor: true, type: "object", properties: { value: { type: "number" }, children: { type: "array", items: { $recursiveRef: "#" } } } };
+    expect(code.bind(null, innerWithoutAnchor)).toThrow(
+      /"\$recursiveRef" at #\/anyOf\/1\/additionalProperties\/anyOf\/1\/additionalProperties refers to the schema resource at #\/anyOf\/1\/additionalProperties .*use "\$ref" with a JSON pointer/,
+    );
+    const tree = {
+      $schema: S2019,
+      $recursiveAnchor: true,
+      type: "object",
+      properties: { value: { type: "number" }, children: { type: "array", items: { $recursiveRef: "#" } } },
+    };
     expect(verdict(tree, { value: 1, children: [{ value: 2, children: [] }] })).toBe(true);
     expect(verdict(tree, { value: 1, children: [{ value: "2" }] })).toBe(false);
   });

@@ -32,14 +32,23 @@ const withRule = (rule: Omit<BusinessRule, "id" | "description" | "inputs"> & Pa
 
 describe("rules read what is judged and cannot change it", () => {
   it("a rule that writes to its document: the write fails, the verdict says so, and the value kept is the one the schema judged", async () => {
-    const spec = withRule({ check: (_v, doc) => ((doc as { replicas: number }).replicas = 999, null) });
-    for (const verdict of [await checkText(spec, '{"replicas": 3}', "model"), await checkValue(spec, { replicas: 3 }), validateAgainstSpec(spec, { replicas: 3 })]) {
+    const spec = withRule({ check: (_v, doc) => (((doc as { replicas: number }).replicas = 999), null) });
+    for (const verdict of [
+      await checkText(spec, '{"replicas": 3}', "model"),
+      await checkValue(spec, { replicas: 3 }),
+      validateAgainstSpec(spec, { replicas: 3 }),
+    ]) {
       expect(verdict.valid).toBe(false);
       expect(verdict.errors[0]).toMatch(/^rule "r" could not be checked: Cannot assign to read only property 'replicas'/);
       expect(verdict.value).toBeUndefined();
     }
     // A rule that writes to one of its input values (an object) fails the same way.
-    const nested = defineSpec({ name: "n", description: "", schema: { type: "object" }, rules: [{ id: "w", description: "", inputs: { a: "object" }, check: (v) => ((v.a.x = 1), null) }] });
+    const nested = defineSpec({
+      name: "n",
+      description: "",
+      schema: { type: "object" },
+      rules: [{ id: "w", description: "", inputs: { a: "object" }, check: (v) => ((v.a.x = 1), null) }],
+    });
     expect((await checkValue(nested, { a: {} })).errors[0]).toMatch(/rule "w" could not be checked: Cannot add property x/);
   });
 
@@ -100,7 +109,19 @@ describe("rules read what is judged and cannot change it", () => {
       }
     }
     const client = new Client();
-    const spec = defineSpec({ name: "live", description: "", schema: { type: "object" }, rules: [{ id: "known", description: "", inputs: { service: "string" }, check: (v, _d, ctx: { client: Client }) => (ctx.client.has(v.service) ? null : "unknown service") }] });
+    const spec = defineSpec({
+      name: "live",
+      description: "",
+      schema: { type: "object" },
+      rules: [
+        {
+          id: "known",
+          description: "",
+          inputs: { service: "string" },
+          check: (v, _d, ctx: { client: Client }) => (ctx.client.has(v.service) ? null : "unknown service"),
+        },
+      ],
+    });
     expect((await checkValue(spec, { service: "api" }, { context: { client } })).valid).toBe(true);
     expect(client.calls).toBe(1);
   });
@@ -109,7 +130,7 @@ describe("rules read what is judged and cannot change it", () => {
     const spec = defineSpec({
       name: "zw",
       description: "",
-      schema: z.object({ tags: z.array(z.string()), meta: z.any() }).refine((v) => (v.meta.x = 1, true)),
+      schema: z.object({ tags: z.array(z.string()), meta: z.any() }).refine((v) => ((v.meta.x = 1), true)),
     });
     const verdict = await checkValue(spec, { tags: ["a"], meta: {} });
     expect(verdict.valid).toBe(false);
@@ -121,7 +142,11 @@ describe("promises never escape the check step", () => {
   afterEach(() => expect(unhandled).toEqual([]));
 
   it("a zod refinement written as a plain function that returns a rejected Promise: the synchronous check refuses it, nothing is left unobserved", async () => {
-    const spec = defineSpec({ name: "zp", description: "", schema: z.object({ a: z.number() }).refine(() => Promise.reject(new Error("lookup failed")) as unknown as boolean) });
+    const spec = defineSpec({
+      name: "zp",
+      description: "",
+      schema: z.object({ a: z.number() }).refine(() => Promise.reject(new Error("lookup failed")) as unknown as boolean),
+    });
     const report = validateAgainstSpec(spec, { a: 1 });
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/a refinement or transform returned a Promise, which only the asynchronous check step .* can wait for/);
@@ -162,11 +187,18 @@ describe("promises never escape the check step", () => {
   });
 
   it("parallel tool calls of a spec with an asynchronous rule are counted as the check step judges them: four valid calls all run", async () => {
-    const spec = defineSpec({ name: "lookup", description: "", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [{ id: "known", description: "", inputs: { n: "integer" }, check: async (v) => (v.n >= 0 ? null : "n is unknown") }] });
+    const spec = defineSpec({
+      name: "lookup",
+      description: "",
+      schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+      rules: [{ id: "known", description: "", inputs: { n: "integer" }, check: async (v) => (v.n >= 0 ? null : "n is unknown") }],
+    });
     const ran: unknown[] = [];
     const tool = guardedTool({ spec, name: "look_up", description: "Look up.", maxAttempts: 2, func: async (a: unknown) => (ran.push(a), "ok") });
     const model = fakeModel();
-    model.respond(new AIMessage({ content: "", tool_calls: [0, 1, 2, 3].map((n) => ({ type: "tool_call" as const, name: "look_up", args: { n }, id: `call_${n}` })) }));
+    model.respond(
+      new AIMessage({ content: "", tool_calls: [0, 1, 2, 3].map((n) => ({ type: "tool_call" as const, name: "look_up", args: { n }, id: `call_${n}` })) }),
+    );
     model.respond(new AIMessage("done"));
     await createReactAgent({ llm: model, tools: [tool] }).invoke({ messages: [new HumanMessage("look up four")] });
     expect(ran).toHaveLength(4);
@@ -182,14 +214,36 @@ describe("nothing it is handed makes the check step throw", () => {
   });
 
   it("a rule throwing something whose message getter throws", async () => {
-    const thrown = Object.defineProperty({}, "message", { get: () => { throw new Error("no"); } });
-    const spec = withRule({ check: () => { throw thrown; } });
+    const thrown = Object.defineProperty({}, "message", {
+      get: () => {
+        throw new Error("no");
+      },
+    });
+    const spec = withRule({
+      check: () => {
+        throw thrown;
+      },
+    });
     expect((await checkValue(spec, { replicas: 3 })).errors).toEqual(['rule "r" could not be checked: a value that cannot be shown as text']);
   });
 
   it("a value given as data that is a Proxy whose traps throw", async () => {
-    const hostile = new Proxy({}, { getPrototypeOf: () => { throw new Error("trap"); }, ownKeys: () => { throw new Error("trap"); } });
-    for (const verdict of [await checkValue(deployment, hostile), validateAgainstSpec(deployment, hostile), await checkValue(deployment, { nested: hostile })]) {
+    const hostile = new Proxy(
+      {},
+      {
+        getPrototypeOf: () => {
+          throw new Error("trap");
+        },
+        ownKeys: () => {
+          throw new Error("trap");
+        },
+      },
+    );
+    for (const verdict of [
+      await checkValue(deployment, hostile),
+      validateAgainstSpec(deployment, hostile),
+      await checkValue(deployment, { nested: hostile }),
+    ]) {
       expect(verdict.valid).toBe(false);
       expect(verdict.errors[0]).toMatch(/could not be read as JSON data \(reading it threw: trap\)/);
     }
@@ -199,11 +253,31 @@ describe("nothing it is handed makes the check step throw", () => {
 describe("budgets take only what a provider can mean", () => {
   it("usage counts that are negative, not finite or missing are not taken: the output is estimated, the total never below input + output", () => {
     const content = "x".repeat(400);
-    expect(usageOf({ content, usage_metadata: { input_tokens: -99_500, output_tokens: -99_500, total_tokens: -199_000 } })).toEqual({ inputTokens: 0, outputTokens: 100, totalTokens: 100, calls: 1 });
-    expect(usageOf({ content, usage_metadata: { input_tokens: -99_500, output_tokens: 7, total_tokens: -99_493 } }, 2_000)).toEqual({ inputTokens: 500, outputTokens: 7, totalTokens: 507, calls: 1 });
+    expect(usageOf({ content, usage_metadata: { input_tokens: -99_500, output_tokens: -99_500, total_tokens: -199_000 } })).toEqual({
+      inputTokens: 0,
+      outputTokens: 100,
+      totalTokens: 100,
+      calls: 1,
+    });
+    expect(usageOf({ content, usage_metadata: { input_tokens: -99_500, output_tokens: 7, total_tokens: -99_493 } }, 2_000)).toEqual({
+      inputTokens: 500,
+      outputTokens: 7,
+      totalTokens: 507,
+      calls: 1,
+    });
     expect(usageOf({ content })).toEqual({ inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 1 });
-    expect(usageOf({ content, usage_metadata: { input_tokens: 10, output_tokens: Number.NaN, total_tokens: 3 } })).toEqual({ inputTokens: 10, outputTokens: 100, totalTokens: 110, calls: 1 });
-    expect(usageOf({ content, usage_metadata: { input_tokens: 10, output_tokens: 20, total_tokens: 30 } })).toEqual({ inputTokens: 10, outputTokens: 20, totalTokens: 30, calls: 1 });
+    expect(usageOf({ content, usage_metadata: { input_tokens: 10, output_tokens: Number.NaN, total_tokens: 3 } })).toEqual({
+      inputTokens: 10,
+      outputTokens: 100,
+      totalTokens: 110,
+      calls: 1,
+    });
+    expect(usageOf({ content, usage_metadata: { input_tokens: 10, output_tokens: 20, total_tokens: 30 } })).toEqual({
+      inputTokens: 10,
+      outputTokens: 20,
+      totalTokens: 30,
+      calls: 1,
+    });
   });
 
   it("a provider reporting -99,500 tokens a call does not buy a 2,500-token run more calls", async () => {

@@ -19,11 +19,32 @@ const PADDED = { type: "string", not: { pattern: "^y" } };
 describe("a spent pattern budget never reads as a pass", () => {
   // Each spec forbids something with a pattern under a keyword that turns "no match" into a pass.
   const cases: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
-    ["not", { type: "object", properties: { pad: PADDED, q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } }, { pad: PAD, q: "DROP TABLE users" }],
-    ["if/then", { type: "object", properties: { pad: PADDED, q: { type: "string" } }, if: { properties: { q: { pattern: "^admin" } } }, then: { required: ["approval"] } }, { pad: PAD, q: "admin-delete" }],
-    ["patternProperties", { type: "object", properties: { pad: PADDED }, patternProperties: { "^secret": { type: "integer" } } }, { pad: PAD, secret_key: "leaked" }],
+    [
+      "not",
+      { type: "object", properties: { pad: PADDED, q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } },
+      { pad: PAD, q: "DROP TABLE users" },
+    ],
+    [
+      "if/then",
+      {
+        type: "object",
+        properties: { pad: PADDED, q: { type: "string" } },
+        if: { properties: { q: { pattern: "^admin" } } },
+        then: { required: ["approval"] },
+      },
+      { pad: PAD, q: "admin-delete" },
+    ],
+    [
+      "patternProperties",
+      { type: "object", properties: { pad: PADDED }, patternProperties: { "^secret": { type: "integer" } } },
+      { pad: PAD, secret_key: "leaked" },
+    ],
     ["propertyNames", { type: "object", properties: { pad: PADDED }, propertyNames: { not: { pattern: "^__" } } }, { pad: PAD, __proto_like: 1 }],
-    ["the same field", { type: "object", properties: { q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } }, { q: `${PAD}DROP TABLE users` }],
+    [
+      "the same field",
+      { type: "object", properties: { q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } },
+      { q: `${PAD}DROP TABLE users` },
+    ],
   ];
   it.each(cases)("under %s, in the same answer as 250,001 characters elsewhere", async (_label, schema, value) => {
     const spec = resolveSpec({ name: "guarded", schema });
@@ -34,7 +55,10 @@ describe("a spent pattern budget never reads as a pass", () => {
     expect(report.valid).toBe(false);
     expect(report.errors.join("\n")).toMatch(/could not all run and the value is not accepted/);
     // Through the graph: success false.
-    const out = await buildValidationGraph({ model: scriptedModel([JSON.stringify(value)]) }).invoke({ request: "x" }, { context: { spec: { name: "guarded", schema }, maxAttempts: 1 } });
+    const out = await buildValidationGraph({ model: scriptedModel([JSON.stringify(value)]) }).invoke(
+      { request: "x" },
+      { context: { spec: { name: "guarded", schema }, maxAttempts: 1 } },
+    );
     expect(out.success).toBe(false);
   });
 
@@ -52,7 +76,13 @@ describe("anything that did not run to completion is invalid", () => {
     ["true", () => true, /returned boolean/],
     ["a number", () => 0, /returned number/],
     ["a list with a non-string", () => [1], /returned object/],
-    ["a throw", () => { throw new Error("boom"); }, /could not be checked: boom/],
+    [
+      "a throw",
+      () => {
+        throw new Error("boom");
+      },
+      /could not be checked: boom/,
+    ],
   ])("a rule that returns %s", async (_label, check, message) => {
     const report = validateAgainstSpec(rule(check), {});
     expect(report.valid).toBe(false);
@@ -61,7 +91,11 @@ describe("anything that did not run to completion is invalid", () => {
   });
 
   it("a stack overflow inside the validator is a verdict of invalid, not a throw", () => {
-    const spec = defineSpec({ name: "deep", description: "", schema: { $ref: "#/definitions/n", definitions: { n: { type: "object", properties: { a: { $ref: "#/definitions/n" } } } } } });
+    const spec = defineSpec({
+      name: "deep",
+      description: "",
+      schema: { $ref: "#/definitions/n", definitions: { n: { type: "object", properties: { a: { $ref: "#/definitions/n" } } } } },
+    });
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 60; i++) deep = { a: deep };
     // Within the depth bound, judged; past it, refused as too deep.
@@ -83,7 +117,8 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
       schema: { type: "object", required: ["target"], properties: { target: { type: "string" } } },
       rules: [{ id: "known-target", description: "target must be a service that exists", inputs: { target: "string" }, check: check as never }],
     });
-  const known = (v: Record<string, any>, _d: unknown, context: Services) => (context.services.includes(v.target) ? null : `target is ${JSON.stringify(v.target)}; it must be one of ${context.services.join(", ")}`);
+  const known = (v: Record<string, any>, _d: unknown, context: Services) =>
+    context.services.includes(v.target) ? null : `target is ${JSON.stringify(v.target)}; it must be one of ${context.services.join(", ")}`;
 
   it("a rule reads the context given with the check", async () => {
     const spec = deployTo(known);
@@ -98,21 +133,45 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
     const context = { services: ["payments"] };
     expect((await checkValue(lookup, { target: "payments" }, { context })).valid).toBe(true);
     expect((await checkValue(lookup, { target: "orders" }, { context })).valid).toBe(false);
-    const rejects = await checkValue(deployTo(async () => { throw new Error("registry down"); }), { target: "payments" }, { context });
+    const rejects = await checkValue(
+      deployTo(async () => {
+        throw new Error("registry down");
+      }),
+      { target: "payments" },
+      { context },
+    );
     expect(rejects.errors).toEqual(['rule "known-target" could not be checked: it failed: registry down']);
-    const never = await checkValue(deployTo(() => new Promise(() => undefined)), { target: "payments" }, { context, timeoutMs: 50 });
+    const never = await checkValue(
+      deployTo(() => new Promise(() => undefined)),
+      { target: "payments" },
+      { context, timeoutMs: 50 },
+    );
     expect(never.errors).toEqual(['rule "known-target" could not be checked: it did not finish within 50 ms']);
-    const odd = await checkValue(deployTo(async () => true), { target: "payments" }, { context });
+    const odd = await checkValue(
+      deployTo(async () => true),
+      { target: "payments" },
+      { context },
+    );
     expect(odd.errors).toEqual(['rule "known-target" could not be checked: it returned boolean, not null (satisfied) or the problem(s)']);
     // The synchronous form cannot wait: invalid, saying so, and nothing is left unobserved.
-    const sync = validateAgainstSpec(deployTo(async () => { throw new Error("late"); }), { target: "payments" }, undefined, context);
+    const sync = validateAgainstSpec(
+      deployTo(async () => {
+        throw new Error("late");
+      }),
+      { target: "payments" },
+      undefined,
+      context,
+    );
     expect(sync.errors[0]).toMatch(/it is asynchronous, and only the asynchronous check step/);
   });
 
   it("through the graph: the run's ruleContext reaches the rules, and is kept for the whole run", async () => {
     const spec = deployTo(async (v, d, context) => known(v, d, context));
     const model = scriptedModel(['{"target": "orders"}', '{"target": "payments"}']);
-    const out = await buildValidationGraph({ model, spec }).invoke({ request: "deploy" }, { context: { maxAttempts: 2, ruleContext: { services: ["payments"] } } });
+    const out = await buildValidationGraph({ model, spec }).invoke(
+      { request: "deploy" },
+      { context: { maxAttempts: 2, ruleContext: { services: ["payments"] } } },
+    );
     expect(out).toMatchObject({ success: true, attempts: 2, result: { target: "payments" } });
     expect(out.history[0].errors).toEqual(['target is "orders"; it must be one of payments']);
   });
@@ -121,13 +180,29 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
 describe("values are read as JSON data", () => {
   const open = defineSpec({ name: "open", description: "", schema: {} });
   it.each([
-    ["a cycle", () => { const a: Record<string, unknown> = {}; a.me = a; return a; }, "me refers to itself (a cycle), which JSON cannot hold"],
+    [
+      "a cycle",
+      () => {
+        const a: Record<string, unknown> = {};
+        a.me = a;
+        return a;
+      },
+      "me refers to itself (a cycle), which JSON cannot hold",
+    ],
     ["a BigInt", () => ({ n: 1n }), "n is a BigInt, which JSON has no form for; use a number or a string"],
     ["NaN", () => [NaN], "[0] is NaN, which JSON has no form for; use a finite number or null"],
     ["a function", () => ({ f: () => 1 }), "f is a function, which JSON has no form for"],
     ["a Date", () => ({ d: new Date(0) }), /^d is a Date, not plain JSON data/],
     ["a Map", () => new Map(), /^the value is a Map, not plain JSON data/],
-    ["a getter", () => ({ get g() { return 1; } }), "g is computed by a getter, not plain JSON data"],
+    [
+      "a getter",
+      () => ({
+        get g() {
+          return 1;
+        },
+      }),
+      "g is computed by a getter, not plain JSON data",
+    ],
     ["a sparse array", () => [1, , 3], "[1] is missing (a sparse array), which JSON cannot hold"], // eslint-disable-line no-sparse-arrays
     ["a symbol key", () => ({ [Symbol("s")]: 1 }), "the value has a symbol-keyed field, not plain JSON data"],
   ])("%s is refused with the reason", async (_label, make, message) => {
@@ -141,7 +216,10 @@ describe("values are read as JSON data", () => {
     const shared = { a: 1 };
     expect(toJsonData({ left: shared, right: shared })).toEqual({ ok: true, value: { left: { a: 1 }, right: { a: 1 } } });
     const parsed = JSON.parse('{"__proto__": {"polluted": true}, "x": 1}');
-    expect(toJsonData({ p: parsed })).toEqual({ ok: false, error: 'p has a field named "__proto__", which a checkpoint would not give back as written; rename the field' });
+    expect(toJsonData({ p: parsed })).toEqual({
+      ok: false,
+      error: 'p has a field named "__proto__", which a checkpoint would not give back as written; rename the field',
+    });
   });
 
   it("the value returned is a copy: changing the caller's object afterwards changes nothing", async () => {
@@ -158,11 +236,16 @@ describe("two readers: a model's answer is extracted, a person's answer is read 
     expect((await checkText(spec, 'Here it is: {"n": 1} hope that helps', "model")).valid).toBe(true);
     const person = await checkText(spec, '{"n": 1} and then anything', "exact");
     expect(person.valid).toBe(false);
-    expect(person.errors[0]).toMatch(/^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON at line 1, column 10/);
+    expect(person.errors[0]).toMatch(
+      /^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON at line 1, column 10/,
+    );
     expect((await checkText(spec, '  {"n": 1}\n', "exact")).valid).toBe(true);
   });
   it("both readers are bounded the same way", () => {
-    expect(parseExactJson("[".repeat(100) + "]".repeat(100))).toEqual({ ok: false, error: "The JSON nests deeper than 64 levels; the expected object is shallow." });
+    expect(parseExactJson("[".repeat(100) + "]".repeat(100))).toEqual({
+      ok: false,
+      error: "The JSON nests deeper than 64 levels; the expected object is shallow.",
+    });
     expect(parseExactJson("1".repeat(20), { maxChars: 10 })).toEqual({ ok: false, error: "The value is 20 characters long, over the limit of 10." });
     expect(parseExactJson('{"a":1,"a":2}')).toMatchObject({ ok: false, error: expect.stringMatching(/names the field "a" twice/) });
   });
@@ -170,7 +253,15 @@ describe("two readers: a model's answer is extracted, a person's answer is read 
 
 describe("zod specs", () => {
   it("an async refinement that rejects makes the value invalid; nothing is left unobserved", async () => {
-    const spec = defineSpec({ name: "lookup", description: "", schema: z.object({ id: z.string().refine(async () => { throw new Error("lookup down"); }) }) });
+    const spec = defineSpec({
+      name: "lookup",
+      description: "",
+      schema: z.object({
+        id: z.string().refine(async () => {
+          throw new Error("lookup down");
+        }),
+      }),
+    });
     expect(spec.zodAsync).toBe(true);
     const report = await checkValue(spec, { id: "a" });
     expect(report.valid).toBe(false);
@@ -198,7 +289,14 @@ describe("zod specs", () => {
     ["a function", () => () => 1],
     ["a BigInt", () => 1n],
     ["a Symbol", () => Symbol("s")],
-    ["a cycle", () => { const a: Record<string, unknown> = {}; a.a = a; return a; }],
+    [
+      "a cycle",
+      () => {
+        const a: Record<string, unknown> = {};
+        a.a = a;
+        return a;
+      },
+    ],
     ["a Date", () => new Date(0)],
   ] as Array<[string, () => unknown]>)("a transform whose output is %s is refused, never reported valid", async (_label, make) => {
     const spec = defineSpec({ name: "t", description: "", schema: z.object({ n: z.number() }).transform(make) });
@@ -216,7 +314,9 @@ describe("zod specs", () => {
   it("a union past the limit is refused by the measure (before anything converts or compiles it), saying what to change", () => {
     const union = z.union(Array.from({ length: 2_000 }, (_, i) => z.object({ k: z.literal(i) })) as unknown as [z.ZodType, z.ZodType]);
     expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(SpecError);
-    expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(`has a union of 2000 options; the limit is ${ZOD_SPEC_LIMITS.maxBranches}`);
+    expect(() => defineSpec({ name: "wide", description: "", schema: union })).toThrow(
+      `has a union of 2000 options; the limit is ${ZOD_SPEC_LIMITS.maxBranches}`,
+    );
   });
 
   it("a schema too deep is refused with the limit, not a stack overflow", () => {

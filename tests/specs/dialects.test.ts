@@ -109,7 +109,7 @@ describe("unknown keywords: ignored as the standard says, and listed; likely mis
     for (const spec of bothKinds({ type: "string" })) expect(spec.ignoredKeywords).toEqual([]);
   });
 
-  it("a draft-04 \"id\" in a draft-07 schema is ignored, not refused", () => {
+  it('a draft-04 "id" in a draft-07 schema is ignored, not refused', () => {
     for (const spec of bothKinds({ id: "http://example.com/order", type: "object", properties: { n: { type: "integer" } } })) {
       expect(validateAgainstSpec(spec, { n: 1.5 }).errors).toEqual(["n is 1.5 (number); it must be an integer"]);
       expect(spec.ignoredKeywords).toEqual([{ keyword: "id", at: "#" }]);
@@ -157,7 +157,11 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
   const S06 = "http://json-schema.org/draft-06/schema#";
 
   it('draft-04: a boolean "exclusiveMaximum"/"exclusiveMinimum" makes its bound exclusive', () => {
-    const schema = { $schema: S04, type: "object", properties: { pct: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 100, exclusiveMaximum: true } } };
+    const schema = {
+      $schema: S04,
+      type: "object",
+      properties: { pct: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 100, exclusiveMaximum: true } },
+    };
     for (const spec of bothKinds(schema)) {
       expect(validateAgainstSpec(spec, { pct: 50 }).valid).toBe(true);
       expect(validateAgainstSpec(spec, { pct: 100 }).errors).toEqual(["pct is 100; it must be < 100"]);
@@ -165,7 +169,9 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
       expect(errorsBothWays(spec, { pct: 100 }).partial).toEqual(["pct is 100; it must be < 100"]);
     }
     // A numeric exclusiveMaximum is draft-06's: in draft-04 the schema does not conform.
-    expect(() => defineSpec({ name: "d4", description: "", schema: { $schema: S04, exclusiveMaximum: 5 } })).toThrow(/does not conform to JSON Schema draft-04/);
+    expect(() => defineSpec({ name: "d4", description: "", schema: { $schema: S04, exclusiveMaximum: 5 } })).toThrow(
+      /does not conform to JSON Schema draft-04/,
+    );
   });
 
   it('draft-04: "id" names a schema, and a "$ref" to it resolves; "$ref" replaces its siblings', () => {
@@ -212,7 +218,9 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
     for (const $schema of ["https://json-schema.org/draft-04/schema", "https://json-schema.org/draft-06/schema#", "https://json-schema.org/draft-07/schema#"]) {
       for (const spec of bothKinds({ $schema, type: "integer" })) expect(validateAgainstSpec(spec, 1.5).valid).toBe(false);
     }
-    expect(() => defineSpec({ name: "d3", description: "", schema: { $schema: "http://json-schema.org/draft-03/schema#" } })).toThrow(/draft-04 .*draft-06 .*2019-09 .*2020-12/);
+    expect(() => defineSpec({ name: "d3", description: "", schema: { $schema: "http://json-schema.org/draft-03/schema#" } })).toThrow(
+      /draft-04 .*draft-06 .*2019-09 .*2020-12/,
+    );
   });
 });
 

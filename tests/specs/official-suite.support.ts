@@ -82,7 +82,9 @@ export function loadSuite(part: SuitePart = "required"): SuiteGroup[] {
   for (const dialect of DIALECTS) {
     for (const folder of PART_FOLDERS[part]) {
       const dir = join(SUITE_DIR, dialect, folder);
-      for (const name of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+      for (const name of readdirSync(dir)
+        .filter((f) => f.endsWith(".json"))
+        .sort()) {
         const file = folder === "" ? name : `${folder}/${name}`;
         const parsed = JSON.parse(readFileSync(join(dir, name), "utf8")) as Array<{ description: string; schema: unknown; tests: SuiteTest[] }>;
         for (const group of parsed) groups.push({ dialect, file, description: group.description, schema: group.schema, tests: group.tests });
@@ -142,8 +144,7 @@ export function buildSpec(kind: SpecKind, schema: unknown): Spec {
 /** What the check step says when the schema check threw or gave no boolean verdict. */
 const CRASHED = /could not judge the value|could not give a verdict/;
 
-const describeError = (error: unknown) =>
-  `${(error as Error)?.name ?? typeof error}: ${String((error as Error)?.message ?? error).slice(0, 300)}`;
+const describeError = (error: unknown) => `${(error as Error)?.name ?? typeof error}: ${String((error as Error)?.message ?? error).slice(0, 300)}`;
 
 /** Run every case of the suite with both kinds of spec. */
 export function runOfficialSuite(groups: SuiteGroup[] = loadSuite()): SuiteResult {
@@ -217,7 +218,9 @@ export function summaryTable(result: SuiteResult): string {
   for (const dialect of DIALECTS) {
     for (const kind of KINDS) {
       const t = result.tallies[dialect][kind];
-      rows.push(`| ${dialect} | ${kind} | ${t.cases} | ${t.agreed} | ${t.refusedByDesign} (${t.refusedGroups} groups) | ${t.falseRefusals} | ${t.falseApprovals} | ${t.throws} |`);
+      rows.push(
+        `| ${dialect} | ${kind} | ${t.cases} | ${t.agreed} | ${t.refusedByDesign} (${t.refusedGroups} groups) | ${t.falseRefusals} | ${t.falseApprovals} | ${t.throws} |`,
+      );
     }
   }
   return `${rows.join("\n")}\n\nSkipped (need the suite's remote schemas): ${result.skippedRemote.length} groups.`;

@@ -19,7 +19,10 @@ import { KINDS, loadSuite, runOfficialSuite, type SuiteResult } from "./official
 /** Valid values refused on purpose, and why. */
 const DELIBERATE_REFUSALS: Array<{ where: RegExp; why: string }> = [
   { where: /^draft2020-12\/format\.json › /, why: '"format" is asserted: a string that is not a valid email, date, uri… is refused' },
-  { where: /› (properties|required properties) whose names are Javascript object property names › all present/, why: 'a field named "__proto__" is refused: a LangGraph checkpoint would not give it back as written (src/shared/kept.ts)' },
+  {
+    where: /› (properties|required properties) whose names are Javascript object property names › all present/,
+    why: 'a field named "__proto__" is refused: a LangGraph checkpoint would not give it back as written (src/shared/kept.ts)',
+  },
 ];
 
 /** Valid values of the optional tests refused on purpose, and why. */
@@ -50,7 +53,9 @@ describe("the official JSON Schema test suite, through validateAgainstSpec", () 
       expect(JSON.stringify(group.schema), name).toContain("http://localhost:1234/");
     }
     const cases = groups.reduce((sum, g) => sum + g.tests.length, 0);
-    const skippedCases = groups.filter((g) => result.skippedRemote.includes(`${g.dialect}/${g.file} › ${g.description}`)).reduce((sum, g) => sum + g.tests.length, 0);
+    const skippedCases = groups
+      .filter((g) => result.skippedRemote.includes(`${g.dialect}/${g.file} › ${g.description}`))
+      .reduce((sum, g) => sum + g.tests.length, 0);
     for (const kind of KINDS) expect(result.tallies.draft7[kind].cases + result.tallies["draft2020-12"][kind].cases).toBe(cases - skippedCases);
   });
 
@@ -92,7 +97,17 @@ describe("the suite's optional tests (regex dialect, big numbers, content, forma
   it("reads every vendored optional file of both dialects", () => {
     const files = new Set(loadSuite("optional").map((g) => `${g.dialect}/${g.file}`));
     for (const dialect of ["draft7", "draft2020-12"]) {
-      for (const file of ["ecmascript-regex", "non-bmp-regex", "float-overflow", "bignum", "format/date-time", "format/hostname", "format/idn-hostname", "format/uri", "format/uri-template"]) {
+      for (const file of [
+        "ecmascript-regex",
+        "non-bmp-regex",
+        "float-overflow",
+        "bignum",
+        "format/date-time",
+        "format/hostname",
+        "format/idn-hostname",
+        "format/uri",
+        "format/uri-template",
+      ]) {
         expect(files, `${dialect}/optional/${file}.json`).toContain(`${dialect}/optional/${file}.json`);
       }
     }

@@ -38,7 +38,7 @@ const pick = <T>(random: Random, list: readonly T[]): T => list[Math.floor(rando
 /** The text in pieces: every character alone, or random sizes up to `max`. */
 function chunk(text: string, random: Random, max: number): string[] {
   const pieces: string[] = [];
-  for (let i = 0; i < text.length; ) {
+  for (let i = 0; i < text.length;) {
     const size = max === 1 ? 1 : 1 + Math.floor(random() * max);
     pieces.push(text.slice(i, i + size));
     i += size;
@@ -50,7 +50,10 @@ function chunk(text: string, random: Random, max: number): string[] {
 const WRAPPERS: Array<{ name: string; wrap: (value: unknown) => string }> = [
   { name: "compact", wrap: (v) => JSON.stringify(v) },
   { name: "pretty", wrap: (v) => `\n  ${JSON.stringify(v, null, 2)}\n` },
-  { name: "fenced after prose", wrap: (v) => `Here is the JSON you asked for:\n\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\`\n\nLet me know if anything should change.` },
+  {
+    name: "fenced after prose",
+    wrap: (v) => `Here is the JSON you asked for:\n\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\`\n\nLet me know if anything should change.`,
+  },
   { name: "one-line fence", wrap: (v) => `\`\`\`json ${JSON.stringify(v)}\`\`\`` },
   { name: "after prose", wrap: (v) => `Sure. ${JSON.stringify(v)} Hope this helps.` },
   { name: "after a brace that is not JSON", wrap: (v) => `The {placeholder} form is not JSON; here it is:\n${JSON.stringify(v, null, 1)}` },
@@ -71,7 +74,11 @@ function stream(spec: Spec, text: string, pieces: string[], full: ReturnType<typ
     if (piece === null) check.end();
     else check.write(piece);
     const stray = check.errors.find((e) => !allowed.has(e));
-    if (stray !== undefined) return { errors: [...check.errors], problem: `reported ${JSON.stringify(stray)}, which the full check does not (${full.valid ? "valid" : JSON.stringify(full.errors.slice(0, 5))})` };
+    if (stray !== undefined)
+      return {
+        errors: [...check.errors],
+        problem: `reported ${JSON.stringify(stray)}, which the full check does not (${full.valid ? "valid" : JSON.stringify(full.errors.slice(0, 5))})`,
+      };
     if (full.valid) {
       const hopeless = check.hopeless();
       if (hopeless !== null) return { errors: [...check.errors], problem: `a valid answer looked hopeless: ${hopeless.reason} (${hopeless.detail})` };
@@ -109,7 +116,26 @@ function mutate(value: unknown, random: Random, depth = 0): unknown {
     return copy;
   }
   if (typeof value === "number") return pick(random, [0, -1, 1, 3, 5.5, 8, 13, 99, 100, 120, 128, 1_000, 5_000, 60_001, 1e9, value + 1, value - 1, value * 2]);
-  if (typeof value === "string") return pick(random, ["", "x", "GET", "POST", "DELETE", "desc", "in", "=", "UPPER", "a b", "/healthz", "https://api.example.com/v1", "ada@example.com", "not an email", "x".repeat(300), value.toUpperCase(), `${value}!`]);
+  if (typeof value === "string")
+    return pick(random, [
+      "",
+      "x",
+      "GET",
+      "POST",
+      "DELETE",
+      "desc",
+      "in",
+      "=",
+      "UPPER",
+      "a b",
+      "/healthz",
+      "https://api.example.com/v1",
+      "ada@example.com",
+      "not an email",
+      "x".repeat(300),
+      value.toUpperCase(),
+      `${value}!`,
+    ]);
   return pick(random, SCALARS);
 }
 
@@ -146,7 +172,12 @@ interface Tally {
 }
 
 /** Every answer in every wrapper, in three chunkings (one character; up to 8; up to 40), checked against the full check. */
-function soundness(spec: Spec, values: unknown[], seed: number, options: { wrappers?: typeof WRAPPERS; complete?: boolean } = {}): { problems: string[]; tally: Tally } {
+function soundness(
+  spec: Spec,
+  values: unknown[],
+  seed: number,
+  options: { wrappers?: typeof WRAPPERS; complete?: boolean } = {},
+): { problems: string[]; tally: Tally } {
   const random = seededRandom(seed);
   const problems: string[] = [];
   const tally: Tally = { answers: 0, valid: 0, streams: 0, errorsSeen: 0, errorsFull: 0 };
@@ -163,13 +194,16 @@ function soundness(spec: Spec, values: unknown[], seed: number, options: { wrapp
         if (result.problem) problems.push(`${spec.name} ${name} (pieces up to ${max}): ${result.problem}\n    ${text.slice(0, 300)}`);
         finals.push([...result.errors].sort());
       }
-      if (!finals.every((f) => JSON.stringify(f) === JSON.stringify(finals[0]))) problems.push(`${spec.name} ${name}: the errors depend on the chunking: ${JSON.stringify(finals)}`);
+      if (!finals.every((f) => JSON.stringify(f) === JSON.stringify(finals[0])))
+        problems.push(`${spec.name} ${name}: the errors depend on the chunking: ${JSON.stringify(finals)}`);
       if (!full.valid) {
         tally.errorsSeen += finals[0].length;
         tally.errorsFull += full.errors.length;
         // Specs without combinators or async rules: once the value closes, every error of the full check is known.
         if (options.complete && full.parsed !== undefined && JSON.stringify(finals[0]) !== JSON.stringify([...full.errors].sort())) {
-          problems.push(`${spec.name} ${name}: at the end the partial checks found ${JSON.stringify(finals[0])}, the full check ${JSON.stringify(full.errors)}`);
+          problems.push(
+            `${spec.name} ${name}: at the end the partial checks found ${JSON.stringify(finals[0])}, the full check ${JSON.stringify(full.errors)}`,
+          );
         }
       }
     }
@@ -205,10 +239,19 @@ describe("partial checks are sound", () => {
         owner: z.union([z.string().email(), z.null()]),
       })
       .superRefine((value, ctx) => {
-        if (value.replicas > 5 && value.resources.cpu_limit < 1) ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: "needs at least one CPU" });
+        if (value.replicas > 5 && value.resources.cpu_limit < 1)
+          ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: "needs at least one CPU" });
       });
     const spec = defineSpec({ name: "zod-deployment", description: "A deployment.", schema: Deployment });
-    const example = { service_name: "api", replicas: 3, tier: "web", resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, ports: [8080], labels: { team: "core" }, owner: "ops@example.com" };
+    const example = {
+      service_name: "api",
+      replicas: 3,
+      tier: "web",
+      resources: { cpu_limit: 0.5, memory_limit_mb: 512 },
+      ports: [8080],
+      labels: { team: "core" },
+      owner: "ops@example.com",
+    };
     expect(checkTextSync(spec, JSON.stringify(example), "model").valid).toBe(true);
     const { problems, tally } = soundness(spec, answersFor(spec, example, 60, 11), 12);
     expect(problems).toEqual([]);
@@ -235,9 +278,23 @@ describe("partial checks are sound", () => {
           if: { properties: { kind: { const: "disk" } } },
           then: { required: ["unit"], properties: { unit: { enum: ["GB", "TB"] } } },
           else: { not: { required: ["unit"] } },
-          definitions: { node: { type: "object", required: ["id"], properties: { id: { type: "string", pattern: "^n-[0-9]+$" }, next: { oneOf: [{ $ref: "#/definitions/node" }, { type: "null" }] } } } },
+          definitions: {
+            node: {
+              type: "object",
+              required: ["id"],
+              properties: { id: { type: "string", pattern: "^n-[0-9]+$" }, next: { oneOf: [{ $ref: "#/definitions/node" }, { type: "null" }] } },
+            },
+          },
         },
-        example: { kind: "disk", size: 10, unit: "GB", limits: { min: 1, max: 4 }, tags: ["a", "b"], owner: null, node: { id: "n-1", next: { id: "n-2", next: null } } },
+        example: {
+          kind: "disk",
+          size: 10,
+          unit: "GB",
+          limits: { min: 1, max: 4 },
+          tags: ["a", "b"],
+          owner: null,
+          node: { id: "n-1", next: { id: "n-2", next: null } },
+        },
       },
       {
         schema: {
@@ -323,13 +380,28 @@ function validAnswers(count: number): Array<{ spec: Spec; value: unknown }> {
 const CHOICES: Array<{ name: string; write: (value: unknown, draft: unknown) => string }> = [
   { name: "prose around it", write: (v) => `Sure, here it is: ${JSON.stringify(v)} (tell me if anything should change).` },
   { name: "a fence after prose", write: (v) => `Here it is:\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\`\nDone.` },
-  { name: "a draft with a trailing comma, then the corrected answer in a fence", write: (v) => `${JSON.stringify(v).replace(/}$/, ",}")}\nOops, a trailing comma. Corrected:\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\`` },
+  {
+    name: "a draft with a trailing comma, then the corrected answer in a fence",
+    write: (v) => `${JSON.stringify(v).replace(/}$/, ",}")}\nOops, a trailing comma. Corrected:\n\`\`\`json\n${JSON.stringify(v, null, 2)}\n\`\`\``,
+  },
   { name: "[] then a fence", write: (v) => `[]\n\`\`\`json\n${JSON.stringify(v)}\n\`\`\`` },
-  { name: "a draft with wrong values, then a fence", write: (v, d) => `${JSON.stringify(d, null, 2)}\nOn second thought:\n\`\`\`\n${JSON.stringify(v)}\n\`\`\`\n` },
-  { name: "a fenced draft with wrong values, broken, then a fence", write: (v, d) => `\`\`\`json\n${JSON.stringify(d).replace(/}$/, "")}\n\`\`\`\nThat was cut. Again:\n\`\`\`json\n${JSON.stringify(v)}\n\`\`\`` },
+  {
+    name: "a draft with wrong values, then a fence",
+    write: (v, d) => `${JSON.stringify(d, null, 2)}\nOn second thought:\n\`\`\`\n${JSON.stringify(v)}\n\`\`\`\n`,
+  },
+  {
+    name: "a fenced draft with wrong values, broken, then a fence",
+    write: (v, d) => `\`\`\`json\n${JSON.stringify(d).replace(/}$/, "")}\n\`\`\`\nThat was cut. Again:\n\`\`\`json\n${JSON.stringify(v)}\n\`\`\``,
+  },
   { name: "a block of code, then a fence", write: (v) => `\`\`\`python\nprint({"a": 1})\n\`\`\`\nand the value:\n~~~json\n${JSON.stringify(v, null, 1)}\n~~~` },
-  { name: "a broken object in prose, then the object", write: (v, d) => `First try: ${JSON.stringify(d).replace(/:/, ":,")} and now properly: ${JSON.stringify(v)}` },
-  { name: "a draft in prose with a duplicate field, then a fence", write: (v, d) => `Draft: ${JSON.stringify(d).replace(/^{/, '{"x": 1, "x": 2, ')}\n\`\`\`json\n${JSON.stringify(v)}\n\`\`\`` },
+  {
+    name: "a broken object in prose, then the object",
+    write: (v, d) => `First try: ${JSON.stringify(d).replace(/:/, ":,")} and now properly: ${JSON.stringify(v)}`,
+  },
+  {
+    name: "a draft in prose with a duplicate field, then a fence",
+    write: (v, d) => `Draft: ${JSON.stringify(d).replace(/^{/, '{"x": 1, "x": 2, ')}\n\`\`\`json\n${JSON.stringify(v)}\n\`\`\``,
+  },
 ];
 
 describe("the value the check step's reader chooses", () => {
@@ -500,11 +572,21 @@ describe("what the partial checks expose", () => {
     check.end();
     const full = checkTextSync(spec, check.text, "model", { limits: ALL });
     expect([...check.errors].sort()).toEqual([...full.errors].sort());
-    expect(check.errors).toEqual(expect.arrayContaining([NAME, REPLICAS, "resources.cpu_limit is 0.5; replicas=30 requires resources.cpu_limit >= 1.0", "health_check is missing; it is required"]));
+    expect(check.errors).toEqual(
+      expect.arrayContaining([
+        NAME,
+        REPLICAS,
+        "resources.cpu_limit is 0.5; replicas=30 requires resources.cpu_limit >= 1.0",
+        "health_check is missing; it is required",
+      ]),
+    );
   });
 
   it("multipleOf with a decimal divisor: the partial checks agree with the check step, exactly", () => {
-    const prices = resolveSpec({ name: "prices", schema: { type: "object", properties: { items: { type: "array", items: { type: "number", multipleOf: 0.01 } } } } });
+    const prices = resolveSpec({
+      name: "prices",
+      schema: { type: "object", properties: { items: { type: "array", items: { type: "number", multipleOf: 0.01 } } } },
+    });
     const answer = '{"items": [0.07, 0.14, 0.29, 0.57, 939.1800000000001]}';
     const check = new PartialCheck(prices);
     check.write(answer);

@@ -15,9 +15,23 @@ const runtime = (schema: JsonSchema) => resolveSpec({ name: "regex", schema });
 const code = (schema: JsonSchema) => defineSpec({ name: "regex", description: "", schema });
 
 /** ECMA-262's white space and line terminators: what `\s` matches. */
-const WHITESPACE = [0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0xa0, 0x1680, ...Array.from({ length: 11 }, (_, i) => 0x2000 + i), 0x2028, 0x2029, 0x202f, 0x205f, 0x3000, 0xfeff].map((cp) =>
-  String.fromCodePoint(cp),
-);
+const WHITESPACE = [
+  0x09,
+  0x0a,
+  0x0b,
+  0x0c,
+  0x0d,
+  0x20,
+  0xa0,
+  0x1680,
+  ...Array.from({ length: 11 }, (_, i) => 0x2000 + i),
+  0x2028,
+  0x2029,
+  0x202f,
+  0x205f,
+  0x3000,
+  0xfeff,
+].map((cp) => String.fromCodePoint(cp));
 
 describe("run-time specs' patterns mean what ECMA-262 says", () => {
   it("\\S does not match a no-break space: ^\\S+$ refuses 'bob\\u00a0admin'", () => {
@@ -88,12 +102,85 @@ function random(seed: number): () => number {
 }
 
 const ATOMS = [
-  "a", "b", "Z", "0", "_", " ", "-", ".", "\\s", "\\S", "\\d", "\\D", "\\w", "\\W", "\\b", "\\B", "\\p{L}", "\\P{L}", "\\p{Lu}", "\\p{Nd}",
-  "\\p{Script=Greek}", "\\p{White_Space}", "\\t", "\\n", "\\v", "\\f", "\\r", "\\0", "\\cJ", "\\x41", "\\u00a0", "\\u{1F600}", "\\uD83D\\uDE00",
-  "\\.", "\\/", "\\\\", "\\[", "\\]", "\\{", "\\}", "\\(", "\\)", "\\|", "\\^", "\\$", "\\*", "\\+", "\\?", "é", "😀", "\u2028",
-  "[a-c]", "[^a-c]", "[\\s]", "[^\\s]", "[\\S]", "[^\\S]", "[\\s\\d]", "[^\\sx]", "[.]", "[\\b]", "[-a]", "[a-]", "[a-c-e]", "[\\-]", "[\\p{L}\\d]",
-  "[^\\P{L}]", "[\\u00a0-\\u2000]", "[\\w\\W]", "[]", "[^]", "[[]", "[$^]", "[😀-😂]", "[\\u{10000}-\\u{10FFFF}]", "[\\cA-\\cZ]", "[\\x00-\\x1f]",
-  "[:alpha:]", "[[:alpha:]]",
+  "a",
+  "b",
+  "Z",
+  "0",
+  "_",
+  " ",
+  "-",
+  ".",
+  "\\s",
+  "\\S",
+  "\\d",
+  "\\D",
+  "\\w",
+  "\\W",
+  "\\b",
+  "\\B",
+  "\\p{L}",
+  "\\P{L}",
+  "\\p{Lu}",
+  "\\p{Nd}",
+  "\\p{Script=Greek}",
+  "\\p{White_Space}",
+  "\\t",
+  "\\n",
+  "\\v",
+  "\\f",
+  "\\r",
+  "\\0",
+  "\\cJ",
+  "\\x41",
+  "\\u00a0",
+  "\\u{1F600}",
+  "\\uD83D\\uDE00",
+  "\\.",
+  "\\/",
+  "\\\\",
+  "\\[",
+  "\\]",
+  "\\{",
+  "\\}",
+  "\\(",
+  "\\)",
+  "\\|",
+  "\\^",
+  "\\$",
+  "\\*",
+  "\\+",
+  "\\?",
+  "é",
+  "😀",
+  "\u2028",
+  "[a-c]",
+  "[^a-c]",
+  "[\\s]",
+  "[^\\s]",
+  "[\\S]",
+  "[^\\S]",
+  "[\\s\\d]",
+  "[^\\sx]",
+  "[.]",
+  "[\\b]",
+  "[-a]",
+  "[a-]",
+  "[a-c-e]",
+  "[\\-]",
+  "[\\p{L}\\d]",
+  "[^\\P{L}]",
+  "[\\u00a0-\\u2000]",
+  "[\\w\\W]",
+  "[]",
+  "[^]",
+  "[[]",
+  "[$^]",
+  "[😀-😂]",
+  "[\\u{10000}-\\u{10FFFF}]",
+  "[\\cA-\\cZ]",
+  "[\\x00-\\x1f]",
+  "[:alpha:]",
+  "[[:alpha:]]",
 ];
 
 function generatePattern(next: () => number, depth = 0): string {
@@ -101,7 +188,8 @@ function generatePattern(next: () => number, depth = 0): string {
   let out = next() < 0.3 ? "^" : "";
   const pieces = 1 + Math.floor(next() * 4);
   for (let i = 0; i < pieces; i++) {
-    let atom = depth < 2 && next() < 0.15 ? `(${next() < 0.5 ? "?:" : ""}${generatePattern(next, depth + 1)}|${generatePattern(next, depth + 1)})` : pick(ATOMS);
+    let atom =
+      depth < 2 && next() < 0.15 ? `(${next() < 0.5 ? "?:" : ""}${generatePattern(next, depth + 1)}|${generatePattern(next, depth + 1)})` : pick(ATOMS);
     if (depth < 2 && next() < 0.05) atom = `(?<g${depth}${i}>${generatePattern(next, depth + 1)})`;
     if (!/^\\[bB]$/.test(atom) && next() < 0.4) atom += pick(["*", "+", "?", "{2}", "{0,3}", "{1,}", "*?", "+?"]);
     out += atom;
@@ -110,8 +198,41 @@ function generatePattern(next: () => number, depth = 0): string {
 }
 
 const CHARS = [
-  ...WHITESPACE, "a", "b", "c", "Z", "0", "9", "_", "-", ".", "/", "\\", "[", "]", ":", "^", "$", "\u0000", "\u0008", "\u001f", "\u0085", "é", "Ω", "α",
-  "\u0663", "\u0301", "😀", "😁", "\ud800", "\udc00", "\ud83d", "\u{10FFFF}", "\u200b", "\u180e", "A",
+  ...WHITESPACE,
+  "a",
+  "b",
+  "c",
+  "Z",
+  "0",
+  "9",
+  "_",
+  "-",
+  ".",
+  "/",
+  "\\",
+  "[",
+  "]",
+  ":",
+  "^",
+  "$",
+  "\u0000",
+  "\u0008",
+  "\u001f",
+  "\u0085",
+  "é",
+  "Ω",
+  "α",
+  "\u0663",
+  "\u0301",
+  "😀",
+  "😁",
+  "\ud800",
+  "\udc00",
+  "\ud83d",
+  "\u{10FFFF}",
+  "\u200b",
+  "\u180e",
+  "A",
 ];
 
 function generateString(next: () => number): string {
@@ -139,7 +260,8 @@ describe("translated patterns agree with JavaScript's RegExp (the u flag) on gen
       for (let s = 0; s < 40; s++) {
         const input = generateString(next);
         compared++;
-        if (ecma.test(input) !== re2.matcher(input).find()) disagreements.push(`${JSON.stringify(pattern)} on ${JSON.stringify(input)}: ECMA-262 ${ecma.test(input)}`);
+        if (ecma.test(input) !== re2.matcher(input).find())
+          disagreements.push(`${JSON.stringify(pattern)} on ${JSON.stringify(input)}: ECMA-262 ${ecma.test(input)}`);
       }
     }
     expect(disagreements).toEqual([]);

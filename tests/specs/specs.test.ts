@@ -240,10 +240,12 @@ describe("patterns in run-time specs run on RE2", () => {
   });
 
   it("gives every pattern its own matcher, within one spec and across specs", () => {
-    const one = resolveSpec(unique({
-      type: "object",
-      properties: { a: { type: "string", pattern: "^a+$" }, b: { type: "string", pattern: "^b+$" } },
-    }));
+    const one = resolveSpec(
+      unique({
+        type: "object",
+        properties: { a: { type: "string", pattern: "^a+$" }, b: { type: "string", pattern: "^b+$" } },
+      }),
+    );
     expect(validateAgainstSpec(one, { a: "aaa", b: "bbb" }).errors).toEqual([]);
     expect(validateAgainstSpec(one, { a: "bbb", b: "aaa" }).errors).toEqual([
       'a is "bbb"; it must match the pattern ^a+$',
@@ -255,11 +257,13 @@ describe("patterns in run-time specs run on RE2", () => {
   });
 
   it("applies RE2 to patternProperties and propertyNames too", () => {
-    const spec = resolveSpec(unique({
-      type: "object",
-      patternProperties: { "^n_": { type: "number" } },
-      propertyNames: { pattern: "^[a-z_]+$" },
-    }));
+    const spec = resolveSpec(
+      unique({
+        type: "object",
+        patternProperties: { "^n_": { type: "number" } },
+        propertyNames: { pattern: "^[a-z_]+$" },
+      }),
+    );
     expect(validateAgainstSpec(spec, { n_x: 1, other: "y" }).valid).toBe(true);
     expect(validateAgainstSpec(spec, { n_x: "1", Bad: 2 }).errors).toEqual([
       'the object has a field named "Bad"; field names must match the pattern ^[a-z_]+$ (rename or remove it)',
@@ -295,7 +299,6 @@ describe("patterns in run-time specs run on RE2", () => {
     expect(validateAgainstSpec(spec, "alice").valid).toBe(true);
     expect(validateAgainstSpec(spec, "admin").valid).toBe(false);
   });
-
 });
 
 describe("the inline spec cache", () => {
@@ -374,17 +377,19 @@ describe("describeSpec", () => {
   });
 
   it("renders $data bounds, enums, formats and closed objects in words", () => {
-    const spec = resolveSpec(unique({
-      type: "object",
-      additionalProperties: false,
-      properties: {
-        interval: { type: "integer" },
-        timeout: { type: "integer", exclusiveMaximum: { $data: "1/interval" } },
-        mode: { enum: ["a", "b"] },
-        email: { type: "string", format: "email" },
-        tags: { type: "array", items: { type: "string", maxLength: 5 }, uniqueItems: true },
-      },
-    }));
+    const spec = resolveSpec(
+      unique({
+        type: "object",
+        additionalProperties: false,
+        properties: {
+          interval: { type: "integer" },
+          timeout: { type: "integer", exclusiveMaximum: { $data: "1/interval" } },
+          mode: { enum: ["a", "b"] },
+          email: { type: "string", format: "email" },
+          tags: { type: "array", items: { type: "string", maxLength: 5 }, uniqueItems: true },
+        },
+      }),
+    );
     const described = describeSpec(spec);
     expect(described).toContain("- timeout: integer, optional, < the value of interval");
     expect(described).toContain('- mode: optional, one of "a", "b"');

@@ -88,7 +88,7 @@ describe("deployment-config: replicas (integer, 1..20)", () => {
     expect(deploymentErrors("replicas", 2.5)).toEqual(["replicas is 2.5 (number); it must be an integer"]);
   });
 
-  it("rejects the string \"3\" and says it is a string", () => {
+  it('rejects the string "3" and says it is a string', () => {
     expect(deploymentErrors("replicas", "3")).toEqual(['replicas is "3" (string); it must be an integer']);
   });
 
@@ -97,10 +97,7 @@ describe("deployment-config: replicas (integer, 1..20)", () => {
   });
 
   it("reports both the type and the range for 0.5", () => {
-    expect(deploymentErrors("replicas", 0.5)).toEqual([
-      "replicas is 0.5 (number); it must be an integer",
-      "replicas is 0.5; it must be >= 1",
-    ]);
+    expect(deploymentErrors("replicas", 0.5)).toEqual(["replicas is 0.5 (number); it must be an integer", "replicas is 0.5; it must be >= 1"]);
   });
 });
 
@@ -141,9 +138,7 @@ describe("deployment-config: resources.memory_limit_mb (integer, 128..16384)", (
   });
 
   it("rejects the non-integer 256.5", () => {
-    expect(deploymentErrors("resources.memory_limit_mb", 256.5)).toEqual([
-      "resources.memory_limit_mb is 256.5 (number); it must be an integer",
-    ]);
+    expect(deploymentErrors("resources.memory_limit_mb", 256.5)).toEqual(["resources.memory_limit_mb is 256.5 (number); it must be an integer"]);
   });
 });
 
@@ -189,15 +184,12 @@ describe("deployment-config: required fields", () => {
     expect(deploymentErrors(field, remove)).toEqual([`${field} is missing; it is required`]);
   });
 
-  it.each([
-    "resources.cpu_limit",
-    "resources.memory_limit_mb",
-    "health_check.path",
-    "health_check.timeout_seconds",
-    "health_check.interval_seconds",
-  ])("reports the missing nested field with its dotted path: %s", (path) => {
-    expect(deploymentErrors(path, remove)).toEqual([`${path} is missing; it is required`]);
-  });
+  it.each(["resources.cpu_limit", "resources.memory_limit_mb", "health_check.path", "health_check.timeout_seconds", "health_check.interval_seconds"])(
+    "reports the missing nested field with its dotted path: %s",
+    (path) => {
+      expect(deploymentErrors(path, remove)).toEqual([`${path} is missing; it is required`]);
+    },
+  );
 
   it("reports every missing field of an empty object, in the schema's order", () => {
     expect(check(deploymentConfigSpec, {}).errors).toEqual([
@@ -233,17 +225,14 @@ describe("deployment-config: required fields", () => {
 });
 
 describe("deployment-config: rule replicas > 5 requires resources.cpu_limit >= 1.0", () => {
-  const withReplicasAndCpu = (replicas: number, cpu: number) =>
-    withField(withField(deployment(), "replicas", replicas), "resources.cpu_limit", cpu);
+  const withReplicasAndCpu = (replicas: number, cpu: number) => withField(withField(deployment(), "replicas", replicas), "resources.cpu_limit", cpu);
 
   it("does not apply at replicas 5, even with little CPU", () => {
     expectValid(deploymentConfigSpec, withReplicasAndCpu(5, 0.1));
   });
 
   it("fires at replicas 6 with cpu_limit 0.99", () => {
-    expect(check(deploymentConfigSpec, withReplicasAndCpu(6, 0.99)).errors).toEqual([
-      RULES.replicasNeedCpu(0.99, 6),
-    ]);
+    expect(check(deploymentConfigSpec, withReplicasAndCpu(6, 0.99)).errors).toEqual([RULES.replicasNeedCpu(0.99, 6)]);
   });
 
   it("is satisfied at replicas 6 with cpu_limit 1.0", () => {
@@ -251,16 +240,11 @@ describe("deployment-config: rule replicas > 5 requires resources.cpu_limit >= 1
   });
 
   it("fires on the article's example (replicas 8, cpu 0.5) with the exact message", () => {
-    expect(check(deploymentConfigSpec, withReplicasAndCpu(8, 0.5)).errors).toEqual([
-      RULES.replicasNeedCpu(0.5, 8),
-    ]);
+    expect(check(deploymentConfigSpec, withReplicasAndCpu(8, 0.5)).errors).toEqual([RULES.replicasNeedCpu(0.5, 8)]);
   });
 
   it("still fires when replicas itself is out of range (both are reported)", () => {
-    expect(check(deploymentConfigSpec, withReplicasAndCpu(25, 0.5)).errors).toEqual([
-      "replicas is 25; it must be <= 20",
-      RULES.replicasNeedCpu(0.5, 25),
-    ]);
+    expect(check(deploymentConfigSpec, withReplicasAndCpu(25, 0.5)).errors).toEqual(["replicas is 25; it must be <= 20", RULES.replicasNeedCpu(0.5, 25)]);
   });
 });
 
@@ -269,15 +253,11 @@ describe("deployment-config: rule timeout_seconds < interval_seconds", () => {
     withField(withField(deployment(), "health_check.timeout_seconds", timeout), "health_check.interval_seconds", interval);
 
   it("fires when timeout equals interval", () => {
-    expect(check(deploymentConfigSpec, withTimes(10, 10)).errors).toEqual([
-      RULES.timeoutBelowInterval(10, 10),
-    ]);
+    expect(check(deploymentConfigSpec, withTimes(10, 10)).errors).toEqual([RULES.timeoutBelowInterval(10, 10)]);
   });
 
   it("fires when timeout exceeds interval", () => {
-    expect(check(deploymentConfigSpec, withTimes(30, 10)).errors).toEqual([
-      RULES.timeoutBelowInterval(30, 10),
-    ]);
+    expect(check(deploymentConfigSpec, withTimes(30, 10)).errors).toEqual([RULES.timeoutBelowInterval(30, 10)]);
   });
 
   it("is satisfied when timeout is interval - 1", () => {
@@ -387,7 +367,11 @@ describe("determinism", () => {
   function reversed(value: unknown): unknown {
     if (Array.isArray(value)) return value.map(reversed);
     if (value === null || typeof value !== "object") return value;
-    return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversed(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([k, v]) => [k, reversed(v)]),
+    );
   }
 
   it("gives identical reports for the same input twice", () => {
@@ -594,9 +578,7 @@ describe("db-query spec", () => {
 
   it("order-by-selected-column: the ordering column must be selected", () => {
     const value = { ...query(), columns: ["id", "customer_id"], order_by: { column: "total", direction: "asc" } };
-    expect(check(dbQuerySpec, value).errors).toEqual([
-      'order_by.column is "total"; it must be one of the selected columns ("id", "customer_id")',
-    ]);
+    expect(check(dbQuerySpec, value).errors).toEqual(['order_by.column is "total"; it must be one of the selected columns ("id", "customer_id")']);
   });
 
   it("offset-needs-order: offset > 0 without order_by", () => {

@@ -32,10 +32,7 @@ const good = { handle: "@ada", id: "cjld2cjxh0000qzrmn831i7rn", phone: "+1415555
 
 describe("a zod schema is a spec", () => {
   it("generateValidated takes a plain zod schema (startsWith, cuid, e164, a refinement) and gives a typed, validated result", async () => {
-    const model = scriptedModel([
-      JSON.stringify({ ...good, handle: "ada", phone: "4155552671", spent: 30 }),
-      JSON.stringify(good),
-    ]);
+    const model = scriptedModel([JSON.stringify({ ...good, handle: "ada", phone: "4155552671", spent: 30 }), JSON.stringify(good)]);
     const outcome = await generateValidated({ model, spec: Account, request: "an account for Ada", maxAttempts: 3 });
     expectTypeOf(outcome).toEqualTypeOf<ValidationOutcome<z.output<typeof Account>>>();
     expect(outcome.success).toBe(true);
@@ -69,7 +66,9 @@ describe("a zod schema is a spec", () => {
     const verdict = await checkValue(Account, good);
     expectTypeOf(verdict.value).toEqualTypeOf<z.output<typeof Account> | undefined>();
     expect(verdict.valid).toBe(true);
-    expect((await checkText(Account, JSON.stringify({ ...good, id: "nope" }), "exact")).errors).toEqual(['id is "nope"; it must match the pattern ^[cC][0-9a-z]{6,}$']);
+    expect((await checkText(Account, JSON.stringify({ ...good, id: "nope" }), "exact")).errors).toEqual([
+      'id is "nope"; it must match the pattern ^[cC][0-9a-z]{6,}$',
+    ]);
     expect(validateAgainstSpec(Account, good).valid).toBe(true);
     expect(validateAgainstSpec("deployment-config", {}).valid).toBe(false);
   });
@@ -114,7 +113,9 @@ describe("a zod schema is a spec", () => {
     const verdict = await checkValue(42 as never, good);
     expect(verdict.valid).toBe(false);
     expect(verdict.errors[0]).toMatch(/the spec given could not be used .*a zod schema; got number/);
-    await expect(generateValidated({ model: scriptedModel([]), spec: 42 as never, request: "x" })).rejects.toThrow(/or a Spec \(resolveSpec\(zodSchema\) makes one; generateValidated and the builders take a zod schema as it is\); got 42/);
+    await expect(generateValidated({ model: scriptedModel([]), spec: 42 as never, request: "x" })).rejects.toThrow(
+      /or a Spec \(resolveSpec\(zodSchema\) makes one; generateValidated and the builders take a zod schema as it is\); got 42/,
+    );
   });
 });
 

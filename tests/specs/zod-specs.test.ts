@@ -49,7 +49,13 @@ describe("zod specs", () => {
   });
 
   it("a refinement that throws is reported, never passed", () => {
-    const fragile = defineSpec({ name: "fragile", description: "d", schema: z.object({ a: z.number() }).refine(() => { throw new Error("boom"); }) });
+    const fragile = defineSpec({
+      name: "fragile",
+      description: "d",
+      schema: z.object({ a: z.number() }).refine(() => {
+        throw new Error("boom");
+      }),
+    });
     const report = validateAgainstSpec(fragile, { a: 1 });
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/could not check the value with its zod schema: boom/);
@@ -82,6 +88,8 @@ describe("zod specs", () => {
 
   it("generateValidated refuses a misspelt setting at run time, naming the closest one", async () => {
     const settings = { maxAttempt: 5 } as unknown as { maxAttempts: number };
-    await expect(generateValidated({ model: scriptedModel([]), spec, request: "x", ...settings })).rejects.toThrow(/no setting "maxAttempt"; did you mean "maxAttempts"/);
+    await expect(generateValidated({ model: scriptedModel([]), spec, request: "x", ...settings })).rejects.toThrow(
+      /no setting "maxAttempt"; did you mean "maxAttempts"/,
+    );
   });
 });

@@ -93,7 +93,13 @@ const CASES: Case[] = [
   c("objects", "z.strictObject() / .strict()", z.strictObject({ a: z.number() }), { a: 1 }, { a: 1, b: 2 }),
   c("objects", "z.looseObject() / .passthrough()", z.looseObject({ a: z.number() }), { a: 1, b: 2 }, { b: 2 }),
   c("objects", ".catchall(z.number())", z.object({ a: z.string() }).catchall(z.number()), { a: "x", b: 2 }, { a: "x", b: "y" }),
-  c("objects", ".partial() / .required() / .extend() / .pick() / .omit()", z.object({ a: z.number(), b: z.string() }).partial().required({ a: true }).extend({ c: z.boolean() }).omit({ b: true }), { a: 1, c: true }, { a: 1 }),
+  c(
+    "objects",
+    ".partial() / .required() / .extend() / .pick() / .omit()",
+    z.object({ a: z.number(), b: z.string() }).partial().required({ a: true }).extend({ c: z.boolean() }).omit({ b: true }),
+    { a: 1, c: true },
+    { a: 1 },
+  ),
   c("records", "z.record(z.string(), …)", z.record(z.string(), z.number()), { x: 1 }, { x: "1" }),
   c("records", "z.record(z.enum([…]), …)", z.record(z.enum(["a", "b"]), z.number()), { a: 1, b: 2 }, { a: 1 }),
   c("records", "z.partialRecord(z.enum([…]), …)", z.partialRecord(z.enum(["a", "b"]), z.number()), { a: 1 }, { c: 1 }),
@@ -101,7 +107,13 @@ const CASES: Case[] = [
   c("tuples", "z.tuple([…])", z.tuple([z.string(), z.number()]), ["a", 1], ["a", "b"]),
   c("tuples", "z.tuple([…], rest)", z.tuple([z.string()], z.number()), ["a", 1, 2], ["a", "b"]),
   c("unions", "z.union([…])", z.union([z.string(), z.number()]), 1, true),
-  c("unions", "z.discriminatedUnion()", z.discriminatedUnion("kind", [z.object({ kind: z.literal("a"), a: z.number() }), z.object({ kind: z.literal("b"), b: z.string() })]), { kind: "b", b: "x" }, { kind: "b", b: 1 }),
+  c(
+    "unions",
+    "z.discriminatedUnion()",
+    z.discriminatedUnion("kind", [z.object({ kind: z.literal("a"), a: z.number() }), z.object({ kind: z.literal("b"), b: z.string() })]),
+    { kind: "b", b: "x" },
+    { kind: "b", b: 1 },
+  ),
   c("unions", "z.intersection() / .and()", z.object({ a: z.number() }).and(z.object({ b: z.number() })), { a: 1, b: 2 }, { a: 1 }),
   c("optional, nullable, default", ".optional()", z.number().optional(), 1, "1"),
   c("optional, nullable, default", ".nullable() / .nullish()", z.number().nullish(), null, "1"),
@@ -113,15 +125,45 @@ const CASES: Case[] = [
   c("enums and literals", "z.enum(TypeScriptEnum)", z.enum(Color), "red", "green"),
   c("enums and literals", "z.literal(…)", z.literal("on"), "on", "off"),
   c("enums and literals", "z.literal([…])", z.literal([1, 2]), 2, 3),
-  c("transforms and pipes", ".transform(…)", z.string().transform((s) => s.length), "abc", 3),
+  c(
+    "transforms and pipes",
+    ".transform(…)",
+    z.string().transform((s) => s.length),
+    "abc",
+    3,
+  ),
   c("transforms and pipes", ".pipe(…)", z.string().pipe(z.string().min(2)), "ab", "a"),
-  c("transforms and pipes", "z.preprocess(…)", z.preprocess((v) => (typeof v === "string" ? v.trim() : v), z.string().min(2)), " ab ", " a "),
+  c(
+    "transforms and pipes",
+    "z.preprocess(…)",
+    z.preprocess((v) => (typeof v === "string" ? v.trim() : v), z.string().min(2)),
+    " ab ",
+    " a ",
+  ),
   c("transforms and pipes", "z.coerce.number()", z.coerce.number(), 3, "x"),
-  c("refinements", ".refine(…)", z.number().refine((n) => n % 2 === 0, "must be even"), 2, 3),
-  c("refinements", ".superRefine(…)", z.string().superRefine((s, ctx) => (s.includes(" ") ? ctx.addIssue({ code: "custom", message: "no spaces" }) : undefined)), "ab", "a b"),
-  c("refinements", ".check(…)", z.number().check((ctx) => {
-    if (ctx.value > 9) ctx.issues.push({ code: "custom", message: "one digit", input: ctx.value });
-  }), 9, 10),
+  c(
+    "refinements",
+    ".refine(…)",
+    z.number().refine((n) => n % 2 === 0, "must be even"),
+    2,
+    3,
+  ),
+  c(
+    "refinements",
+    ".superRefine(…)",
+    z.string().superRefine((s, ctx) => (s.includes(" ") ? ctx.addIssue({ code: "custom", message: "no spaces" }) : undefined)),
+    "ab",
+    "a b",
+  ),
+  c(
+    "refinements",
+    ".check(…)",
+    z.number().check((ctx) => {
+      if (ctx.value > 9) ctx.issues.push({ code: "custom", message: "one digit", input: ctx.value });
+    }),
+    9,
+    10,
+  ),
   c("refinements", ".brand()", z.string().min(1).brand("Name"), "a", ""),
   c("recursion", "z.lazy(…)", Tree, { name: "a", children: [{ name: "b", children: [] }] }, { name: "a", children: [{ name: 1, children: [] }] }),
 ];
@@ -198,10 +240,13 @@ describe("every zod check family", () => {
     rows.push({ family, check, keywords: keywordsOf((spec.schema.properties as Record<string, JsonSchema>).v), zodOnly, refusedBy });
   });
 
-  it.each(NO_JSON_FORM.map((entry) => [entry.check, entry] as const))("%s has no JSON form: refused with what to use instead", (_label, { schema, instead }) => {
-    expect(() => defineSpec({ schema: z.object({ v: schema }) })).toThrow(/no JSON Schema form at properties\.v: /);
-    expect(() => defineSpec({ schema: z.object({ v: schema }) })).toThrow(instead);
-  });
+  it.each(NO_JSON_FORM.map((entry) => [entry.check, entry] as const))(
+    "%s has no JSON form: refused with what to use instead",
+    (_label, { schema, instead }) => {
+      expect(() => defineSpec({ schema: z.object({ v: schema }) })).toThrow(/no JSON Schema form at properties\.v: /);
+      expect(() => defineSpec({ schema: z.object({ v: schema }) })).toThrow(instead);
+    },
+  );
 
   it.each(EDGES)("%s: the spec accepts exactly what zod accepts at the edges", (_label, schema, values) => {
     const spec = defineSpec({ schema: z.object({ v: schema }) });
@@ -220,7 +265,10 @@ describe("every zod check family", () => {
       "",
       "| Family | zod | JSON Schema keywords | Bad value refused by |",
       "| --- | --- | --- | --- |",
-      ...rows.map((row) => `| ${row.family} | \`${row.check.replace(/\|/g, "\\|")}\` | ${row.keywords.map((k) => `\`${k}\``).join(", ") || "(none)"} | ${row.zodOnly ? "zod (the JSON Schema cannot say all of it)" : row.refusedBy} |`),
+      ...rows.map(
+        (row) =>
+          `| ${row.family} | \`${row.check.replace(/\|/g, "\\|")}\` | ${row.keywords.map((k) => `\`${k}\``).join(", ") || "(none)"} | ${row.zodOnly ? "zod (the JSON Schema cannot say all of it)" : row.refusedBy} |`,
+      ),
       ...NO_JSON_FORM.map((entry) => `| no JSON form | \`${entry.check}\` | refused when the spec is defined | |`),
     ];
     const table = `<!-- zod-support:start (generated by tests/specs/zod-support.test.ts; UPDATE_DOCS=1 rewrites it) -->\n${lines.join("\n")}\n<!-- zod-support:end -->`;

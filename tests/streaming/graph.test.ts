@@ -29,7 +29,12 @@ async function collect<T>(events: AsyncIterable<ValidationStreamEvent<T>>) {
   for await (const event of events) all.push(event);
   const last = all.at(-1)!;
   if (last.kind !== "outcome") throw new Error("no outcome");
-  return { events: all, outcome: last.outcome as ValidationOutcome<T>, partials: all.filter((e): e is PartialEvent<T> => e.kind === "partial"), finals: all.filter((e): e is AttemptEndEvent<T> => e.kind === "final") };
+  return {
+    events: all,
+    outcome: last.outcome as ValidationOutcome<T>,
+    partials: all.filter((e): e is PartialEvent<T> => e.kind === "partial"),
+    finals: all.filter((e): e is AttemptEndEvent<T> => e.kind === "final"),
+  };
 }
 
 describe("streamValidated", () => {
@@ -39,7 +44,10 @@ describe("streamValidated", () => {
     expect(outcome).toMatchObject({ success: true, attempts: 2 });
     // Default policy: one error does not make the rest useless, so nothing was stopped.
     expect(model.calls.map((c) => c.aborted)).toEqual([false, false]);
-    expect(finals.map((f) => [f.attempt, f.stopped])).toEqual([[1, null], [2, null]]);
+    expect(finals.map((f) => [f.attempt, f.stopped])).toEqual([
+      [1, null],
+      [2, null],
+    ]);
     // A bare answer's errors are certain once it ends (until then a fenced block after it would be read instead).
     expect(finals[0].errors).toEqual([NAME_ERROR]);
     expect(finals[1]).toMatchObject({ value: example, complete: [""], errors: [] });
@@ -65,7 +73,10 @@ describe("streamValidated", () => {
     expect(first.output).toBe(fenced(BAD_NAME).slice(0, first.output.length));
     expect(first.output.length).toBeGreaterThanOrEqual(fenced(BAD_NAME).indexOf(EXPLANATION) - 1);
     expect(first.valid).toBe(false);
-    expect(first.errors).toEqual([NAME_ERROR, `The answer was stopped after ${first.output.length} characters at its first error (above). Fix it and give the whole answer again.`]);
+    expect(first.errors).toEqual([
+      NAME_ERROR,
+      `The answer was stopped after ${first.output.length} characters at its first error (above). Fix it and give the whole answer again.`,
+    ]);
     // The usage counts what was generated: the provider's count never came, so the pieces received.
     expect(first.usage).toMatchObject({ outputTokens: call.generated, calls: 1 });
     expect(JSON.stringify(model.calls[1].messages.map((m) => m.content))).toContain(JSON.stringify(NAME_ERROR).slice(1, -1));
@@ -92,7 +103,11 @@ describe("streamValidated", () => {
     expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^The answer was stopped after \d+ characters: The JSON nests deeper than 64 levels/)]);
 
     const dbQuery = builtinSpecs.get("db-query")!;
-    const manyBad = JSON.stringify({ ...(dbQuery.example as object), filters: Array.from({ length: 30 }, (_, i) => ({ column: `c${i}`, op: "~", value: i })) }, null, 2);
+    const manyBad = JSON.stringify(
+      { ...(dbQuery.example as object), filters: Array.from({ length: 30 }, (_, i) => ({ column: `c${i}`, op: "~", value: i })) },
+      null,
+      2,
+    );
     const db = new TokenStreamingModel({ answers: [fenced(manyBad), JSON.stringify(dbQuery.example)] });
     const run = await collect(streamValidated({ model: db, spec: dbQuery, request: "orders" }));
     expect(run.outcome.history[0].stopped?.reason).toBe("too-many-errors");
@@ -151,7 +166,10 @@ describe("the graph while tokens stream", () => {
     const kinds = new Set<string>();
     let final: Record<string, any> = {};
     let tokens = 0;
-    for await (const [mode, chunk] of await graph.stream({ request: REQUEST }, { context: { stopEarly: "first-error" }, streamMode: ["custom", "messages", "values"] })) {
+    for await (const [mode, chunk] of await graph.stream(
+      { request: REQUEST },
+      { context: { stopEarly: "first-error" }, streamMode: ["custom", "messages", "values"] },
+    )) {
       if (mode === "custom") kinds.add((chunk as { kind: string }).kind);
       else if (mode === "messages") tokens++;
       else final = chunk as Record<string, any>;

@@ -80,9 +80,13 @@ describe("stopping early through ChatOpenAI over HTTP", () => {
   }
 
   it("tool mode: arguments that were cut off are judged as sent, never completed by a lenient parser", async () => {
-    replies = [{ tool: TOOL, args: VALID.slice(0, VALID.lastIndexOf(",")) }, { tool: TOOL, args: VALID }];
+    replies = [
+      { tool: TOOL, args: VALID.slice(0, VALID.lastIndexOf(",")) },
+      { tool: TOOL, args: VALID },
+    ];
     let outcome: any;
-    for await (const event of streamValidated({ model: model(), spec, request: "payments-api", outputMode: "tool", stopEarly: "never" })) if (event.kind === "outcome") outcome = event.outcome;
+    for await (const event of streamValidated({ model: model(), spec, request: "payments-api", outputMode: "tool", stopEarly: "never" }))
+      if (event.kind === "outcome") outcome = event.outcome;
     expect(outcome).toMatchObject({ success: true, attempts: 2 });
     expect(outcome.history[0].errors[0]).toMatch(/truncated/);
   });

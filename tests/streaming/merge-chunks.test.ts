@@ -21,13 +21,26 @@ function randomChunk(random: Random, k: number, last: boolean, style: "text" | "
   if (style === "parts" || (style === "mixed" && random() < 0.2)) fields.content = text === "" ? [] : [{ type: "text", text, index: 0 }];
   if (style === "tools" || (style === "mixed" && random() < 0.3)) {
     const index = pick(random, [0, 0, 0, 1]);
-    fields.tool_call_chunks = [{ type: "tool_call_chunk", index, args: pick(random, ['{"a"', ": 1", "}", ""]), ...(k === 0 || random() < 0.05 ? { id: `call_${index}`, name: "answer" } : {}) }];
+    fields.tool_call_chunks = [
+      {
+        type: "tool_call_chunk",
+        index,
+        args: pick(random, ['{"a"', ": 1", "}", ""]),
+        ...(k === 0 || random() < 0.05 ? { id: `call_${index}`, name: "answer" } : {}),
+      },
+    ];
     if (style === "tools") fields.content = "";
   }
-  if (random() < 0.5) fields.response_metadata = { model_provider: "openai", ...(random() < 0.3 ? { system_fingerprint: "fp" } : {}), ...(last ? { finish_reason: "stop", model_name: "m" } : {}) };
+  if (random() < 0.5)
+    fields.response_metadata = {
+      model_provider: "openai",
+      ...(random() < 0.3 ? { system_fingerprint: "fp" } : {}),
+      ...(last ? { finish_reason: "stop", model_name: "m" } : {}),
+    };
   if (random() < 0.2) fields.additional_kwargs = random() < 0.5 ? { refusal: pick(random, ["no", " way"]) } : {};
   if (k === 0 || random() < 0.1) fields.id = random() < 0.8 ? "chatcmpl-1" : undefined;
-  if (last || random() < 0.02) fields.usage_metadata = { input_tokens: 10, output_tokens: k, total_tokens: 10 + k, ...(random() < 0.5 ? { output_token_details: { reasoning: 2 } } : {}) };
+  if (last || random() < 0.02)
+    fields.usage_metadata = { input_tokens: 10, output_tokens: k, total_tokens: 10 + k, ...(random() < 0.5 ? { output_token_details: { reasoning: 2 } } : {}) };
   return new AIMessageChunk(fields as ConstructorParameters<typeof AIMessageChunk>[0]);
 }
 

@@ -21,7 +21,8 @@ const spec = builtinSpecs.get("deployment-config")!;
 const example = spec.example as Record<string, unknown>;
 const VALID = JSON.stringify(example, null, 2);
 const BAD_NAME = JSON.stringify({ ...example, service_name: "Payments API" }, null, 2);
-const fenced = (answer: string) => `Here is the configuration:\n\`\`\`json\n${answer}\n\`\`\`\nThis sets up the service ${"with sensible defaults ".repeat(10)}.`;
+const fenced = (answer: string) =>
+  `Here is the configuration:\n\`\`\`json\n${answer}\n\`\`\`\nThis sets up the service ${"with sensible defaults ".repeat(10)}.`;
 const RECORDED = new URL("./signal.recorded.json", import.meta.url);
 
 /** The scripted runs: the default policy over two attempts, a stop at the first error, and a root of the wrong type. */
@@ -34,7 +35,11 @@ const RUNS = [
 /** The token model, recording the callback handlers each streamed call was given. */
 class HandlerRecordingModel extends TokenStreamingModel {
   readonly handlers: string[][] = [];
-  override async *_streamResponseChunks(messages: BaseMessage[], options: BaseChatModelCallOptions, runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: BaseChatModelCallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
     this.handlers.push((runManager?.handlers ?? []).map((handler) => handler.name));
     yield* super._streamResponseChunks(messages, options, runManager);
   }
@@ -70,7 +75,10 @@ describe("streamValidated signals streaming through the run's configuration", ()
     const model = new HandlerRecordingModel({ answers: [VALID] });
     const graph = buildValidationGraph({ model, spec });
     const kinds: string[] = [];
-    for await (const [mode, chunk] of (await graph.stream({ request: "A deployment config" }, { configurable: { [STREAM_TOKENS_KEY]: true }, streamMode: ["custom", "values"] })) as AsyncIterable<[string, unknown]>) {
+    for await (const [mode, chunk] of (await graph.stream(
+      { request: "A deployment config" },
+      { configurable: { [STREAM_TOKENS_KEY]: true }, streamMode: ["custom", "values"] },
+    )) as AsyncIterable<[string, unknown]>) {
       if (mode === "custom") kinds.push((chunk as { kind: string }).kind);
     }
     expect(model.calls.map((c) => c.streamed)).toEqual([true]);

@@ -72,7 +72,14 @@ export class TokenStreamingModel extends BaseChatModel {
     const scripted = this.options.repeat ? list[call % list.length] : list[call];
     if (scripted === undefined) throw new Error(`TokenStreamingModel: no answer scripted for call ${call + 1}`);
     const answer = typeof scripted === "function" ? scripted(messages, call) : scripted;
-    const record: TokenCall = { messages, answer, generated: 0, tokens: tokensOf(answer, this.options.tokenChars ?? 4).length, aborted: false, streamed: false };
+    const record: TokenCall = {
+      messages,
+      answer,
+      generated: 0,
+      tokens: tokensOf(answer, this.options.tokenChars ?? 4).length,
+      aborted: false,
+      streamed: false,
+    };
     this.calls.push(record);
     return record;
   }
@@ -103,11 +110,18 @@ export class TokenStreamingModel extends BaseChatModel {
       call.generated++;
     }
     const input = promptTokens(messages);
-    const message = new AIMessage({ content: call.answer, usage_metadata: { input_tokens: input, output_tokens: call.tokens, total_tokens: input + call.tokens } });
+    const message = new AIMessage({
+      content: call.answer,
+      usage_metadata: { input_tokens: input, output_tokens: call.tokens, total_tokens: input + call.tokens },
+    });
     return { generations: [{ text: call.answer, message }] };
   }
 
-  override async *_streamResponseChunks(messages: BaseMessage[], options: BaseChatModelCallOptions, runManager?: CallbackManagerForLLMRun): AsyncGenerator<ChatGenerationChunk> {
+  override async *_streamResponseChunks(
+    messages: BaseMessage[],
+    options: BaseChatModelCallOptions,
+    runManager?: CallbackManagerForLLMRun,
+  ): AsyncGenerator<ChatGenerationChunk> {
     const call = this.answerFor(messages);
     call.streamed = true;
     // The consumer may stop reading without resuming this generator: the abort itself says it was stopped.
@@ -134,7 +148,10 @@ export class TokenStreamingModel extends BaseChatModel {
       }
       // As providers do: the usage comes last.
       const input = promptTokens(messages);
-      yield new ChatGenerationChunk({ message: new AIMessageChunk({ content: "", usage_metadata: { input_tokens: input, output_tokens: call.tokens, total_tokens: input + call.tokens } }), text: "" });
+      yield new ChatGenerationChunk({
+        message: new AIMessageChunk({ content: "", usage_metadata: { input_tokens: input, output_tokens: call.tokens, total_tokens: input + call.tokens } }),
+        text: "",
+      });
     } finally {
       options.signal?.removeEventListener("abort", onAbort);
       // The consumer stopped reading: nothing more is generated.

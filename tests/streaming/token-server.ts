@@ -55,7 +55,9 @@ export async function startTokenServer(reply: (body: any) => TokenReply, options
     if (!body.stream) {
       const message = "content" in answer ? { role: "assistant", content: text } : { role: "assistant", content: null, tool_calls: [call(text)] };
       record.sent = record.tokens;
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }], usage }));
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ ...base, object: "chat.completion", choices: [{ index: 0, message, finish_reason: "stop" }], usage }));
       return;
     }
     let closed = false;
@@ -64,7 +66,8 @@ export async function startTokenServer(reply: (body: any) => TokenReply, options
       if (record.sent < record.tokens) record.cut = true;
     });
     res.writeHead(200, { "content-type": "text/event-stream" });
-    const send = (delta: object, finish: string | null = null) => res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+    const send = (delta: object, finish: string | null = null) =>
+      res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
     send({ role: "assistant", content: "content" in answer ? "" : null });
     if (!("content" in answer)) send({ tool_calls: [{ index: 0, ...call("") }] });
     for (const token of tokensOf(text)) {

@@ -39,12 +39,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ChatOpenAI } from "@langchain/openai";
 import type { AIMessageChunk } from "@langchain/core/messages";
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
-import {
-  startScriptedOpenAIServer,
-  type ScriptedReply,
-  type ScriptedServer,
-  type ScriptedServerOptions,
-} from "../../testkit/openai-server.js";
+import { startScriptedOpenAIServer, type ScriptedReply, type ScriptedServer, type ScriptedServerOptions } from "../../testkit/openai-server.js";
 
 const servers: ScriptedServer[] = [];
 const realFetch = globalThis.fetch;
@@ -117,10 +112,7 @@ async function rejection(p: Promise<unknown>): Promise<Error & Record<string, un
 describe("scripted OpenAI server via ChatOpenAI", () => {
   it("(1) non-streaming invoke returns scripted content and usage", async () => {
     const server = await start({
-      replies: [
-        { content: "Hello from the scripted server", usage: { prompt_tokens: 11, completion_tokens: 7 } },
-        "default usage",
-      ],
+      replies: [{ content: "Hello from the scripted server", usage: { prompt_tokens: 11, completion_tokens: 7 } }, "default usage"],
     });
     const llm = chat(server);
     const msg = await llm.invoke("hi there");

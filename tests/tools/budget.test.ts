@@ -43,7 +43,10 @@ function deployTool(maxAttempts: number) {
 type Call = { args: unknown; id?: string };
 /** One model message of deploy_service calls, each with its own copy of the arguments (as a provider's parsed JSON); an id left out is missing. */
 const calls = (list: Call[]) =>
-  new AIMessage({ content: "", tool_calls: list.map((c) => ({ type: "tool_call" as const, name: "deploy_service", args: structuredClone(c.args) as Record<string, unknown>, id: c.id })) });
+  new AIMessage({
+    content: "",
+    tool_calls: list.map((c) => ({ type: "tool_call" as const, name: "deploy_service", args: structuredClone(c.args) as Record<string, unknown>, id: c.id })),
+  });
 const same = (n: number, args: unknown, id?: string): Call[] => Array.from({ length: n }, () => ({ args, id }));
 
 const results = (messages: BaseMessage[]) => messages.filter((m): m is ToolMessage => m.getType() === "tool");
@@ -60,22 +63,31 @@ async function runAgent(tool: ReturnType<typeof deployTool>["tool"], version: "v
 }
 
 describe("what ToolNode hands a tool (the budget relies on it)", () => {
-  it.each(["v1", "v2"] as const)("createReactAgent %s: the call with JSON-equal arguments (a copy, so identity cannot locate it); a missing id stays missing", async (version) => {
-    const seen: ToolRuntime[] = [];
-    const probe = lcTool((_input: unknown, runtime: ToolRuntime) => (seen.push(runtime), "ok"), { name: "probe", description: "p", schema: z.unknown() });
-    const message = new AIMessage({ content: "", tool_calls: [{ name: "probe", args: { a: 0 }, id: "call_0" }, { name: "probe", args: { a: 1 } }] });
-    const model = fakeModel().respond(message).respond(new AIMessage("done"));
-    await createReactAgent({ llm: model, tools: [probe], version }).invoke({ messages: [new HumanMessage("go")] });
-    expect(seen).toHaveLength(2);
-    for (const runtime of seen) {
-      const messages = (runtime.state as { messages: BaseMessage[] }).messages;
-      const entry = (messages.findLast((m) => m.getType() === "ai") as AIMessage).tool_calls![(runtime.toolCall!.args as { a: number }).a];
-      expect(JSON.stringify(runtime.toolCall!.args)).toBe(JSON.stringify(entry.args));
-      expect(runtime.toolCall!.id).toBe(entry.id);
-    }
-    const idless = seen.find((r) => r.toolCall!.id === undefined)!;
-    expect(idless.toolCallId).toBe("");
-  });
+  it.each(["v1", "v2"] as const)(
+    "createReactAgent %s: the call with JSON-equal arguments (a copy, so identity cannot locate it); a missing id stays missing",
+    async (version) => {
+      const seen: ToolRuntime[] = [];
+      const probe = lcTool((_input: unknown, runtime: ToolRuntime) => (seen.push(runtime), "ok"), { name: "probe", description: "p", schema: z.unknown() });
+      const message = new AIMessage({
+        content: "",
+        tool_calls: [
+          { name: "probe", args: { a: 0 }, id: "call_0" },
+          { name: "probe", args: { a: 1 } },
+        ],
+      });
+      const model = fakeModel().respond(message).respond(new AIMessage("done"));
+      await createReactAgent({ llm: model, tools: [probe], version }).invoke({ messages: [new HumanMessage("go")] });
+      expect(seen).toHaveLength(2);
+      for (const runtime of seen) {
+        const messages = (runtime.state as { messages: BaseMessage[] }).messages;
+        const entry = (messages.findLast((m) => m.getType() === "ai") as AIMessage).tool_calls![(runtime.toolCall!.args as { a: number }).a];
+        expect(JSON.stringify(runtime.toolCall!.args)).toBe(JSON.stringify(entry.args));
+        expect(runtime.toolCall!.id).toBe(entry.id);
+      }
+      const idless = seen.find((r) => r.toolCall!.id === undefined)!;
+      expect(idless.toolCallId).toBe("");
+    },
+  );
 });
 
 describe("the budget whatever the tool-call ids", () => {
@@ -96,7 +108,12 @@ describe("the budget whatever the tool-call ids", () => {
 
     it("an id reused from an earlier message does not hide the earlier failures", async () => {
       const { tool, received } = deployTool(3);
-      const script = [calls([{ args: bad(), id: "call_0" }]), calls([{ args: bad(1), id: "call_0" }]), calls([{ args: bad(2), id: "call_0" }]), calls([{ args: valid, id: "call_0" }])];
+      const script = [
+        calls([{ args: bad(), id: "call_0" }]),
+        calls([{ args: bad(1), id: "call_0" }]),
+        calls([{ args: bad(2), id: "call_0" }]),
+        calls([{ args: valid, id: "call_0" }]),
+      ];
       const messages = await runAgent(tool, version, script);
       expect(received).toEqual([]);
       if (version === "v2") expect(outcomes(messages)).toEqual(["invalid", "invalid", "invalid", "refused"]);
@@ -104,7 +121,12 @@ describe("the budget whatever the tool-call ids", () => {
 
     it("calls without ids, one per message: every failure counts, and the result still carries its record", async () => {
       const { tool, received } = deployTool(3);
-      const messages = await runAgent(tool, version, [calls([{ args: bad() }]), calls([{ args: bad(1) }]), calls([{ args: bad(2) }]), calls([{ args: valid }])]);
+      const messages = await runAgent(tool, version, [
+        calls([{ args: bad() }]),
+        calls([{ args: bad(1) }]),
+        calls([{ args: bad(2) }]),
+        calls([{ args: valid }]),
+      ]);
       expect(outcomes(messages)).toEqual(["invalid", "invalid", "invalid", "refused"]);
       expect(results(messages).every((m) => m.status === "error")).toBe(true);
       expect(received).toEqual([]);
@@ -121,14 +143,26 @@ describe("the budget whatever the tool-call ids", () => {
 
     it("two parallel calls with the same id are two attempts", async () => {
       const { tool, received } = deployTool(1);
-      const messages = await runAgent(tool, version, [calls([{ args: bad(), id: "call_0" }, { args: valid, id: "call_0" }])]);
+      const messages = await runAgent(tool, version, [
+        calls([
+          { args: bad(), id: "call_0" },
+          { args: valid, id: "call_0" },
+        ]),
+      ]);
       expect(outcomes(messages)).toEqual(["invalid", "refused"]);
       expect(received).toEqual([]);
     });
 
     it("a call that ran still resets the count when its id is shared", async () => {
       const { tool, received } = deployTool(2);
-      const messages = await runAgent(tool, version, [calls([{ args: bad(), id: "call_0" }, { args: valid, id: "call_0" }, { args: bad(1), id: "call_0" }, { args: bad(2), id: "call_0" }])]);
+      const messages = await runAgent(tool, version, [
+        calls([
+          { args: bad(), id: "call_0" },
+          { args: valid, id: "call_0" },
+          { args: bad(1), id: "call_0" },
+          { args: bad(2), id: "call_0" },
+        ]),
+      ]);
       expect(outcomes(messages)).toEqual(["invalid", "ran", "invalid", "invalid"]);
       expect(attempts(messages)).toEqual([1, undefined, 1, 2]);
       expect(received).toEqual([valid]);
@@ -136,7 +170,14 @@ describe("the budget whatever the tool-call ids", () => {
 
     it("alike calls (same id and arguments) share the strictest verdict: were one of them refused, all are", async () => {
       const { tool, received } = deployTool(2);
-      const script = [calls([{ args: valid, id: "call_0" }, { args: bad(1), id: "call_0" }, { args: bad(2), id: "call_0" }, { args: valid, id: "call_0" }])];
+      const script = [
+        calls([
+          { args: valid, id: "call_0" },
+          { args: bad(1), id: "call_0" },
+          { args: bad(2), id: "call_0" },
+          { args: valid, id: "call_0" },
+        ]),
+      ];
       const messages = await runAgent(tool, version, script);
       expect(outcomes(messages)).toEqual(["refused", "invalid", "refused", "refused"]);
       expect(received).toEqual([]);
@@ -146,7 +187,14 @@ describe("the budget whatever the tool-call ids", () => {
   it("a thread resumed from its checkpoint before every tool step (each parallel call then reads its own copy of the messages) keeps the budget", async () => {
     const { tool, received } = deployTool(2);
     const model = fakeModel()
-      .respond(calls([{ args: valid, id: "call_0" }, { args: bad(1), id: "call_0" }, { args: bad(2), id: "call_0" }, { args: valid, id: "call_0" }]))
+      .respond(
+        calls([
+          { args: valid, id: "call_0" },
+          { args: bad(1), id: "call_0" },
+          { args: bad(2), id: "call_0" },
+          { args: valid, id: "call_0" },
+        ]),
+      )
       .respond(calls([{ args: valid }]))
       .respond(new AIMessage("done"));
     const agent = createReactAgent({ llm: model, tools: [tool], version: "v2", checkpointer: new MemorySaver(), interruptBefore: ["tools"] });
@@ -191,38 +239,51 @@ describe("the guarantee, for random conversations with untrustworthy ids", () =>
     const pick = <T>(items: T[]) => items[Math.floor(random() * items.length)];
     const maxAttempts = 1 + Math.floor(random() * 3);
     const script = Array.from({ length: 2 + Math.floor(random() * 4) }, () =>
-      calls(Array.from({ length: 1 + Math.floor(random() * 8) }, () => ({ args: pick([valid, valid, bad(), bad(1)]), id: pick(["call_0", "call_1", undefined]) }))),
+      calls(
+        Array.from({ length: 1 + Math.floor(random() * 8) }, () => ({ args: pick([valid, valid, bad(), bad(1)]), id: pick(["call_0", "call_1", undefined]) })),
+      ),
     );
     return { maxAttempts, script };
   }
 
-  it.each(["v1", "v2", "v2, resumed before every tool step"] as const)("createReactAgent %s: the function never runs after maxAttempts failed calls in a row", async (mode) => {
-    for (let seed = 1; seed <= 30; seed++) {
-      const { maxAttempts, script } = scenario(seed);
-      const { tool, received } = deployTool(maxAttempts);
-      const model = fakeModel();
-      for (const message of script) model.respond(message);
-      model.respond(new AIMessage("done"));
-      const resumed = mode.includes("resumed");
-      const agent = createReactAgent({ llm: model, tools: [tool], version: mode === "v1" ? "v1" : "v2", checkpointer: new MemorySaver(), interruptBefore: resumed ? ["tools"] : undefined });
-      const thread = { configurable: { thread_id: `seed-${seed}` } };
-      let out = await agent.invoke({ messages: [new HumanMessage("deploy")] }, thread);
-      for (let step = 0; resumed && step < 10 && (await agent.getState(thread)).next.length > 0; step++) out = await agent.invoke(null, thread);
-      // ToolNode writes each message's results in call order, so this is the order the calls were made in.
-      let inARow = 0;
-      for (const [i, outcome] of outcomes(out.messages).entries()) {
-        if (outcome === "ran") {
-          expect(inARow, `seed ${seed}, result ${i}`).toBeLessThan(maxAttempts);
-          inARow = 0;
-        } else inARow++;
+  it.each(["v1", "v2", "v2, resumed before every tool step"] as const)(
+    "createReactAgent %s: the function never runs after maxAttempts failed calls in a row",
+    async (mode) => {
+      for (let seed = 1; seed <= 30; seed++) {
+        const { maxAttempts, script } = scenario(seed);
+        const { tool, received } = deployTool(maxAttempts);
+        const model = fakeModel();
+        for (const message of script) model.respond(message);
+        model.respond(new AIMessage("done"));
+        const resumed = mode.includes("resumed");
+        const agent = createReactAgent({
+          llm: model,
+          tools: [tool],
+          version: mode === "v1" ? "v1" : "v2",
+          checkpointer: new MemorySaver(),
+          interruptBefore: resumed ? ["tools"] : undefined,
+        });
+        const thread = { configurable: { thread_id: `seed-${seed}` } };
+        let out = await agent.invoke({ messages: [new HumanMessage("deploy")] }, thread);
+        for (let step = 0; resumed && step < 10 && (await agent.getState(thread)).next.length > 0; step++) out = await agent.invoke(null, thread);
+        // ToolNode writes each message's results in call order, so this is the order the calls were made in.
+        let inARow = 0;
+        for (const [i, outcome] of outcomes(out.messages).entries()) {
+          if (outcome === "ran") {
+            expect(inARow, `seed ${seed}, result ${i}`).toBeLessThan(maxAttempts);
+            inARow = 0;
+          } else inARow++;
+        }
+        expect(received).toHaveLength(outcomes(out.messages).filter((o) => o === "ran").length);
       }
-      expect(received).toHaveLength(outcomes(out.messages).filter((o) => o === "ran").length);
-    }
-  });
+    },
+  );
 });
 
 describe("results matched to their calls by the guard record, not by order or id", () => {
-  const record = (outcome: GuardRecord["outcome"], callIndex?: number) => ({ [GUARD_ARTIFACT_KEY]: { outcome, spec: "s", attempt: 1, maxAttempts: 2, errors: [], callIndex } });
+  const record = (outcome: GuardRecord["outcome"], callIndex?: number) => ({
+    [GUARD_ARTIFACT_KEY]: { outcome, spec: "s", attempt: 1, maxAttempts: 2, errors: [], callIndex },
+  });
   const result = (fields: { id?: string; artifact?: unknown; content?: string }) =>
     new ToolMessage({ content: fields.content ?? "x", name: "deploy_service", tool_call_id: fields.id ?? "", artifact: fields.artifact });
   const passes = (args: unknown) => (args as { ok: boolean }).ok;
@@ -234,7 +295,10 @@ describe("results matched to their calls by the guard record, not by order or id
     const next = { id: "call_0", args: { ok: false, n: 2 } };
     const messages = [
       new HumanMessage("go"),
-      ai([{ id: "call_0", args: { ok: false } }, { id: "call_0", args: { ok: true } }]),
+      ai([
+        { id: "call_0", args: { ok: false } },
+        { id: "call_0", args: { ok: true } },
+      ]),
       result({ id: "call_0", content: "ran" }),
       result({ id: "call_0", artifact: record("invalid", 0) }),
       ai([next]),
@@ -258,7 +322,13 @@ describe("results matched to their calls by the guard record, not by order or id
   });
 
   it("a call no AI message holds is counted after every call so far", () => {
-    const messages = [new HumanMessage("go"), ai([{ id: "a", args: { ok: false } }, { id: "b", args: { ok: false } }])];
+    const messages = [
+      new HumanMessage("go"),
+      ai([
+        { id: "a", args: { ok: false } },
+        { id: "b", args: { ok: false } },
+      ]),
+    ];
     expect(decideBudget(messages, query({ id: "zzz", args: { ok: true } }))).toEqual({ failures: 2 });
     expect(decideBudget(messages, { tool: "deploy_service", maxAttempts: 2, passes })).toEqual({ failures: 2 });
     expect(decideBudget(undefined, query({ id: "a", args: { ok: false } }))).toEqual({ failures: 0 });
@@ -273,20 +343,36 @@ describe("parallel calls are judged once each", () => {
       name: "counted",
       description: "A value n >= 0.",
       schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
-      rules: [{ id: "non-negative", description: "n >= 0.", inputs: { n: "integer" }, check: (v) => (counter.validations++, v.n < 0 ? `n is ${v.n}; it must be >= 0` : null) }],
+      rules: [
+        {
+          id: "non-negative",
+          description: "n >= 0.",
+          inputs: { n: "integer" },
+          check: (v) => (counter.validations++, v.n < 0 ? `n is ${v.n}; it must be >= 0` : null),
+        },
+      ],
     });
     const tool = guardedTool({ spec, name: "counted_tool", maxAttempts, func: () => "ran" });
     return { tool, counter };
   }
-  const message = (ns: number[]) => new AIMessage({ content: "", tool_calls: ns.map((n, i) => ({ type: "tool_call" as const, name: "counted_tool", args: { n }, id: `call_${i}` })) });
+  const message = (ns: number[]) =>
+    new AIMessage({ content: "", tool_calls: ns.map((n, i) => ({ type: "tool_call" as const, name: "counted_tool", args: { n }, id: `call_${i}` })) });
   const N = 200;
 
   it.each([
-    ["ToolNode", async (tool: ReturnType<typeof countingTool>["tool"], ai: AIMessage) => (await new ToolNode([tool]).invoke({ messages: [new HumanMessage("go"), ai] })).messages as BaseMessage[]],
+    [
+      "ToolNode",
+      async (tool: ReturnType<typeof countingTool>["tool"], ai: AIMessage) =>
+        (await new ToolNode([tool]).invoke({ messages: [new HumanMessage("go"), ai] })).messages as BaseMessage[],
+    ],
     [
       "createReactAgent v2",
       async (tool: ReturnType<typeof countingTool>["tool"], ai: AIMessage) =>
-        (await createReactAgent({ llm: fakeModel().respond(ai).respond(new AIMessage("done")), tools: [tool], version: "v2" }).invoke({ messages: [new HumanMessage("go")] })).messages as BaseMessage[],
+        (
+          await createReactAgent({ llm: fakeModel().respond(ai).respond(new AIMessage("done")), tools: [tool], version: "v2" }).invoke({
+            messages: [new HumanMessage("go")],
+          })
+        ).messages as BaseMessage[],
     ],
   ])("%s: 200 failing calls in one message, and 200 alternating failing and valid ones, cost at most two validations a call", async (_label, run) => {
     const failing = countingTool(3);

@@ -60,7 +60,10 @@ afterAll(async () => server?.close());
 describe("examples/guarded-agent.ts through ChatOpenAI", () => {
   it("runs as written: two calls, one of which ran", async () => {
     server.requests.length = 0;
-    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/guarded-agent.ts"], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "examples/guarded-agent.ts"], {
+      OPENAI_BASE_URL: server.baseURL,
+      OPENAI_API_KEY: "test",
+    });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("deploy_service was called 2 time(s); 1 call(s) ran.\nagent: Deployed payments-api.\n");
@@ -77,7 +80,10 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     const agent = createDeployAgent({ model, deploy: (config) => (deployed.push(config), `deployed ${config.service_name}`) });
     let final: { messages: BaseMessage[] } | undefined;
     let toolCallChunks = 0;
-    for await (const [mode, chunk] of await agent.stream({ messages: [new HumanMessage("Deploy payments-api with 8 replicas")] }, { streamMode: ["messages", "values"] })) {
+    for await (const [mode, chunk] of await agent.stream(
+      { messages: [new HumanMessage("Deploy payments-api with 8 replicas")] },
+      { streamMode: ["messages", "values"] },
+    )) {
       if (mode === "values") final = chunk as { messages: BaseMessage[] };
       else if (((chunk as unknown as [AIMessageChunk])[0].tool_call_chunks ?? []).length > 0) toolCallChunks++;
     }
@@ -93,7 +99,10 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     const section = readFileSync("docs/guarded-tools.md", "utf8");
     const code = /```ts\n([\s\S]*?)```/.exec(section)![1];
     // Plain JavaScript in a TypeScript block; `--conditions=langgraph-trustworthy-output-source` resolves the package's own name to its source.
-    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "--input-type=module", "-e", code], { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+    const result = await runNode(["--conditions=langgraph-trustworthy-output-source", "--input-type=module", "-e", code], {
+      OPENAI_BASE_URL: server.baseURL,
+      OPENAI_API_KEY: "test",
+    });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Deployed payments-api.\n");
@@ -102,7 +111,9 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
   }, 60_000);
 
   it("a tool call whose arguments are not JSON never reaches the tool: LangChain files it as invalid and the agent ends", async () => {
-    const local = await startScriptedOpenAIServer({ replies: [{ content: null, toolCalls: [{ id: "c0", name: "deploy_service", arguments: '{"replicas": 8,' }] }] });
+    const local = await startScriptedOpenAIServer({
+      replies: [{ content: null, toolCalls: [{ id: "c0", name: "deploy_service", arguments: '{"replicas": 8,' }] }],
+    });
     try {
       const deployed: DeploymentConfig[] = [];
       const model = new ChatOpenAI({ model: "scripted", apiKey: "test", configuration: { baseURL: local.baseURL }, maxRetries: 0 });

@@ -64,7 +64,14 @@ describe("guardedTool: one call", () => {
       name: "restart",
       description: "",
       schema: { type: "object", required: ["service"], properties: { service: { type: "string" } } },
-      rules: [{ id: "exists", description: "the service exists", inputs: { service: "string" }, check: async (v, _d, c) => (c.services.includes(v.service) ? null : `service is ${JSON.stringify(v.service)}; no such service`) }],
+      rules: [
+        {
+          id: "exists",
+          description: "the service exists",
+          inputs: { service: "string" },
+          check: async (v, _d, c) => (c.services.includes(v.service) ? null : `service is ${JSON.stringify(v.service)}; no such service`),
+        },
+      ],
     });
     const ran: unknown[] = [];
     const fixed = guardedTool({ spec, name: "restart", func: (args) => (ran.push(args), "restarted"), ruleContext: { services: ["api"] } });
@@ -99,7 +106,12 @@ describe("guardedTool: one call", () => {
 
   it("answers schema failures itself, not with LangChain's generic parsing error, in the validation graph's words", async () => {
     const { tool, received } = deployTool();
-    const bad = { service_name: "Payments API", replicas: 0, resources: { cpu_limit: "lots" }, health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 } };
+    const bad = {
+      service_name: "Payments API",
+      replicas: 0,
+      resources: { cpu_limit: "lots" },
+      health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 },
+    };
     const result = (await tool.invoke(call(bad))) as ToolMessage;
     const errors = validateAgainstSpec(spec, bad).errors;
     expect(errors).toEqual([
@@ -132,7 +144,9 @@ describe("guardedTool: one call", () => {
     await expect(tool.invoke(` ${JSON.stringify(valid)}\n`)).resolves.toBe("deployed payments-api");
     // A fence or trailing text is not an argument list: the model is told, and the function does not run.
     const fenced = (await tool.invoke("```json\n" + JSON.stringify(valid) + "\n```")) as string;
-    expect(fenced).toContain("1. The arguments are not valid JSON (exactly one JSON value is expected, nothing before or after it): Unexpected token '`' at line 1, column 1");
+    expect(fenced).toContain(
+      "1. The arguments are not valid JSON (exactly one JSON value is expected, nothing before or after it): Unexpected token '`' at line 1, column 1",
+    );
     const trailing = (await tool.invoke(`${JSON.stringify(valid)} and then more`)) as string;
     expect(trailing).toContain("Unexpected non-whitespace character after JSON");
     const text = (await tool.invoke('{"service_name": "a", "service_name": "b"}')) as string;
@@ -144,13 +158,20 @@ describe("guardedTool: one call", () => {
     const discount = defineSpec({
       name: "discount",
       description: "A discount code.",
-      schema: { type: "object", required: ["code", "percent"], properties: { code: { type: "string" }, percent: { type: "integer", minimum: 1, maximum: 90 } } },
+      schema: {
+        type: "object",
+        required: ["code", "percent"],
+        properties: { code: { type: "string" }, percent: { type: "integer", minimum: 1, maximum: 90 } },
+      },
       rules: [
         {
           id: "vip",
           description: "percent > 30 requires a code starting with VIP-.",
           inputs: { code: "string", percent: "integer" },
-          check: (v) => (v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null),
+          check: (v) =>
+            v.percent > 30 && !v.code.startsWith("VIP-")
+              ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"`
+              : null,
         },
       ],
     });
@@ -161,7 +182,10 @@ describe("guardedTool: one call", () => {
     expect(await coded.invoke({ code: "VIP-40", percent: 40 })).toBe("ok");
 
     const inline = guardedTool({
-      spec: JSON.stringify({ name: "page", schema: { type: "object", required: ["page"], properties: { page: { type: "integer", minimum: 1 } }, additionalProperties: false } }),
+      spec: JSON.stringify({
+        name: "page",
+        schema: { type: "object", required: ["page"], properties: { page: { type: "integer", minimum: 1 } }, additionalProperties: false },
+      }),
       name: "fetch_page",
       func: (a) => (seen.push(a), "fetched"),
     });
@@ -189,9 +213,12 @@ describe("guardedTool: one call", () => {
     expect(() => guardedTool({ spec: "no-such-spec", name: "t", func })).toThrow(SpecError);
     expect(() => guardedTool({ spec: { type: "array" }, name: "t", func })).toThrow(/needs "type": "object"/);
     // ajv already refuses a draft-04 "id"; a hand-made Spec that carries one must not reach the model changed.
-    expect(() => guardedTool({ spec: { ...spec, schema: { id: "legacy", type: "object" } }, name: "t", func })).toThrow(/does not convert to tool parameters unchanged/);
+    expect(() => guardedTool({ spec: { ...spec, schema: { id: "legacy", type: "object" } }, name: "t", func })).toThrow(
+      /does not convert to tool parameters unchanged/,
+    );
     expect(() => guardedTool({ spec, name: "deploy service", func })).toThrow(ConfigurationError);
-    for (const maxAttempts of [0, 11, 1.5, Number.NaN]) expect(() => guardedTool({ spec, name: "t", func, maxAttempts })).toThrow(/maxAttempts must be an integer from 1 to 10/);
+    for (const maxAttempts of [0, 11, 1.5, Number.NaN])
+      expect(() => guardedTool({ spec, name: "t", func, maxAttempts })).toThrow(/maxAttempts must be an integer from 1 to 10/);
   });
 });
 
@@ -219,9 +246,25 @@ describe("guardedTool: hostile arguments", () => {
     ["a huge string field", () => ({ ...valid, service_name: "a".repeat(2_000_000) }), "the arguments are over the limit of 1000000 characters of JSON"],
     ["deep nesting", () => nest(200), "the arguments nest deeper than 64 levels; the expected value is shallower"],
     ["nesting deeper than the stack", () => nest(200_000), "the arguments nest deeper than 64 levels; the expected value is shallower"],
-    ["a cycle", () => { const a: Record<string, unknown> = { ...valid }; a.self = a; return a; }, "self refers to itself (a cycle), which JSON cannot hold"],
+    [
+      "a cycle",
+      () => {
+        const a: Record<string, unknown> = { ...valid };
+        a.self = a;
+        return a;
+      },
+      "self refers to itself (a cycle), which JSON cannot hold",
+    ],
     ["a BigInt", () => ({ ...valid, replicas: 8n }), "replicas is a BigInt, which JSON has no form for; use a number or a string"],
-    ["a throwing getter", () => ({ get replicas() { throw new Error("boom"); } }), "replicas is computed by a getter, not plain JSON data"],
+    [
+      "a throwing getter",
+      () => ({
+        get replicas() {
+          throw new Error("boom");
+        },
+      }),
+      "replicas is computed by a getter, not plain JSON data",
+    ],
     ["no arguments", () => undefined, "the arguments are undefined, which JSON has no form for"],
     ["null", () => null, "the value is null; it must be an object"],
     ["a number", () => 42, "the value is 42 (integer); it must be an object"],
@@ -365,7 +408,9 @@ describe("guardedTool: the attempt budget in an agent", () => {
           const step = messages.filter((m) => m.getType() === "tool").length;
           order.push(run);
           const answer = script[run][step];
-          return typeof answer === "string" ? new AIMessage(answer) : new AIMessage({ content: "", tool_calls: [{ name: "deploy_service", args: answer, id: `${run}${step}` }] });
+          return typeof answer === "string"
+            ? new AIMessage(answer)
+            : new AIMessage({ content: "", tool_calls: [{ name: "deploy_service", args: answer, id: `${run}${step}` }] });
         });
       }
       return model;
@@ -375,7 +420,10 @@ describe("guardedTool: the attempt budget in an agent", () => {
       order.length = 0;
       const agent = createReactAgent({ llm: scriptedModel(), tools: [tool], checkpointer: threaded ? new MemorySaver() : undefined });
       const config = (id: string) => (threaded ? { configurable: { thread_id: `thread-${id}` } } : {});
-      const [outA, outB] = await Promise.all([agent.invoke({ messages: [new HumanMessage("A")] }, config("a")), agent.invoke({ messages: [new HumanMessage("B")] }, config("b"))]);
+      const [outA, outB] = await Promise.all([
+        agent.invoke({ messages: [new HumanMessage("A")] }, config("a")),
+        agent.invoke({ messages: [new HumanMessage("B")] }, config("b")),
+      ]);
       expect(order.slice(0, 4).sort()).toEqual(["A", "A", "B", "B"]); // the runs interleaved
       expect(toolResults(outA.messages).map((m) => guardRecordOf(m)?.outcome ?? "ran")).toEqual(["invalid", "invalid", "refused", "refused"]);
       expect(toolResults(outB.messages).map((m) => m.content)).toEqual([invalidText(1, 2, [LOW_CPU_ERROR]), "deployed payments-api"]);

@@ -100,7 +100,9 @@ describe("token budget (maxTokens)", () => {
     const outcome = await generateValidated({ model, spec: "deployment-config", request: REQUEST, maxTokens: spent + nextInput - 1 });
     expect(outcome).toMatchObject({ success: false, stopReason: "budget", attempts: 1 });
     for (const maxTokens of [0, 1.5, -3, "100"]) {
-      await expect(generateValidated({ model, spec: "deployment-config", request: REQUEST, maxTokens: maxTokens as number })).rejects.toThrow(/maxTokens must be an integer from 1 to 100000000/);
+      await expect(generateValidated({ model, spec: "deployment-config", request: REQUEST, maxTokens: maxTokens as number })).rejects.toThrow(
+        /maxTokens must be an integer from 1 to 100000000/,
+      );
     }
     expect(model.callCount).toBe(1);
   });

@@ -46,7 +46,10 @@ describe("escalation (models)", () => {
     expect(out.history[1].errors).toEqual([RULES.replicasNeedCpu(0.5, 8)]);
     // The stronger model gets exactly the retry prompt the small one would have had.
     const prompt = large.calls[0].messages;
-    expect(prompt.map((m) => m.content)).toEqual([generationSystemPrompt(resolveSpec("deployment-config")), retryPrompt(REQUEST, out.history[1].output, out.history[1].errors)]);
+    expect(prompt.map((m) => m.content)).toEqual([
+      generationSystemPrompt(resolveSpec("deployment-config")),
+      retryPrompt(REQUEST, out.history[1].output, out.history[1].errors),
+    ]);
     // Usage per model adds up to the run's usage.
     expect(out.usageByModel.small.calls).toBe(2);
     expect(out.usageByModel.large.calls).toBe(1);
@@ -58,21 +61,30 @@ describe("escalation (models)", () => {
     const small = new ScriptedChatModel({ answers: [BROKEN], repeat: true });
     const large = new ScriptedChatModel({ answers: [BROKEN], repeat: true });
     const { source, asked } = factory({ small, large });
-    const out = await buildValidationGraph({ model: source }).invoke({ request: REQUEST }, { context: { maxAttempts: 4, models: [{ model: "small" }, { model: "large" }] } });
+    const out = await buildValidationGraph({ model: source }).invoke(
+      { request: REQUEST },
+      { context: { maxAttempts: 4, models: [{ model: "small" }, { model: "large" }] } },
+    );
     expect(out).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 4 });
     expect(asked).toEqual(["small", "large", "large", "large"]);
     expect(Object.keys(out.usageByModel).sort()).toEqual(["large", "small"]);
   });
 
   it("without models, every record names the run's model and usageByModel has that one entry", async () => {
-    const out = await buildValidationGraph({ model: scriptedModel([BROKEN, JSON.stringify(VALID)]) }).invoke({ request: REQUEST }, { context: { model: "gpt-test" } });
+    const out = await buildValidationGraph({ model: scriptedModel([BROKEN, JSON.stringify(VALID)]) }).invoke(
+      { request: REQUEST },
+      { context: { model: "gpt-test" } },
+    );
     expect(out.history.map((h) => h.model)).toEqual(["gpt-test", "gpt-test"]);
     expect(out.usageByModel).toEqual({ "gpt-test": out.usage });
   });
 
   it("a model named __proto__ is an ordinary key of usageByModel", async () => {
     const m = new ScriptedChatModel({ answers: [BROKEN, JSON.stringify(VALID)] });
-    const out = await buildValidationGraph({ model: () => m }).invoke({ request: REQUEST }, { context: { models: [{ model: "__proto__" }, { model: "constructor" }] } });
+    const out = await buildValidationGraph({ model: () => m }).invoke(
+      { request: REQUEST },
+      { context: { models: [{ model: "__proto__" }, { model: "constructor" }] } },
+    );
     expect(Object.hasOwn(out.usageByModel, "__proto__")).toBe(true);
     expect(out.usageByModel.constructor).toMatchObject({ calls: 1 });
     expect(Object.getPrototypeOf(out.usageByModel)).toBe(Object.prototype);
@@ -83,7 +95,10 @@ describe("escalation (models)", () => {
     const large = new ScriptedChatModel({ answers: [BROKEN, JSON.stringify(VALID)] });
     const { source, asked } = factory({ small, large });
     const graph = buildValidationGraph({ model: source, checkpointer: new MemorySaver() });
-    const config = { configurable: { thread_id: "escalate-review" }, context: { maxAttempts: 2, onFailure: "interrupt" as const, models: [{ model: "small" }, { model: "large" }] } };
+    const config = {
+      configurable: { thread_id: "escalate-review" },
+      context: { maxAttempts: 2, onFailure: "interrupt" as const, models: [{ model: "small" }, { model: "large" }] },
+    };
     await graph.invoke({ request: REQUEST }, config);
     expect((await graph.getState(config)).next).toEqual(["review"]);
     const out = await graph.invoke(new Command({ resume: { request: "payments-api, 3 replicas" } }), config);
@@ -106,7 +121,9 @@ describe("escalation (models)", () => {
     const graph = buildValidationGraph({ model: () => model });
     const run = (context: Record<string, unknown>) => graph.invoke({ request: REQUEST }, { context });
     await expect(run({ model: "a", models: [{ model: "b" }] })).rejects.toThrow(/Give either model or models/);
-    await expect(run({ maxAttempts: 2, models: [{ model: "a", attempts: 2 }, { model: "b" }] })).rejects.toThrow(/"b" would never be asked|use 2 attempt\(s\) and maxAttempts is 2/);
+    await expect(run({ maxAttempts: 2, models: [{ model: "a", attempts: 2 }, { model: "b" }] })).rejects.toThrow(
+      /"b" would never be asked|use 2 attempt\(s\) and maxAttempts is 2/,
+    );
     await expect(run({ models: [] })).rejects.toThrow(/at least one model/);
     await expect(run({ models: Array.from({ length: 6 }, (_, i) => ({ model: `m${i}` })) })).rejects.toThrow(/at most 5 models/);
     await expect(run({ models: [{ model: "a", atempts: 2 }] })).rejects.toThrow(/atempts/);

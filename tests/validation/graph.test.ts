@@ -39,10 +39,7 @@ describe("validation graph with a scripted model", () => {
     expect(out.success).toBe(true);
     expect(out.attempts).toBe(2);
     expect(out.history.map((h) => h.valid)).toEqual([false, true]);
-    const expectedErrors = [
-      RULES.replicasNeedCpu(0.5, 8),
-      RULES.timeoutBelowInterval(30, 10),
-    ];
+    const expectedErrors = [RULES.replicasNeedCpu(0.5, 8), RULES.timeoutBelowInterval(30, 10)];
     expect(out.history[0].errors).toEqual(expectedErrors);
     const retry = promptOf(model, 1);
     for (const e of expectedErrors) expect(retry).toContain(e);
@@ -180,7 +177,10 @@ describe("builder options", () => {
           id: "big-discounts-need-vip-codes",
           description: "percent > 30 requires a code starting with VIP-.",
           inputs: { code: "string", percent: "integer" },
-          check: (v) => (v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null),
+          check: (v) =>
+            v.percent > 30 && !v.code.startsWith("VIP-")
+              ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"`
+              : null,
         },
       ],
     });
@@ -191,10 +191,11 @@ describe("builder options", () => {
     expect(out.attempts).toBe(2);
     expect(out.errors).toEqual(['code is "SAVE"; percent=40 requires a code starting with "VIP-"']);
     // run config still overrides the builder's defaults
-    const again = await buildValidationGraph({ model: scriptedModel(['{"code": "SAVE", "percent": 40}', '{"code": "VIP-1", "percent": 40}']), spec, maxAttempts: 1 }).invoke(
-      { request: "a 40% code" },
-      { context: { maxAttempts: 2 } },
-    );
+    const again = await buildValidationGraph({
+      model: scriptedModel(['{"code": "SAVE", "percent": 40}', '{"code": "VIP-1", "percent": 40}']),
+      spec,
+      maxAttempts: 1,
+    }).invoke({ request: "a 40% code" }, { context: { maxAttempts: 2 } });
     expect(again.success).toBe(true);
   });
 });

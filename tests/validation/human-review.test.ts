@@ -49,7 +49,11 @@ describe("human review (onFailure: interrupt)", () => {
     const fixed = { ...BROKEN, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
     const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(fixed) } }), config);
     expect(out).toMatchObject({ success: true, stopReason: "valid", result: fixed, attempts: 1 });
-    expect(out.history.map((h) => [h.by ?? "model", h.valid])).toEqual([["model", false], ["human", false], ["human", true]]);
+    expect(out.history.map((h) => [h.by ?? "model", h.valid])).toEqual([
+      ["model", false],
+      ["human", false],
+      ["human", true],
+    ]);
     state = await graph.getState(config);
     expect(state.next).toEqual([]);
   });
@@ -85,16 +89,35 @@ describe("human review (onFailure: interrupt)", () => {
     expect(out.success).toBe(false);
     const state = await graph.getState(config);
     expect(state.next).toEqual(["review"]);
-    expect((await payload(graph, config))!.errors[0]).toMatch(/^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON/);
+    expect((await payload(graph, config))!.errors[0]).toMatch(
+      /^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON/,
+    );
     // A fenced block is a model's habit, not a person's answer: refused as well.
     await graph.invoke(new Command({ resume: { value: "```json\n" + JSON.stringify(VALID) + "\n```" } }), config);
     expect((await graph.getState(config)).values.success).toBe(false);
   });
 
   it.each([
-    ["cyclic", () => { const v: Record<string, unknown> = { ...VALID }; v.self = v; return v; }, "self refers to itself (a cycle), which JSON cannot hold"],
+    [
+      "cyclic",
+      () => {
+        const v: Record<string, unknown> = { ...VALID };
+        v.self = v;
+        return v;
+      },
+      "self refers to itself (a cycle), which JSON cannot hold",
+    ],
     ["holding a BigInt", () => ({ ...VALID, replicas: 3n }), "replicas is a BigInt, which JSON has no form for; use a number or a string"],
-    ["with a getter", () => ({ ...VALID, get replicas() { return 3; } }), "replicas is computed by a getter, not plain JSON data"],
+    [
+      "with a getter",
+      () => ({
+        ...VALID,
+        get replicas() {
+          return 3;
+        },
+      }),
+      "replicas is computed by a getter, not plain JSON data",
+    ],
   ])("a value %s pauses again with the reason, and a valid answer afterwards is the result", async (_label, make, reason) => {
     const { graph, config } = await pausedRun();
     await graph.invoke(new Command({ resume: { value: make() } }), config);
@@ -145,7 +168,10 @@ describe("human review (onFailure: interrupt)", () => {
     expect(validateAgainstSpec(form, { value: VALID, extra: 1 }).valid).toBe(false);
     // A spec that refers to itself keeps its references intact: the form asks for a value of its type.
     const tree = resolveSpec({ name: "tree", schema: { type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } } } });
-    expect((reviewAnswerSchema(tree).oneOf as Array<{ properties: { value?: unknown } }>)[0].properties.value).toEqual({ type: "object", description: expect.any(String) });
+    expect((reviewAnswerSchema(tree).oneOf as Array<{ properties: { value?: unknown } }>)[0].properties.value).toEqual({
+      type: "object",
+      description: expect.any(String),
+    });
   });
 
   it("with the default onFailure (end) the run ends as before, without pausing", async () => {

@@ -15,7 +15,12 @@ import { buildValidationGraph, createValidationGraphBuilder } from "../../src/va
 import { promptOf, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
-const BROKEN = JSON.stringify({ service_name: "payments-api", replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, health_check: { path: "/healthz", timeout_seconds: 5, interval_seconds: 10 } });
+const BROKEN = JSON.stringify({
+  service_name: "payments-api",
+  replicas: 8,
+  resources: { cpu_limit: 0.5, memory_limit_mb: 512 },
+  health_check: { path: "/healthz", timeout_seconds: 5, interval_seconds: 10 },
+});
 const REQUEST = { request: "A deployment config for payments-api with 8 replicas" };
 const failure = () => Object.assign(new Error("Service Unavailable"), { status: 503 });
 
@@ -35,7 +40,10 @@ describe("front-door checks belong to the graph", () => {
   type Invocable = { invoke: (input: never, config: never) => Promise<unknown> };
   const paths: Array<[string, () => Invocable]> = [
     ["buildValidationGraph", () => buildValidationGraph({ model: scriptedModel([VALID]) })],
-    ["the builder compiled by the caller, with a checkpointer", () => createValidationGraphBuilder({ model: scriptedModel([VALID]) }).compile({ checkpointer: new MemorySaver() })],
+    [
+      "the builder compiled by the caller, with a checkpointer",
+      () => createValidationGraphBuilder({ model: scriptedModel([VALID]) }).compile({ checkpointer: new MemorySaver() }),
+    ],
     ["withConfig on the compiled graph", () => buildValidationGraph({ model: scriptedModel([VALID]) }).withConfig({ tags: ["x"], recursionLimit: 50 })],
   ];
   for (const [pathName, make] of paths) {
@@ -100,7 +108,14 @@ describe("one run, one request", () => {
   });
 
   it("a resumed run uses the spec and limits it was started with, whatever the resuming call passes", async () => {
-    const window = { name: "time-window", schema: { type: "object", required: ["start", "end"], properties: { start: { type: "integer" }, end: { type: "integer", exclusiveMinimum: { $data: "1/start" } } } } };
+    const window = {
+      name: "time-window",
+      schema: {
+        type: "object",
+        required: ["start", "end"],
+        properties: { start: { type: "integer" }, end: { type: "integer", exclusiveMinimum: { $data: "1/start" } } },
+      },
+    };
     const model = scriptedModel(['{"start": 5, "end": 1}', failure(), '{"start": 5, "end": 2}', '{"start": 5, "end": 3}']);
     const graph = buildValidationGraph({ model, checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: "settings" } };
@@ -152,7 +167,9 @@ describe("one run, one request", () => {
 
     // The edge from START is a plain call, not a traced run of its own (see src/shared/direct-call.ts); the nodes are runs.
     const started: string[] = [];
-    const handler = BaseCallbackHandler.fromMethods({ handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void started.push(String(name)) });
+    const handler = BaseCallbackHandler.fromMethods({
+      handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void started.push(String(name)),
+    });
     await graph.invoke(REQUEST, { configurable: { thread_id: "steps-traced" }, callbacks: [handler] });
     expect(started).toEqual(expect.arrayContaining(["generate", "validate"]));
     expect(started.filter((name) => /startRun|RunnableLambda|Branch/.test(name))).toEqual([]);
@@ -174,8 +191,21 @@ describe("one run, one request", () => {
 
   it("generate and validate run as plain calls: no langsmith RunTree is built for them with tracing off; model calls still get the node's callbacks", async () => {
     const inside: unknown[] = [];
-    const rule = { id: "seen", description: "records the run tree", inputs: { n: "integer" as const }, check: () => { inside.push(getCurrentRunTree(true)); return null; } };
-    const spec = defineSpec({ name: "n", description: "n", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [rule] });
+    const rule = {
+      id: "seen",
+      description: "records the run tree",
+      inputs: { n: "integer" as const },
+      check: () => {
+        inside.push(getCurrentRunTree(true));
+        return null;
+      },
+    };
+    const spec = defineSpec({
+      name: "n",
+      description: "n",
+      schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+      rules: [rule],
+    });
     const model = scriptedModel(['{"n": 1}']);
     const modelRuns: Array<string | undefined> = [];
     const handler = BaseCallbackHandler.fromMethods({ handleChatModelStart: (_llm, _messages, _runId, parentRunId) => void modelRuns.push(parentRunId) });
@@ -188,12 +218,29 @@ describe("one run, one request", () => {
   });
 
   it("a run started with a code-defined spec resumes only on a graph built with the same spec", async () => {
-    const rule = { id: "even", description: "n must be even.", inputs: { n: "integer" as const }, check: (v: Record<string, any>) => (v.n % 2 === 0 ? null : `n is ${v.n}; it must be even`) };
-    const spec = defineSpec({ name: "even", description: "An even number.", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [rule] });
-    const other = defineSpec({ name: "even", description: "An even number.", schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } }, rules: [{ ...rule, check: () => null }] });
+    const rule = {
+      id: "even",
+      description: "n must be even.",
+      inputs: { n: "integer" as const },
+      check: (v: Record<string, any>) => (v.n % 2 === 0 ? null : `n is ${v.n}; it must be even`),
+    };
+    const spec = defineSpec({
+      name: "even",
+      description: "An even number.",
+      schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+      rules: [rule],
+    });
+    const other = defineSpec({
+      name: "even",
+      description: "An even number.",
+      schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+      rules: [{ ...rule, check: () => null }],
+    });
     const checkpointer = new MemorySaver();
     const config = { configurable: { thread_id: "code" } };
-    await expect(buildValidationGraph({ model: scriptedModel(['{"n": 3}', failure()]), spec, checkpointer }).invoke({ request: "n" }, config)).rejects.toThrow(/HTTP 503/);
+    await expect(buildValidationGraph({ model: scriptedModel(['{"n": 3}', failure()]), spec, checkpointer }).invoke({ request: "n" }, config)).rejects.toThrow(
+      /HTTP 503/,
+    );
 
     await expect(buildValidationGraph({ model: scriptedModel(['{"n": 5}']), spec: other, checkpointer }).invoke(null, config)).rejects.toThrow(
       /started with the code-defined spec "even"; resume it with a graph built with that same spec/,

@@ -47,7 +47,9 @@ export const apiRequestSpec = defineSpec({
         if (body === undefined || body === null) problems.push(`body is ${body === null ? "null" : "missing"}; method=${v.method} requires an object body`);
         const contentType = Object.hasOwn(v.headers, "Content-Type") ? v.headers["Content-Type"] : undefined;
         if (contentType !== "application/json") {
-          problems.push(`headers["Content-Type"] is ${contentType === undefined ? "missing" : describeValue(contentType)}; method=${v.method} requires "application/json"`);
+          problems.push(
+            `headers["Content-Type"] is ${contentType === undefined ? "missing" : describeValue(contentType)}; method=${v.method} requires "application/json"`,
+          );
         }
         return problems;
       },

@@ -53,7 +53,10 @@ export const dbQuerySpec = defineSpec({
       check: (v) =>
         v.columns.includes(v["order_by.column"])
           ? null
-          : `order_by.column is ${describeValue(v["order_by.column"])}; it must be one of the selected columns (${v.columns.slice(0, 10).map((c: unknown) => describeValue(c, 30)).join(", ")}${v.columns.length > 10 ? ", …" : ""})`,
+          : `order_by.column is ${describeValue(v["order_by.column"])}; it must be one of the selected columns (${v.columns
+              .slice(0, 10)
+              .map((c: unknown) => describeValue(c, 30))
+              .join(", ")}${v.columns.length > 10 ? ", …" : ""})`,
     },
     {
       id: "offset-needs-order",
@@ -68,8 +71,7 @@ export const dbQuerySpec = defineSpec({
       id: "pagination-window",
       description: "limit + offset must be <= 10000.",
       inputs: { limit: "integer", offset: "integer" },
-      check: (v) =>
-        v.limit + v.offset > 10000 ? `limit + offset is ${v.limit + v.offset} (limit=${v.limit}, offset=${v.offset}); it must be <= 10000` : null,
+      check: (v) => (v.limit + v.offset > 10000 ? `limit + offset is ${v.limit + v.offset} (limit=${v.limit}, offset=${v.offset}); it must be <= 10000` : null),
     },
     {
       id: "in-needs-list",

@@ -4,7 +4,8 @@ import { defineSpec } from "../spec.js";
 /** The rules' messages, exported so that tests and tools match a rule through its message function, never a copy of its wording. */
 export const deploymentConfigMessages = {
   replicasNeedCpu: (cpuLimit: number, replicas: number) => `resources.cpu_limit is ${cpuLimit}; replicas=${replicas} requires resources.cpu_limit >= 1.0`,
-  timeoutBelowInterval: (timeout: number, interval: number) => `health_check.timeout_seconds is ${timeout}; it must be < health_check.interval_seconds (${interval})`,
+  timeoutBelowInterval: (timeout: number, interval: number) =>
+    `health_check.timeout_seconds is ${timeout}; it must be < health_check.interval_seconds (${interval})`,
 };
 
 export const deploymentConfigSpec = defineSpec({

@@ -5,13 +5,7 @@
  */
 import { fakeModel } from "@langchain/core/testing";
 import { AIMessage } from "@langchain/core/messages";
-import {
-  buildValidationGraph,
-  ConfigurationError,
-  validateAgainstSpec,
-  type StopReason,
-  type ValidationReport,
-} from "langgraph-trustworthy-output";
+import { buildValidationGraph, ConfigurationError, validateAgainstSpec, type StopReason, type ValidationReport } from "langgraph-trustworthy-output";
 import { discountSpec, type Discount } from "./discount-spec.js";
 
 export async function firstValidDiscount(answers: string[]): Promise<{ discount: Discount | null; attempts: number; stopReason: StopReason | null }> {

@@ -24,7 +24,8 @@ export const discountSpec = defineSpec({
       id: "big-discounts-need-vip-codes",
       description: "percent > 30 requires a code starting with VIP-.",
       inputs: { code: "string", percent: "integer" },
-      check: (v) => (v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null),
+      check: (v) =>
+        v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null,
     },
   ],
 });
