@@ -63,7 +63,7 @@ const escalationStep = z
         title: "Model",
         description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server.",
       }),
-      attempts: boundedInt("each models entry's attempts", 1, 10).optional().meta({
+      attempts: boundedInt("each models entry's attempts", 1, MAX_ATTEMPTS).optional().meta({
         title: "Attempts",
         description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left.",
       }),
