@@ -13,10 +13,10 @@ import { createMiddleware } from "langchain";
 import { ConfigurationError } from "../errors.js";
 import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "../tools/arguments.js";
-import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord } from "../tools/budget.js";
+import type { ArgumentLimits } from "../tools/arguments.js";
+import { BudgetMemo, GUARD_ARTIFACT_KEY } from "../tools/budget.js";
+import { decideToolCall } from "../tools/decide.js";
 import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
-import { invalidCallText, refusalText, type CallFacts } from "../tools/prompts.js";
 import { attemptsOption } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
 
@@ -84,27 +84,27 @@ export function guardTools(options: GuardToolsOptions) {
       if (guard === undefined) return handler(request);
       const { spec, memo } = guard;
       const context = ruleContextFor(ruleContext, request.runtime.context);
-      const passes = (args: unknown) => toolArgumentsPass(spec, args, limits, context);
-      await judgeAlongside(request.state.messages, call.name, memo, async (args) => (await checkToolArguments(spec, args, limits, context)).valid);
-      const budget = decideBudget(request.state.messages, { tool: call.name, call, maxAttempts, passes, memo });
-      const facts: CallFacts = { tool: call.name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
-      const notRun = (text: string, record: GuardRecord) => {
-        if (budget.callIndex !== undefined) record.callIndex = budget.callIndex;
-        return new ToolMessage({ content: text, status: "error", name: call.name, tool_call_id: call.id ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
-      };
-      if (facts.attempt > maxAttempts)
-        return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
-      const checked = await checkToolArguments(spec, call.args, limits, context);
-      if (!checked.valid) {
-        return notRun(invalidCallText(facts, checked.errors), {
-          outcome: "invalid",
-          spec: spec.name,
-          attempt: facts.attempt,
-          maxAttempts,
-          errors: checked.errors,
+      const decision = await decideToolCall({
+        spec,
+        tool: call.name,
+        args: call.args,
+        call,
+        messages: request.state.messages,
+        maxAttempts,
+        memo,
+        limits,
+        context,
+      });
+      if (!decision.run) {
+        return new ToolMessage({
+          content: decision.text,
+          status: "error",
+          name: call.name,
+          tool_call_id: call.id ?? "",
+          artifact: { [GUARD_ARTIFACT_KEY]: decision.record },
         });
       }
-      return handler({ ...request, toolCall: { ...call, args: checked.value as Record<string, unknown> } });
+      return handler({ ...request, toolCall: { ...call, args: decision.args as Record<string, unknown> } });
     },
   });
 }

@@ -15,9 +15,10 @@ import { ConfigurationError, SpecError } from "../errors.js";
 import { attemptsOption } from "../settings.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
-import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./arguments.js";
-import { BudgetMemo, decideBudget, GUARD_ARTIFACT_KEY, judgeAlongside, type GuardRecord, type ToolCallRef } from "./budget.js";
-import { invalidCallText, refusalText, toolDescription, type CallFacts } from "./prompts.js";
+import type { ArgumentLimits } from "./arguments.js";
+import { BudgetMemo, GUARD_ARTIFACT_KEY, type ToolCallRef } from "./budget.js";
+import { decideToolCall } from "./decide.js";
+import { toolDescription } from "./prompts.js";
 
 export interface GuardedToolOptions<Args = any, Output = unknown> {
   /** What valid arguments are: a zod schema or a Spec from defineSpec (both type `args`), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
@@ -74,35 +75,22 @@ export function guardedTool<Args = any, Output = unknown>(
 
   async function guarded(input: unknown, runtime: ToolRuntime): Promise<Output | ToolMessage | string> {
     const context = typeof ruleContext === "function" ? (ruleContext as (runtime: ToolRuntime) => unknown)(runtime) : ruleContext;
-    const passes = (args: unknown) => toolArgumentsPass(spec, args, limits, context);
     const toolCallId = runtime?.toolCall?.id ?? (runtime?.toolCallId || undefined);
     const messages = (runtime?.state as { messages?: unknown } | undefined)?.messages;
     // The call as its AI message holds it (ToolNode passes a copy of the entry, with the same arguments): located by position, never by id alone.
     const call: ToolCallRef | undefined = runtime?.toolCall ?? (toolCallId !== undefined ? { id: toolCallId, name, args: input } : undefined);
-    await judgeAlongside(messages, name, memo, async (args) => (await checkToolArguments(spec, args, limits, context)).valid);
-    const budget = decideBudget(messages, { tool: name, call, maxAttempts, passes, memo });
-    const facts: CallFacts = { tool: name, spec: spec.name, maxAttempts, attempt: budget.failures + 1 };
-    if (facts.attempt > maxAttempts)
-      return notRun(refusalText(facts), { outcome: "refused", spec: spec.name, attempt: facts.attempt, maxAttempts, errors: [] });
-    const checked = await checkToolArguments(spec, input, limits, context);
-    if (!checked.valid) {
-      return notRun(invalidCallText(facts, checked.errors), {
-        outcome: "invalid",
-        spec: spec.name,
-        attempt: facts.attempt,
-        maxAttempts,
-        errors: checked.errors,
-      });
-    }
-    return func(checked.value as Args, runtime);
-
+    const decision = await decideToolCall({ spec, tool: name, args: input, call, messages, maxAttempts, memo, limits, context });
+    if (decision.run) return func(decision.args as Args, runtime);
     // Inside a tool call the result is a ToolMessage marked as an error, carrying the record the budget counts; in a
     // conversation that holds even for a call without an id, whose bare text would pass for the result of a call that ran.
-    function notRun(text: string, record: GuardRecord): ToolMessage | string {
-      if (toolCallId === undefined && (call === undefined || !Array.isArray(messages))) return text;
-      if (budget.callIndex !== undefined) record.callIndex = budget.callIndex;
-      return new ToolMessage({ content: text, status: "error", name, tool_call_id: toolCallId ?? "", artifact: { [GUARD_ARTIFACT_KEY]: record } });
-    }
+    if (toolCallId === undefined && (call === undefined || !Array.isArray(messages))) return decision.text;
+    return new ToolMessage({
+      content: decision.text,
+      status: "error",
+      name,
+      tool_call_id: toolCallId ?? "",
+      artifact: { [GUARD_ARTIFACT_KEY]: decision.record },
+    });
   }
 
   return tool(guarded, { name, description: toolDescription(spec, options.description), schema: parametersSchema(spec) }) as DynamicStructuredTool<
