@@ -9,16 +9,32 @@
 export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "./errors.js";
 
 // Specs and validation (pure: no model, no graph)
-export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
-export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRef } from "./specs/registry.js";
+export {
+  defineSpec,
+  type BusinessRule,
+  type FieldType,
+  type JsonSchema,
+  type RuleOutcome,
+  type Spec,
+  type SpecDefinition,
+  type SpecOutput,
+} from "./specs/spec.js";
+export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
 export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
-export { extractJson, parseExactJson, type ExtractResult } from "./shared/json.js";
+export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./shared/json.js";
 
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
-export { generateValidated, type GenerateValidatedOptions, type ValidationOutcome, type ValidationSettings } from "./validation/generate.js";
+export type { ValidationNodeOptions } from "./validation/nodes.js";
+export {
+  generateValidated,
+  type GenerateValidatedOptions,
+  type ValidationOutcome,
+  type ValidationOutcomeBase,
+  type ValidationSettings,
+} from "./validation/generate.js";
 export {
   streamValidated,
   type StreamValidatedOptions,
@@ -29,18 +45,21 @@ export {
   type StoppedAnswer,
   type DeepPartial,
   type StopPolicy,
+  type EarlyStopReason,
 } from "./validation/stream.js";
 export type { AttemptRecord, StopReason } from "./validation/state.js";
 export type { ReviewAnswer, ReviewRequest } from "./review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
-export { ReflexionAgent, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
+export type { ReflexionNodeOptions } from "./reflexion/nodes.js";
+export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
 export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
-export type { StepRecord } from "./reflexion/memory.js";
+export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memory.js";
 
 // Guarding your own agent's tool calls
 export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
+export type { ArgumentLimits } from "./tools/arguments.js";
 export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
 // Durable state
@@ -49,4 +68,4 @@ export { openPersistence, DatabaseUnavailableError, type Persistence, type Persi
 // Models and environment
 export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
 export { readEnvironment, type Environment } from "./environment.js";
-export type { TokenUsage } from "./shared/usage.js";
+export type { TokenUsage, UsageByModel } from "./shared/usage.js";

@@ -45,4 +45,4 @@ export const guardTools: typeof import("./guard-tools.js").guardTools = middlewa
 
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";
-export type { ResponseOutcome, ResponseStopReason } from "./outcome.js";
+export type { AnswerProgress, ResponseFailureBase, ResponseOutcome, ResponseOutcomeBase, ResponseStopReason } from "./outcome.js";

@@ -9,7 +9,8 @@ import { z } from "zod";
 /** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
 export type ResponseStopReason = "max_attempts" | "no_answer" | "rejected";
 
-interface OutcomeBase {
+/** What every structured-answer outcome carries, valid or not. */
+export interface ResponseOutcomeBase {
   /** Name of the spec the answer was held to. */
   spec: string;
   /** Answers the model gave in this run (a person's answer at the review is not counted). */
@@ -17,7 +18,7 @@ interface OutcomeBase {
 }
 
 /** What a refused answer leaves: its errors, and the answer as it was given (bounded). */
-interface RefusedBase extends OutcomeBase {
+export interface ResponseFailureBase extends ResponseOutcomeBase {
   success: false;
   errors: string[];
   lastAnswer: string;
@@ -32,9 +33,9 @@ interface RefusedBase extends OutcomeBase {
  * `"awaiting_review"`: the answer has not ended, and resuming the run ends it.
  */
 export type ResponseOutcome<T = unknown> =
-  | (OutcomeBase & { success: true; stopReason: "valid"; value: T; by: "model" | "human"; errors: [] })
-  | (RefusedBase & { stopReason: ResponseStopReason })
-  | (RefusedBase & { stopReason: "awaiting_review" });
+  | (ResponseOutcomeBase & { success: true; stopReason: "valid"; value: T; by: "model" | "human"; errors: [] })
+  | (ResponseFailureBase & { stopReason: ResponseStopReason })
+  | (ResponseFailureBase & { stopReason: "awaiting_review" });
 
 /** Every stop reason, declared once (the type above checks it). */
 const STOP_REASONS = ["valid", "max_attempts", "no_answer", "rejected", "awaiting_review"] as const satisfies ReadonlyArray<ResponseOutcome["stopReason"]>;

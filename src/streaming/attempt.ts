@@ -16,7 +16,7 @@ import { readText, type CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS } from "../specs/validate.js";
 import { bound } from "../shared/text.js";
-import { PartialCheck, stopDecision, type StopPolicy, type StopReason } from "./partial-check.js";
+import { PartialCheck, stopDecision, type StopPolicy, type EarlyStopReason } from "./partial-check.js";
 
 /** A value of type T as far as it has arrived: every field optional, all the way down. */
 export type DeepPartial<T> = T extends ReadonlyArray<infer U> ? Array<DeepPartial<U>> : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
@@ -51,7 +51,7 @@ export type StreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEvent<T>;
 export interface StoppedAnswer {
   /** Characters of the answer received when it was stopped. */
   at: number;
-  reason: StopReason;
+  reason: EarlyStopReason;
   /** Why, in words. */
   detail: string;
 }
@@ -167,7 +167,7 @@ export class AttemptWatch {
   }
 
   /** Why the answer was stopped, in the words its retry prompt will carry. */
-  private describe(reason: StopReason, detail: string): string {
+  private describe(reason: EarlyStopReason, detail: string): string {
     if (reason === "broken-json") {
       // The check step's own reading of the text received says where it broke, unless it only sees a cut.
       const reading = readText(this.check?.text ?? "", "model", this.options.limits);

@@ -321,10 +321,10 @@ export const STOP_POLICIES = ["never", "useless", "first-error"] as const satisf
 /** The policy a run stops by when it names none. */
 export const DEFAULT_STOP_EARLY: StopPolicy = "useless";
 
-export type StopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
+export type EarlyStopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
 
 export interface StopDecision {
-  reason: StopReason;
+  reason: EarlyStopReason;
   detail: string;
 }
 

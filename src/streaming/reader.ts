@@ -21,14 +21,11 @@
  * is refused whatever follows (`certain`).
  */
 import { Tokenizer, TokenType } from "@streamparser/json";
-import { DEFAULT_JSON_LIMITS, type JsonLimits } from "../shared/json.js";
+import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonSource } from "../shared/json.js";
 import { pathOf } from "../shared/paths.js";
 import { quote } from "../shared/text.js";
 
 export type Step = string | number;
-
-/** Where the value was found. */
-export type ValueSource = "bare" | "fence" | "prose";
 
 /**
  * looking: no value has started; reading: inside it; after: it closed inside
@@ -71,7 +68,7 @@ const LINE_SPACE = /[^\S\n]/;
 
 export class AnswerReader {
   phase: ReaderPhase = "looking";
-  source?: ValueSource;
+  source?: JsonSource;
   /** Why the answer is broken, or why the reader is unsure. */
   problem?: string;
   /** The answer is broken whatever follows (bare JSON nested too deep); other breaks a later value may replace. */

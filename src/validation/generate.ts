@@ -14,7 +14,8 @@ import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js"
 /** Run settings of the validation graph (the `context` of a run); unknown keys are compile errors and refused at run time. */
 export type ValidationSettings = Partial<ValidationConfigInput>;
 
-interface OutcomeBase {
+/** What every validation outcome carries, valid or not. */
+export interface ValidationOutcomeBase {
   attempts: number;
   /** Name of the spec the output was validated against. */
   spec: string;
@@ -27,8 +28,8 @@ interface OutcomeBase {
 
 /** What a validation run ended with: on success the result has the spec's type; on failure it is whatever the model last produced. */
 export type ValidationOutcome<T = unknown> =
-  | (OutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
-  | (OutcomeBase & {
+  | (ValidationOutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
+  | (ValidationOutcomeBase & {
       success: false;
       stopReason: Exclude<StopReason, "valid">;
       result: unknown;

@@ -12,7 +12,7 @@ import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOu
 import type { ValidationStateType } from "./state.js";
 
 export type { AttemptEndEvent, DeepPartial, PartialEvent, StoppedAnswer } from "../streaming/attempt.js";
-export type { StopPolicy } from "../streaming/partial-check.js";
+export type { EarlyStopReason, StopPolicy } from "../streaming/partial-check.js";
 
 /** The outcome, once the run ends: the same as generateValidated's. */
 export interface OutcomeEvent<T = unknown> {
