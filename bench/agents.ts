@@ -1,7 +1,7 @@
 /**
  * Benchmark: a LangChain v1 createAgent's structured answer, side by side, on
  * the same scripted conversation with a SIMULATED model: this package's
- * validatedResponse middleware, `toolStrategy` with its own error handling,
+ * validatedResponseMiddleware middleware, `toolStrategy` with its own error handling,
  * and a plain `responseFormat` on a model that declares native structured
  * output (LangChain then uses providerStrategy). The requests are the
  * evaluation's hard deployment-config requests whose first answer carries 3-4
@@ -34,7 +34,7 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { createAgent, toolStrategy } from "langchain";
 import { buildAnswer, exhibits, planDefects, type Defect } from "../eval/simulated-model.js";
 import { SUITE, type EvalRequest } from "../eval/suite.js";
-import { validatedResponse } from "../src/agents/index.js";
+import { validatedResponseMiddleware } from "../src/agents/index.js";
 import { checkValue } from "../src/specs/check.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { fmt, table } from "./common.js";
@@ -173,11 +173,11 @@ const ask = (request: string) => ({ messages: [new HumanMessage(request)] });
 export const CONTENDERS: Contender[] = [
   {
     id: "validated-response",
-    label: "validatedResponse (this package)",
-    setup: '`middleware: [validatedResponse({ spec: "deployment-config" })]` (3 attempts)',
+    label: "validatedResponseMiddleware (this package)",
+    setup: '`middleware: [validatedResponseMiddleware({ spec: "deployment-config" })]` (3 attempts)',
     native: false,
     run: async (model, request) => {
-      const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: SPEC })] }).invoke(ask(request));
+      const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC })] }).invoke(ask(request));
       return out.responseOutcome?.success ? out.responseOutcome.value : undefined;
     },
   },
@@ -332,7 +332,7 @@ export function renderMarkdown({ multi, ruleOnly }: SideBySide, date = new Date(
     "",
     detailTable(ruleOnly.records),
     "",
-    "What these runs show, under the simulation's rule: validatedResponse names every defect of an answer at once, the schema's and the cross-field rules', so one retry fixed them all, and it returned a value only when the spec passed. LangChain's `toolStrategy` retried with its validator's message, which stops at the first failing property (one defect named per retry) and does not know the cross-field rules: once the schema passed it returned the answer as `structuredResponse` with its rule defects. A plain `responseFormat` on a model with native structured output did not retry: an answer that failed the schema ended the run with `StructuredOutputParsingError`, and one that passed it was returned with its rule defects.",
+    "What these runs show, under the simulation's rule: validatedResponseMiddleware names every defect of an answer at once, the schema's and the cross-field rules', so one retry fixed them all, and it returned a value only when the spec passed. LangChain's `toolStrategy` retried with its validator's message, which stops at the first failing property (one defect named per retry) and does not know the cross-field rules: once the schema passed it returned the answer as `structuredResponse` with its rule defects. A plain `responseFormat` on a model with native structured output did not retry: an answer that failed the schema ended the run with `StructuredOutputParsingError`, and one that passed it was returned with its rule defects.",
     "",
   ].join("\n");
 }

@@ -119,7 +119,7 @@ export function renderReport(unordered: BenchResult[], opts: BenchOptions, start
       "The per-attempt cost of the clients (sections 3 and 7) is measured interleaved in one process: every client once per cycle, in a random order, against the same scripted server; " +
       "CPU time per attempt (`process.cpuUsage()`) is the primary figure, wall time beside it. Each client in its own process is measured too, as a check, and the two methods are compared.",
     "",
-    "LangChain `createAgent` side by side (this package's `validatedResponse` middleware against `toolStrategy` and a plain `responseFormat`, on the simulated model): [docs/agents-benchmark.md](docs/agents-benchmark.md), written by `npx tsx bench/agents.ts`.",
+    "LangChain `createAgent` side by side (this package's `validatedResponseMiddleware` middleware against `toolStrategy` and a plain `responseFormat`, on the simulated model): [docs/agents-benchmark.md](docs/agents-benchmark.md), written by `npx tsx bench/agents.ts`.",
     "",
     "## Summary",
     "",

@@ -1,8 +1,8 @@
 /**
  * A deployment agent built with LangChain v1's createAgent: its final answer
- * is held to the deployment-config spec (validatedResponse), and its existing
+ * is held to the deployment-config spec (validatedResponseMiddleware), and its existing
  * deploy_service tool runs only with a configuration that passes the same
- * spec (guardTools). When the model's answer or arguments fail, it gets every
+ * spec (guardToolsMiddleware). When the model's answer or arguments fail, it gets every
  * error and tries again; the run ends with a typed outcome. Runs against
  * whatever OPENAI_API_KEY / OPENAI_BASE_URL point to, or keyless with
  * LLM_MODEL=simulated:
@@ -15,7 +15,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { createAgent, tool } from "langchain";
 import { z } from "zod";
 import { createChatModel, readEnvironment } from "langgraph-trustworthy-output";
-import { guardTools, validatedResponse } from "langgraph-trustworthy-output/agents";
+import { guardToolsMiddleware, validatedResponseMiddleware } from "langgraph-trustworthy-output/agents";
 
 /** What the deployment-config spec guarantees deploy_service and the answer hold. */
 export interface DeploymentConfig {
@@ -37,7 +37,7 @@ export interface DeploymentAgentOptions {
 }
 
 export function createDeploymentAgent({ model, deploy, maxAttempts = 3 }: DeploymentAgentOptions) {
-  // The tool as an app already has it, with its own schema and none of the spec's rules; guardTools holds its calls to the spec.
+  // The tool as an app already has it, with its own schema and none of the spec's rules; guardToolsMiddleware holds its calls to the spec.
   const deployService = tool((config: DeploymentConfig) => deploy(config), {
     name: "deploy_service",
     description: "Deploy a service with this configuration.",
@@ -52,7 +52,10 @@ export function createDeploymentAgent({ model, deploy, maxAttempts = 3 }: Deploy
     model,
     tools: [deployService],
     systemPrompt: AGENT_PROMPT,
-    middleware: [validatedResponse({ spec: "deployment-config", maxAttempts }), guardTools({ tools: { deploy_service: "deployment-config" }, maxAttempts })],
+    middleware: [
+      validatedResponseMiddleware({ spec: "deployment-config", maxAttempts }),
+      guardToolsMiddleware({ tools: { deploy_service: "deployment-config" }, maxAttempts }),
+    ],
   });
 }
 

@@ -48,7 +48,7 @@ interface Guard {
  * import { ChatOpenAI } from "@langchain/openai";
  * import { createAgent, tool } from "langchain";
  * import { z } from "zod";
- * import { guardTools } from "langgraph-trustworthy-output/agents";
+ * import { guardToolsMiddleware } from "langgraph-trustworthy-output/agents";
  *
  * const deployService = tool(async (config) => `deployed ${config.service_name}`, {
  *   name: "deploy_service",
@@ -58,7 +58,7 @@ interface Guard {
  * const agent = createAgent({
  *   model: new ChatOpenAI({ model: "gpt-4o-mini" }),
  *   tools: [deployService],
- *   middleware: [guardTools({ tools: { deploy_service: "deployment-config" } })],
+ *   middleware: [guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
  * });
  * ```
  */
@@ -67,7 +67,7 @@ export function guardTools(options: GuardToolsOptions) {
   const { limits, ruleContext } = options;
   if (options.tools === null || typeof options.tools !== "object" || Object.keys(options.tools).length === 0) {
     throw new ConfigurationError(
-      'guardTools needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.',
+      'guardToolsMiddleware needs the tools to guard: { tools: { <tool name>: <spec> } }, e.g. { tools: { deploy_service: "deployment-config" } }.',
     );
   }
   const guards = new Map<string, Guard>();

@@ -1,8 +1,9 @@
 /**
  * `langgraph-trustworthy-output/agents`: the package's guarantee inside
- * LangChain v1's `createAgent`, as middleware. `validatedResponse` holds the
- * agent's structured answer to a spec (exact errors back to the model, retries,
- * a typed outcome); `guardTools` holds existing tools' arguments to specs.
+ * LangChain v1's `createAgent`, as middleware. `validatedResponseMiddleware`
+ * holds the agent's structured answer to a spec (exact errors back to the
+ * model, retries, a typed outcome); `guardToolsMiddleware` holds existing
+ * tools' arguments to specs.
  *
  * `langchain` is an optional peer dependency, needed only here. It is looked
  * for before the middleware modules load, so an app without it gets one error
@@ -39,9 +40,14 @@ async function loadMiddleware() {
 const middleware = await loadMiddleware();
 
 /** Middleware that holds the agent's structured answer to a spec; the outcome is `responseOutcome` in the agent's state. */
-export const validatedResponse: typeof import("./validated-response.js").validatedResponse = middleware.validatedResponse;
+export const validatedResponseMiddleware: typeof import("./validated-response.js").validatedResponse = middleware.validatedResponse;
 /** Middleware that holds existing tools' arguments to specs, by tool name. */
-export const guardTools: typeof import("./guard-tools.js").guardTools = middleware.guardTools;
+export const guardToolsMiddleware: typeof import("./guard-tools.js").guardTools = middleware.guardTools;
+
+/** @deprecated Renamed `validatedResponseMiddleware` (LangChain's `…Middleware` naming); this name goes in 0.3. */
+export const validatedResponse = validatedResponseMiddleware;
+/** @deprecated Renamed `guardToolsMiddleware` (LangChain's `…Middleware` naming, and no longer one letter from `guardedTool`); this name goes in 0.3. */
+export const guardTools = guardToolsMiddleware;
 
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";

@@ -65,9 +65,9 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  * ```ts
  * import { ChatOpenAI } from "@langchain/openai";
  * import { createAgent } from "langchain";
- * import { validatedResponse } from "langgraph-trustworthy-output/agents";
+ * import { validatedResponseMiddleware } from "langgraph-trustworthy-output/agents";
  *
- * const agent = createAgent({ model: new ChatOpenAI({ model: "gpt-4o-mini" }), tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] });
+ * const agent = createAgent({ model: new ChatOpenAI({ model: "gpt-4o-mini" }), tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
  * const { responseOutcome } = await agent.invoke({ messages: [{ role: "user", content: "Deploy payments-api with 8 replicas" }] });
  * if (responseOutcome?.success) console.log(responseOutcome.value);
  * ```
@@ -112,7 +112,7 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
     wrapModelCall: async (request, handler) => {
       if (request.responseFormat !== undefined) {
         throw new ConfigurationError(
-          "validatedResponse supplies the agent's answer format: remove responseFormat from createAgent and read the answer from responseOutcome (or structuredResponse).",
+          "validatedResponseMiddleware supplies the agent's answer format: remove responseFormat from createAgent and read the answer from responseOutcome (or structuredResponse).",
         );
       }
       const progress = request.state._answerProgress ?? fresh();

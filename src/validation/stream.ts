@@ -7,7 +7,8 @@
  */
 import { TrustworthyOutputError } from "../errors.js";
 import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
-import type { AttemptEndEvent, PartialEvent } from "../streaming/attempt.js";
+import { fanOut } from "../shared/fan-out.js";
+import type { AttemptEndEvent, DeepPartial, PartialEvent } from "../streaming/attempt.js";
 import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
 import type { ValidationStateType } from "./state.js";
 
@@ -26,6 +27,29 @@ export type ValidationStreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEve
 export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateValidatedOptions<T, C>;
 
 /**
+ * What streamValidated returns: the events, as an async generator (its return
+ * value is the outcome), and the shape of the AI SDK's `streamObject` beside
+ * them — the value as it arrives and a promise of the outcome. Read whichever
+ * you need; they share one run.
+ */
+export interface ValidationStream<T = unknown> extends AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>, undefined> {
+  /**
+   * The value as it arrives (a deep partial of the spec's type), from the
+   * moment you start reading: each partial value, then each attempt's value
+   * as it ended. A retry starts again from its first field. Partials inform;
+   * the verdict is the outcome's.
+   */
+  readonly partialObjectStream: AsyncGenerator<DeepPartial<T>, void, undefined>;
+  /**
+   * The outcome, the same as generateValidated's (success or not: a failed
+   * run resolves, with `success: false`). Reading it keeps the run going to
+   * its end even when nothing else reads the stream. It rejects when the run
+   * fails (e.g. bad settings) or is stopped before it ends (every reader left).
+   */
+  readonly outcome: Promise<ValidationOutcome<T>>;
+}
+
+/**
  * Generate, validate and retry as generateValidated does, yielding the answer
  * as it streams. The stop policy (`stopEarly`, default "useless") may end a
  * request whose rest cannot help; that attempt counts as invalid and its
@@ -40,11 +64,64 @@ export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateVal
  *   else if (event.kind === "final" && event.stopped) console.log("stopped:", event.stopped.reason);
  *   else if (event.kind === "outcome") console.log(event.outcome.success ? event.outcome.result : event.outcome.errors);
  * }
+ *
+ * // Or as the AI SDK's streamObject reads:
+ * const stream = streamValidated({ spec: "deployment-config", request: "payments-api with 8 replicas" });
+ * for await (const partial of stream.partialObjectStream) console.log(partial);
+ * const outcome = await stream.outcome;
  * ```
  */
-export async function* streamValidated<T = unknown, C = Record<string, unknown>>(
-  options: StreamValidatedOptions<T, C>,
-): AsyncGenerator<ValidationStreamEvent<T>, ValidationOutcome<T>> {
+export function streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): ValidationStream<T> {
+  let finished: ValidationOutcome<T> | undefined;
+  const events = fanOut(
+    (async function* () {
+      for await (const event of runEvents<T, C>(options)) {
+        if (event.kind === "outcome") finished = event.outcome;
+        yield event;
+      }
+    })(),
+  );
+  const finalOutcome = (): ValidationOutcome<T> => {
+    if (finished === undefined) throw new TrustworthyOutputError("the validation stream was closed before the run ended, so it has no outcome");
+    return finished;
+  };
+  let outcome: Promise<ValidationOutcome<T>> | undefined;
+  const all = (async function* () {
+    yield* events.subscribe();
+    return finalOutcome();
+  })();
+  return Object.defineProperties(all, {
+    partialObjectStream: {
+      get: () =>
+        (async function* () {
+          let whole: number | undefined; // the attempt whose whole value was last given
+          for await (const event of events.subscribe()) {
+            if (event.kind === "outcome" || event.value === undefined) continue;
+            // An attempt's end repeats its last partial when that one was already the whole value.
+            if (event.kind === "final" && whole === event.attempt) continue;
+            whole = event.complete.includes("") ? event.attempt : undefined;
+            yield event.value;
+          }
+        })(),
+    },
+    outcome: {
+      get: () => {
+        if (outcome === undefined) {
+          outcome = (async () => {
+            for await (const _ of events.subscribe({ keep: false })) void _;
+            return finalOutcome();
+          })();
+          // Rejections reach whoever awaits it; one left unread must not crash the process.
+          outcome.catch(() => undefined);
+        }
+        return outcome;
+      },
+    },
+  }) as ValidationStream<T>;
+}
+
+/** The run's events: partials and the end of each attempt, then the outcome. */
+async function* runEvents<T, C>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const { graph, input, config } = prepareRun(options);
   // Tokens are asked for through the run's configuration, so the generate node reads the answer as it
   // arrives; no callback handler is attached, so LangChain dispatches no token to one.
@@ -59,9 +136,7 @@ export async function* streamValidated<T = unknown, C = Record<string, unknown>>
     else if (isAttemptEvent(chunk)) yield chunk as PartialEvent<T> | AttemptEndEvent<T>;
   }
   if (last === undefined) throw new TrustworthyOutputError("the validation run ended without a state");
-  const outcome = outcomeOf<T>(last);
-  yield { kind: "outcome", outcome };
-  return outcome;
+  yield { kind: "outcome", outcome: outcomeOf<T>(last) };
 }
 
 function isAttemptEvent(chunk: unknown): boolean {

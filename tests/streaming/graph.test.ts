@@ -185,3 +185,68 @@ describe("the graph while tokens stream", () => {
     expect(() => ensureValidationConfig({ context: { stopEarly: "sometimes" } })).toThrow('stopEarly must be one of "never", "useless", "first-error"');
   });
 });
+
+describe("streamValidated in the AI SDK's shape (partialObjectStream, outcome)", () => {
+  it("partialObjectStream gives the value as it grows, attempt by attempt, and outcome the same outcome as the events", async () => {
+    const stream = streamValidated({ model: new TokenStreamingModel({ answers: [BAD_NAME, VALID] }), spec, request: REQUEST });
+    const partials: unknown[] = [];
+    for await (const partial of stream.partialObjectStream) partials.push(structuredClone(partial));
+    const outcome = await stream.outcome; // read after the stream ended: still there
+    expect(outcome).toMatchObject({ success: true, attempts: 2, result: example });
+    expect(partials[0]).toEqual({});
+    // Each attempt's value as it ended is among them: the bad name, then the valid value last.
+    expect(partials).toContainEqual({ ...example, service_name: "Payments API" });
+    expect(partials.at(-1)).toEqual(example);
+    // The same run read as events gives the same values.
+    const events = await collect(streamValidated({ model: new TokenStreamingModel({ answers: [BAD_NAME, VALID] }), spec, request: REQUEST }));
+    expect(events.outcome).toEqual(outcome);
+    // The same values as the events carry, in order (an attempt's end is not repeated when its last partial was already whole).
+    const distinct = (list: unknown[]) => list.filter((v, i) => i === 0 || JSON.stringify(v) !== JSON.stringify(list[i - 1]));
+    expect(distinct(partials)).toEqual(distinct(events.events.filter((e) => e.kind !== "outcome").map((e) => e.value)));
+    expect(partials.length).toBeLessThan(events.events.length - 1);
+  });
+
+  it("outcome alone runs the stream to its end; the events and the generator's return value agree with it", async () => {
+    const model = new TokenStreamingModel({ answers: [BAD_NAME, VALID] });
+    const stream = streamValidated({ model, spec, request: REQUEST });
+    const outcome = await stream.outcome;
+    expect(outcome).toMatchObject({ success: true, attempts: 2 });
+    expect(model.calls).toHaveLength(2);
+    // Read afterwards, the events have passed; the generator still returns the outcome.
+    expect(await stream.next()).toEqual({ done: true, value: outcome });
+  });
+
+  it("events and partials read side by side share one run (one model call per attempt)", async () => {
+    const model = new TokenStreamingModel({ answers: [BAD_NAME, VALID] });
+    const stream = streamValidated({ model, spec, request: REQUEST });
+    const partials = stream.partialObjectStream;
+    const [events, values] = await Promise.all([
+      collect(stream),
+      (async () => {
+        const out: unknown[] = [];
+        for await (const p of partials) out.push(p);
+        return out;
+      })(),
+    ]);
+    expect(model.calls).toHaveLength(2);
+    expect(events.outcome).toMatchObject({ success: true, attempts: 2 });
+    expect(values.length).toBeLessThan(events.events.length - 1);
+    expect(values.at(-1)).toEqual(example);
+  });
+
+  it("leaving every reader early stops the run; outcome then rejects with a clear error instead of hanging", async () => {
+    const model = new TokenStreamingModel({ answers: [BAD_NAME, VALID] });
+    const stream = streamValidated({ model, spec, request: REQUEST });
+    for await (const event of stream) if (event.kind === "partial") break;
+    expect(model.calls).toHaveLength(1);
+    await expect(stream.outcome).rejects.toThrow("closed before the run ended");
+  });
+
+  it("bad settings reject outcome and fail the iteration with the same ConfigurationError", async () => {
+    const stream = streamValidated({ model: new TokenStreamingModel({ answers: [VALID] }), spec, request: REQUEST, stopEarly: "sometimes" as never });
+    await expect(stream.outcome).rejects.toThrow("stopEarly must be one of");
+    await expect(
+      collect(streamValidated({ model: new TokenStreamingModel({ answers: [VALID] }), spec, request: REQUEST, stopEarly: "sometimes" as never })),
+    ).rejects.toThrow("stopEarly must be one of");
+  });
+});
