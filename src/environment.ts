@@ -13,6 +13,7 @@ export const DEFAULT_MODEL = "gpt-4o-mini";
  * model, no provider needed. Chosen only by this exact name, never as a fallback for a missing provider.
  */
 export const SIMULATED_MODEL = "simulated";
+/** The settings the package reads from the environment: the model, provider keys and URLs, the database. */
 export interface Environment {
   openaiApiKey?: string;
   openaiBaseUrl?: string;
@@ -56,6 +57,7 @@ function modelFromEnv(name: string | undefined): string {
   return name;
 }
 
+/** The package's settings from the environment (process.env by default), checked. */
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
   return {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),

@@ -38,6 +38,7 @@ export {
 export {
   streamValidated,
   type StreamValidatedOptions,
+  type ValidationStream,
   type ValidationStreamEvent,
   type PartialEvent,
   type AttemptEndEvent,

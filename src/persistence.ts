@@ -51,6 +51,7 @@ export class DatabaseUnavailableError extends TrustworthyOutputError {
   }
 }
 
+/** Where graph state lives: a checkpointer and a store, with a way to check and close the database. */
 export interface Persistence {
   kind: "postgres" | "memory";
   checkpointer: BaseCheckpointSaver;
@@ -63,6 +64,7 @@ export interface Persistence {
   close(): Promise<void>;
 }
 
+/** Options of openPersistence: the database URL and the pools' sizes and timeouts. */
 export interface PersistenceOptions {
   /** A postgres:// URL; defaults to DATABASE_URL from `env`. An empty string means memory. */
   databaseUrl?: string;

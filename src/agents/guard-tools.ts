@@ -20,6 +20,7 @@ import { DEFAULT_TOOL_ATTEMPTS } from "../tools/guarded-tool.js";
 import { attemptsOption } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
 
+/** Options of guardToolsMiddleware: the tools to guard with their specs, and the attempt budget. */
 export interface GuardToolsOptions {
   /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, a Spec, or a zod schema). Other tools run as they are. */
   tools: Record<string, SpecRef>;

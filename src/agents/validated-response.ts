@@ -30,6 +30,7 @@ import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerTex
 import { reviewStep } from "./review.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 
+/** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
   /** What a valid answer is: a zod schema or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
   spec: SpecLike<T>;

@@ -16,6 +16,7 @@ import { DEFAULT_RETRIEVAL_LIMIT, ShortTermMemory, type MemoryEntry, type StepRe
 import { makeReflexionOperations, storeMemoryFor } from "./nodes.js";
 import type { ModelCall, TaskOutcome } from "./state.js";
 
+/** Options of a ReflexionAgent: the Reflexion settings, the model and where memory lives. */
 export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model"> {
   /** The chat model, or a factory per role; defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;
@@ -28,6 +29,7 @@ export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model
   owner?: string;
 }
 
+/** One turn of a ReflexionAgent's conversation: who spoke, and what. */
 export interface ConversationTurn {
   role: "user" | "assistant";
   content: string;
@@ -37,6 +39,7 @@ export interface RunOptions {
   includeIntermediates?: boolean;
 }
 
+/** What a ReflexionAgent run reports: the best response per task, each task's steps and outcome, every model call and the total usage. */
 export interface RunReport {
   /** The best response per task; null when there is none to use (the task failed before any response, or a spec is set and no response passed it). */
   results: (string | null)[];

@@ -44,6 +44,7 @@ import {
   type TaskStateType,
 } from "./state.js";
 
+/** Options of the Reflexion graph builders: models, defaults, checkpointer and store. */
 export interface ReflexionGraphOptions extends ReflexionNodeOptions {
   checkpointer?: BaseCheckpointSaver | boolean;
   store?: BaseStore;

@@ -22,6 +22,7 @@ import { actorPrompt, EVALUATOR_PROMPT, evaluatorPrompt, REFLECTOR_PROMPT, refle
 import { parseScore } from "./score.js";
 import type { ModelCall, TaskStateType, TaskUpdate } from "./state.js";
 
+/** What the Reflexion graph's nodes are built with: the model (or a factory per role) and default settings. */
 export interface ReflexionNodeOptions extends EnsureOptions<ReflexionConfigInput> {
   /** The chat model for every role, or a factory asked per run and role. */
   model?: ModelSource;

@@ -37,6 +37,7 @@ export const TaskOutcomeSchema = z.object({
   usage: TokenUsageSchema,
   error: z.string().nullable(),
 });
+/** How one Reflexion task ended: why it stopped, its iterations, the best response's iteration and score, whether it passed the spec, and its usage. */
 export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
 
 export const ModelCallSchema = z.object({
@@ -45,6 +46,7 @@ export const ModelCallSchema = z.object({
   node: z.enum(["actor", "refine", "evaluator", "reflector"]),
   usage: TokenUsageSchema,
 });
+/** One model call of a Reflexion run: its task, iteration, node and token usage. */
 export type ModelCall = z.infer<typeof ModelCallSchema>;
 
 export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });

@@ -12,6 +12,7 @@ import { findUnkept } from "./kept.js";
 import { pathStep } from "./paths.js";
 import { lineAndColumn, quote } from "./text.js";
 
+/** Limits on JSON read from text: its size and its nesting depth. */
 export interface JsonLimits {
   /** Longest answer accepted, in characters. */
   maxChars: number;
@@ -21,12 +22,15 @@ export interface JsonLimits {
 
 export const DEFAULT_JSON_LIMITS: JsonLimits = { maxChars: 1_000_000, maxDepth: 64 };
 
+/** Where a JSON value was found in an answer: the whole answer, a fenced block, or within prose. */
 export type JsonSource = "bare" | "fence" | "prose";
 
+/** What extractJson found: the value and where it was, or why no value could be read. */
 export type ExtractResult =
   /** `repairs`: the syntax slips repaired in a model's answer (./json-repair.ts), when there were any. */
   { ok: true; value: unknown; source: JsonSource; repairs?: string[] } | { ok: false; error: string };
 
+/** Options of extractJson: its size and depth limits. */
 export interface ExtractOptions {
   /** Repair syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) in text that does not parse as it is (default true). */
   repair?: boolean;

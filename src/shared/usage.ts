@@ -1,6 +1,7 @@
 /** The token-usage ledger both graphs keep: per call, per attempt or task, and in total. */
 import type { AIMessage } from "@langchain/core/messages";
 
+/** Tokens and calls: input, output and total tokens, and model calls. */
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;

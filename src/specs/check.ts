@@ -36,6 +36,7 @@ import {
 } from "./validate.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
+/** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
 export type CheckLimits = JsonLimits & ValidationLimits;
 
 /** How text is read: a model's answer (tolerant of prose and fences) or exactly one JSON value (a person, a tool call). */
@@ -48,6 +49,7 @@ export interface Verdict<T = unknown> extends ValidationReport<T> {
   repairs?: string[];
 }
 
+/** Options of checkText and checkValue: limits, the facts code rules read, and a deadline for async rules. */
 export interface CheckOptions<C = unknown> {
   limits?: Partial<CheckLimits>;
   /** The run's context, handed to the spec's code rules (their third argument). */

@@ -13,6 +13,7 @@ import { subschemas } from "./limits.js";
 
 type Node = Record<string, unknown>;
 
+/** A keyword of a spec's schema that the standard ignores (an annotation or an unknown keyword), listed on the spec. */
 export interface IgnoredKeyword {
   keyword: string;
   /** Where it is, as a JSON pointer into the schema ("#/properties/name"). */

@@ -13,6 +13,7 @@ import { signupFormSpec } from "./builtin/signup-form.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import { defineSpec, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
 
+/** The built-in specs, by name (deployment-config, api-request, db-query, signup-form). */
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map([deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]));
 
 export const DEFAULT_SPEC_NAME = deploymentConfigSpec.name;

@@ -14,6 +14,7 @@ import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 /** JSON types a rule's inputs can require before the rule runs. */
 export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
 
+/** A JSON Schema, as a plain object. */
 export type JsonSchema = Record<string, unknown>;
 
 /** What a rule returns: null when satisfied, else the exact problem(s). */
@@ -39,6 +40,7 @@ export interface BusinessRule<C = any> {
   check(values: Record<string, any>, document: unknown, context: C): RuleOutcome | Promise<RuleOutcome>;
 }
 
+/** What defineSpec takes: a JSON Schema or a zod schema, business rules, and optional name, description and example. */
 export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType, C = any> {
   /** 1-64 letters, digits, ".", "_" or "-"; defaults to the schema's title (from zod's `.meta({ title })`) made into a name, else "output". */
   name?: string;

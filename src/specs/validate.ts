@@ -13,6 +13,7 @@ import { childPath, pathOf, pointerToPath } from "../shared/paths.js";
 import { readOnlyCopy } from "../shared/json-data.js";
 import { bound, describeThrown, describeValue } from "../shared/text.js";
 
+/** Limits of the validator's report: how many errors, and how long each may be. */
 export interface ValidationLimits {
   /** Most messages reported; the rest are summarised as "…and N more". */
   maxErrors: number;
@@ -40,6 +41,7 @@ function countValues(value: unknown, max: number): number {
 
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
 
+/** The validator's report on one value: valid or not, the errors, and the value as the spec's output. */
 export interface ValidationReport<T = unknown> {
   /** True only when every check ran to completion and passed (see ./check.ts). */
   valid: boolean;

@@ -321,6 +321,7 @@ export const STOP_POLICIES = ["never", "useless", "first-error"] as const satisf
 /** The policy a run stops by when it names none. */
 export const DEFAULT_STOP_EARLY: StopPolicy = "useless";
 
+/** Why a streaming answer was stopped early: its rest could not make it valid. */
 export type EarlyStopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
 
 export interface StopDecision {

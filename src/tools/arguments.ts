@@ -10,6 +10,7 @@ import { checkGiven, checkGivenSync } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import type { ValidationLimits } from "../specs/validate.js";
 
+/** Size, depth and message limits for a tool call's arguments (the check step's limits). */
 export type ArgumentLimits = JsonLimits & ValidationLimits;
 
 export type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };

@@ -20,6 +20,7 @@ import { BudgetMemo, GUARD_ARTIFACT_KEY, type ToolCallRef } from "./budget.js";
 import { decideToolCall } from "./decide.js";
 import { toolDescription } from "./prompts.js";
 
+/** Options of guardedTool: the tool's name, description, spec and function, and its attempt budget. */
 export interface GuardedToolOptions<Args = any, Output = unknown> {
   /** What valid arguments are: a zod schema or a Spec from defineSpec (both type `args`), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
   spec: SpecLike<Args>;

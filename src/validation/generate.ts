@@ -56,6 +56,7 @@ export function outcomeOf<T = unknown>(
   } as ValidationOutcome<T>;
 }
 
+/** Options of generateValidated and streamValidated: the spec, the request, the model and the run's settings. */
 export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extends Omit<ValidationSettings, "spec" | "model" | "ruleContext"> {
   /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;

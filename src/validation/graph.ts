@@ -25,6 +25,7 @@ import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.j
 import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
+/** Options of the validation graph builders: the model, default settings, checkpointer and store. */
 export interface ValidationGraphOptions extends ValidationNodeOptions {
   checkpointer?: BaseCheckpointSaver | boolean;
   store?: BaseStore;

@@ -20,6 +20,7 @@ import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewA
 import { generationSystemPrompt } from "./prompts.js";
 import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
 
+/** What the validation graph's nodes are built with: the model (or a factory by name) and default settings. */
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
   /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. */
   model?: ModelSource;

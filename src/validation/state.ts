@@ -13,6 +13,7 @@ export const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", 
     "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, a person rejected it, " +
     "the provider refused to answer (twice, or at the last attempt), or the next model call would have passed the token budget (maxTokens)",
 });
+/** Why a validation run ended. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
 export const AttemptRecordSchema = z
@@ -62,6 +63,7 @@ export const AttemptRecordSchema = z
     }),
   })
   .meta({ title: "Attempt record" });
+/** One attempt of a validation run, as its history keeps it: the answer, its errors, its usage and how it was asked for. */
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>;
 
 /** Token usage per model name: each update's entries are added to the running totals. */

@@ -24,6 +24,7 @@ export interface OutcomeEvent<T = unknown> {
 /** What streamValidated yields: partials and the end of each attempt while the model answers, then the outcome. */
 export type ValidationStreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEvent<T> | OutcomeEvent<T>;
 
+/** Options of streamValidated: the same as generateValidated's. */
 export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateValidatedOptions<T, C>;
 
 /**

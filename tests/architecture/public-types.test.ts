@@ -6,25 +6,15 @@
  * (Types inferred from zod schemas, such as AttemptRecord, reach the checker
  * without their alias; their fields are still walked.)
  */
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { API_PAGE, apiMarkdown, publicSurface, type PublicExport } from "../../scripts/api-docs.js";
 
-const ROOT = resolve(import.meta.dirname, "../..");
-const SRC = resolve(ROOT, "src") + "/";
-const ENTRIES = ["src/index.ts", "src/agents/index.ts"].map((file) => resolve(ROOT, file));
-
-const options: ts.CompilerOptions = {
-  target: ts.ScriptTarget.ES2022,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  strict: true,
-  skipLibCheck: true,
-  noEmit: true,
-  types: ["node"],
-};
-const program = ts.createProgram(ENTRIES, options);
-const checker = program.getTypeChecker();
+const SRC = resolve(import.meta.dirname, "../../src") + "/";
+const surface = publicSurface();
+const checker = surface.checker;
 
 const NAMED = ts.SymbolFlags.Interface | ts.SymbolFlags.TypeAlias | ts.SymbolFlags.Class | ts.SymbolFlags.Enum;
 
@@ -34,29 +24,8 @@ function ownDeclaration(symbol: ts.Symbol | undefined): ts.Declaration | undefin
   return declaration && declaration.getSourceFile().fileName.startsWith(SRC) ? declaration : undefined;
 }
 
-interface Root {
-  symbol: ts.Symbol;
-  /** Exported as a type only (`export type { … }`): its value side (e.g. a class's constructor) is not the user's. */
-  typeOnly: boolean;
-}
-
-function exportedDeclarations(): { names: Map<ts.Declaration, string>; roots: Root[] } {
-  const names = new Map<ts.Declaration, string>();
-  const roots: Root[] = [];
-  for (const entry of ENTRIES) {
-    const module = checker.getSymbolAtLocation(program.getSourceFile(entry)!)!;
-    for (const exported of checker.getExportsOfModule(module)) {
-      const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
-      const typeOnly = (exported.declarations ?? []).some((declaration) => ts.isTypeOnlyImportOrExportDeclaration(declaration));
-      roots.push({ symbol, typeOnly });
-      for (const declaration of symbol.declarations ?? []) names.set(declaration, exported.name);
-    }
-  }
-  return { names, roots };
-}
-
 /** Named types of the package that a user meets through `roots`, by name, with where they were met. */
-function reachableNamedTypes(roots: Root[]): Map<ts.Declaration, string> {
+function reachableNamedTypes(roots: PublicExport[]): Map<ts.Declaration, string> {
   const found = new Map<ts.Declaration, string>();
   const seen = new Set<ts.Type>();
 
@@ -104,8 +73,8 @@ function reachableNamedTypes(roots: Root[]): Map<ts.Declaration, string> {
 }
 
 describe("the public surface", () => {
-  const { names, roots } = exportedDeclarations();
-  const reachable = reachableNamedTypes(roots);
+  const names = new Set(surface.exports.flatMap((e) => e.symbol.declarations ?? []));
+  const reachable = reachableNamedTypes(surface.exports);
 
   it("walks the types users receive", () => {
     // The walk reaches well-known result types; if it reached nothing, the check below would pass vacuously.
@@ -116,5 +85,9 @@ describe("the public surface", () => {
   it("names every type a user receives", () => {
     const unnamed = [...reachable].filter(([declaration]) => !names.has(declaration)).map(([, where]) => where);
     expect(unnamed).toEqual([]);
+  });
+
+  it("is listed in docs/api.md as it is (npx tsx scripts/api-docs.ts writes it)", () => {
+    expect(readFileSync(API_PAGE, "utf8")).toBe(apiMarkdown(surface));
   });
 });
