@@ -4,7 +4,7 @@
  * own. The LangGraph dev server and the command line also load `.env` into
  * the environment first; this module does not read files.
  */
-import { ConfigurationError } from "./errors.js";
+import { ConfigurationError, registerSecret } from "./errors.js";
 import { modelNameProblem } from "./model-names.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -57,9 +57,9 @@ function modelFromEnv(name: string | undefined): string {
   return name;
 }
 
-/** The package's settings from the environment (process.env by default), checked. */
+/** The package's settings from the environment (process.env by default), checked; the provider keys it reads are redacted from error text from then on. */
 export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
-  return {
+  const environment: Environment = {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
     openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
     anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
@@ -72,4 +72,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
     databaseUrl: nonEmpty(env.DATABASE_URL),
   };
+  // Error text that echoes a provider key read here is redacted (a key passed in code is registered where it is used).
+  for (const key of [environment.openaiApiKey, environment.anthropicApiKey, environment.googleApiKey]) registerSecret(key);
+  return environment;
 }

@@ -166,15 +166,14 @@ export function registerSecret(secret: string | undefined): void {
 const REDACTED = "[redacted]";
 
 /**
- * Error text with secrets replaced by "[redacted]": every configured key (and OPENAI_API_KEY from the
- * environment), `Bearer …` tokens, `sk-…`-shaped keys and credentials in URLs. Providers and proxies echo the Authorization
+ * Error text with secrets replaced by "[redacted]": every configured key (the provider keys the environment
+ * module read, and those the model factory was given), `Bearer …` tokens, `sk-…`-shaped keys and credentials in URLs. Providers and proxies echo the Authorization
  * header in their error bodies; what they say is passed on, the key is not.
  */
 export function redactSecrets(text: string): string {
   let out = text;
-  const fromEnv = process.env.OPENAI_API_KEY?.trim();
   // Longest first, so a key that contains another is replaced whole.
-  const secrets = [...configuredSecrets, ...(fromEnv && fromEnv.length >= MIN_SECRET_LENGTH ? [fromEnv] : [])].sort((a, b) => b.length - a.length);
+  const secrets = [...configuredSecrets].sort((a, b) => b.length - a.length);
   for (const secret of secrets) out = out.split(secret).join(REDACTED);
   return (
     out

@@ -1,4 +1,5 @@
 /** The model factory, the whole-answer deadline of model requests, and provider error text. */
+import { readFileSync } from "node:fs";
 import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it, vi } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
@@ -137,5 +138,14 @@ describe("secrets in provider error text", () => {
       'Model provider failed in node "generate": APIConnectionError: Connection error. (fetch failed: connect ECONNREFUSED 127.0.0.1:9)',
     );
     expect(wrapped.transient).toBe(false);
+  });
+});
+
+describe("secrets read from the environment", () => {
+  it("every provider key the environment module reads is redacted from error text, and errors.ts reads no environment itself", () => {
+    readEnvironment({ OPENAI_API_KEY: "env-openai-key-0001", ANTHROPIC_API_KEY: "env-anthropic-key-0002", GEMINI_API_KEY: "env-gemini-key-0003" });
+    const said = "echo: env-openai-key-0001 env-anthropic-key-0002 env-gemini-key-0003";
+    expect(redactSecrets(said)).toBe("echo: [redacted] [redacted] [redacted]");
+    expect(readFileSync(new URL("../../src/errors.ts", import.meta.url), "utf8")).not.toMatch(/process\.env/);
   });
 });
