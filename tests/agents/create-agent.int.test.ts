@@ -34,7 +34,7 @@ async function checkConversation(requests: RecordedRequest[]) {
   const tools = requests[0].body.tools as Array<{ type: string; function: { name: string; parameters: unknown; description: string } }>;
   expect(tools.map((t) => t.function.name)).toEqual(["deploy_service", ANSWER]);
   expect(tools[1].function.parameters).toEqual(deploymentSpec.schema);
-  expect(tools[1].function.description).toContain("When replicas > 5, resources.cpu_limit must be >= 1.0.");
+  for (const rule of deploymentSpec.rules) expect(tools[1].function.description).toContain(rule.description);
   expect(requests.every((r) => r.body.tool_choice === "required")).toBe(true);
   const deployErrors = (await checkValue(deploymentSpec, threeDefects)).errors;
   const answerErrors = (await checkValue(deploymentSpec, ruleOnly)).errors;

@@ -1,5 +1,6 @@
 /** The command line's --interactive review: a person answers on the terminal and is held to the same spec. */
 import { describe, expect, it } from "vitest";
+import { deploymentConfigMessages } from "../../src/specs/builtin/deployment-config.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runCli, runCliProcess } from "../../testkit/cli.js";
 import { scriptedServerPerFile } from "../support/scripted-server.js";
@@ -25,8 +26,7 @@ describe("command line --interactive", () => {
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual(FIXED);
     expect(prompts).toHaveLength(2);
-    expect(r.stderr).toContain("replicas=8 requires resources.cpu_limit >= 1.0");
-    expect(r.stderr).toContain("your value is not valid:\n  - resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(r.stderr).toContain(`your value is not valid:\n  - ${deploymentConfigMessages.replicasNeedCpu(0.5, 8)}`);
     expect(r.stderr).toContain("your value is valid");
   });
 

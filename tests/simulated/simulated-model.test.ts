@@ -85,7 +85,7 @@ describe("the built-in simulated model", () => {
         .object({ service_name: z.string(), replicas: z.number().int().min(1).max(20), resources: z.object({ cpu_limit: z.number().min(0.1) }) })
         .superRefine((v, ctx) => {
           if (v.replicas > 5 && v.resources.cpu_limit < 1)
-            ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: `replicas=${v.replicas} requires resources.cpu_limit >= 1.0` });
+            ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: `replicas=${v.replicas} needs a cpu_limit of at least 1.0` });
         }),
     });
     for (const request of ["payments-api with 8 replicas", "search-api", "billing with 12 replicas"]) {

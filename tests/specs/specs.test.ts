@@ -356,8 +356,8 @@ describe("describeSpec", () => {
 
   it("mentions both cross-field rules", () => {
     expect(text).toContain("Cross-field rules:\n");
-    expect(text).toContain("- When replicas > 5, resources.cpu_limit must be >= 1.0.");
-    expect(text).toContain("- health_check.timeout_seconds must be strictly less than health_check.interval_seconds.");
+    for (const rule of deploymentConfigSpec.rules) expect(text).toContain(`- ${rule.description}\n`);
+    expect(deploymentConfigSpec.rules).toHaveLength(2);
   });
 
   it("includes the JSON Schema and the example verbatim", () => {

@@ -15,7 +15,7 @@ const Deployment = z
   })
   .superRefine((value, ctx) => {
     if (value.replicas > 5 && value.resources.cpu_limit < 1) {
-      ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: `replicas=${value.replicas} requires resources.cpu_limit >= 1.0` });
+      ctx.addIssue({ code: "custom", path: ["resources", "cpu_limit"], message: `replicas=${value.replicas} needs a cpu_limit of at least 1.0` });
     }
   });
 
@@ -39,7 +39,7 @@ describe("zod specs", () => {
   it("runs refinements as business rules, with the field path and the value found", () => {
     const report = validateAgainstSpec(spec, { service_name: "api", replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } });
     expect(report.valid).toBe(false);
-    expect(report.errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0"]);
+    expect(report.errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 needs a cpu_limit of at least 1.0"]);
   });
 
   it("a valid value comes back as zod's output (defaults applied)", () => {
@@ -76,7 +76,7 @@ describe("zod specs", () => {
     const region: string = outcome.result.region; // typed from the zod schema
     expect(region).toBe("eu-west-1");
     expect(outcome.attempts).toBe(2);
-    expect(String(model.calls[1].messages.at(-1)!.content)).toContain("resources.cpu_limit is 0.5; replicas=8 requires resources.cpu_limit >= 1.0");
+    expect(String(model.calls[1].messages.at(-1)!.content)).toContain("resources.cpu_limit is 0.5; replicas=8 needs a cpu_limit of at least 1.0");
   });
 
   it("generateValidated: out of attempts is an explicit failure with the errors", async () => {

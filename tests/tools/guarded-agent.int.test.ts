@@ -44,7 +44,7 @@ function checkConversation(requests: RecordedRequest[]) {
   expect(tool.type).toBe("function");
   expect(tool.function.name).toBe("deploy_service");
   expect(tool.function.parameters).toEqual({ $schema: "http://json-schema.org/draft-07/schema#", ...spec.schema });
-  expect(tool.function.description).toContain("When replicas > 5, resources.cpu_limit must be >= 1.0.");
+  expect(tool.function.description).toContain(builtinSpecs.get("deployment-config")!.rules[0].description);
   // The error text the model received, exactly, as the result of its first call.
   const afterFirst = requests[1].body.messages.at(-1);
   expect(afterFirst).toEqual({ role: "tool", name: "deploy_service", content: ERRORS_TEXT, tool_call_id: "call_0" });

@@ -229,9 +229,7 @@ describe("guardedTool: what the model sees", () => {
     expect(definition.function.name).toBe("deploy_service");
     expect(definition.function.parameters).toEqual({ $schema: "http://json-schema.org/draft-07/schema#", ...spec.schema });
     expect(definition.function.description).toBe(
-      "Deploy a service.\n\nThe arguments must also satisfy:\n" +
-        "- When replicas > 5, resources.cpu_limit must be >= 1.0.\n" +
-        "- health_check.timeout_seconds must be strictly less than health_check.interval_seconds.",
+      "Deploy a service.\n\nThe arguments must also satisfy:\n" + spec.rules.map((rule) => `- ${rule.description}`).join("\n"),
     );
     // Every built-in spec can guard a tool.
     for (const builtin of builtinSpecs.values()) {

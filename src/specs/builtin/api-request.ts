@@ -4,6 +4,18 @@ import { defineSpec } from "../spec.js";
 
 const BODYLESS = new Set(["GET", "DELETE", "HEAD"]);
 
+/** The rules' messages, exported so that tests and tools match a rule through its message function, never a copy of its wording. */
+export const apiRequestMessages = {
+  bodyNotAllowed: (method: string) => `body is present; method=${method} requires no body (omit body or set it to null)`,
+  bodyRequired: (body: null | undefined, method: string) => `body is ${body === null ? "null" : "missing"}; method=${method} requires an object body`,
+  contentType: (contentType: unknown, method: string) =>
+    `headers["Content-Type"] is ${contentType === undefined ? "missing" : describeValue(contentType)}; method=${method} requires "application/json"`,
+  idempotencyKey: (headers: Record<string, unknown>, retries: number) =>
+    `headers["Idempotency-Key"] is ${Object.hasOwn(headers, "Idempotency-Key") ? describeValue(headers["Idempotency-Key"]) : "missing"}; method=POST with retries=${retries} requires an Idempotency-Key header`,
+  retryBudget: (timeoutMs: number, retries: number) =>
+    `timeout_ms is ${timeoutMs} with retries=${retries}: ${timeoutMs * (retries + 1)} ms in total; timeout_ms * (retries + 1) must be <= 120000`,
+};
+
 export const apiRequestSpec = defineSpec({
   name: "api-request",
   description: "An outgoing HTTP API request: method, HTTPS URL, headers, JSON body, timeout and retry count.",
@@ -31,9 +43,7 @@ export const apiRequestSpec = defineSpec({
       inputs: { method: "string" },
       check: (v, doc) => {
         const body = (doc as { body?: unknown }).body;
-        return BODYLESS.has(v.method) && body !== undefined && body !== null
-          ? `body is present; method=${v.method} requires no body (omit body or set it to null)`
-          : null;
+        return BODYLESS.has(v.method) && body !== undefined && body !== null ? apiRequestMessages.bodyNotAllowed(v.method) : null;
       },
     },
     {
@@ -44,13 +54,9 @@ export const apiRequestSpec = defineSpec({
         if (BODYLESS.has(v.method)) return null;
         const problems: string[] = [];
         const body = (doc as { body?: unknown }).body;
-        if (body === undefined || body === null) problems.push(`body is ${body === null ? "null" : "missing"}; method=${v.method} requires an object body`);
+        if (body === undefined || body === null) problems.push(apiRequestMessages.bodyRequired(body, v.method));
         const contentType = Object.hasOwn(v.headers, "Content-Type") ? v.headers["Content-Type"] : undefined;
-        if (contentType !== "application/json") {
-          problems.push(
-            `headers["Content-Type"] is ${contentType === undefined ? "missing" : describeValue(contentType)}; method=${v.method} requires "application/json"`,
-          );
-        }
+        if (contentType !== "application/json") problems.push(apiRequestMessages.contentType(contentType, v.method));
         return problems;
       },
     },
@@ -60,7 +66,7 @@ export const apiRequestSpec = defineSpec({
       inputs: { method: "string", retries: "integer", headers: "object" },
       check: (v) =>
         v.method === "POST" && v.retries > 0 && typeof v.headers["Idempotency-Key"] !== "string"
-          ? `headers["Idempotency-Key"] is ${Object.hasOwn(v.headers, "Idempotency-Key") ? describeValue(v.headers["Idempotency-Key"]) : "missing"}; method=POST with retries=${v.retries} requires an Idempotency-Key header`
+          ? apiRequestMessages.idempotencyKey(v.headers, v.retries)
           : null,
     },
     {
@@ -68,10 +74,7 @@ export const apiRequestSpec = defineSpec({
       description: "timeout_ms * (retries + 1) must not exceed 120000 (two minutes in total).",
       inputs: { timeout_ms: "integer", retries: "integer" },
       check: (v) => {
-        const total = v.timeout_ms * (v.retries + 1);
-        return total > 120000
-          ? `timeout_ms is ${v.timeout_ms} with retries=${v.retries}: ${total} ms in total; timeout_ms * (retries + 1) must be <= 120000`
-          : null;
+        return v.timeout_ms * (v.retries + 1) > 120000 ? apiRequestMessages.retryBudget(v.timeout_ms, v.retries) : null;
       },
     },
   ],

@@ -2,6 +2,19 @@
 import { describeValue } from "../../shared/text.js";
 import { defineSpec } from "../spec.js";
 
+/** The rules' messages, exported so that tests and tools match a rule through its message function, never a copy of its wording. */
+export const dbQueryMessages = {
+  orderByColumn: (column: unknown, columns: unknown[]) =>
+    `order_by.column is ${describeValue(column)}; it must be one of the selected columns (${columns
+      .slice(0, 10)
+      .map((c) => describeValue(c, 30))
+      .join(", ")}${columns.length > 10 ? ", …" : ""})`,
+  offsetNeedsOrder: (offset: number) => `order_by is missing; offset=${offset} requires order_by so that pages are stable`,
+  paginationWindow: (limit: number, offset: number) => `limit + offset is ${limit + offset} (limit=${limit}, offset=${offset}); it must be <= 10000`,
+  inNeedsList: (index: number, value: unknown) => `filters[${index}].value is ${describeValue(value)}; op "in" requires an array of 1 to 100 values`,
+  singleValue: (index: number, op: string) => `filters[${index}].value is an array; op ${JSON.stringify(op)} requires a single value (use op "in" for a list)`,
+};
+
 export const dbQuerySpec = defineSpec({
   name: "db-query",
   description: "Parameters of a read-only database query: table, selected columns, filters, ordering and pagination.",
@@ -50,28 +63,19 @@ export const dbQuerySpec = defineSpec({
       id: "order-by-selected-column",
       description: "order_by.column must be one of the selected columns.",
       inputs: { "order_by.column": "string", columns: "array" },
-      check: (v) =>
-        v.columns.includes(v["order_by.column"])
-          ? null
-          : `order_by.column is ${describeValue(v["order_by.column"])}; it must be one of the selected columns (${v.columns
-              .slice(0, 10)
-              .map((c: unknown) => describeValue(c, 30))
-              .join(", ")}${v.columns.length > 10 ? ", …" : ""})`,
+      check: (v) => (v.columns.includes(v["order_by.column"]) ? null : dbQueryMessages.orderByColumn(v["order_by.column"], v.columns)),
     },
     {
       id: "offset-needs-order",
       description: "offset > 0 requires order_by, so that pages are stable.",
       inputs: { offset: "integer" },
-      check: (v, doc) =>
-        v.offset > 0 && (doc as { order_by?: unknown }).order_by === undefined
-          ? `order_by is missing; offset=${v.offset} requires order_by so that pages are stable`
-          : null,
+      check: (v, doc) => (v.offset > 0 && (doc as { order_by?: unknown }).order_by === undefined ? dbQueryMessages.offsetNeedsOrder(v.offset) : null),
     },
     {
       id: "pagination-window",
       description: "limit + offset must be <= 10000.",
       inputs: { limit: "integer", offset: "integer" },
-      check: (v) => (v.limit + v.offset > 10000 ? `limit + offset is ${v.limit + v.offset} (limit=${v.limit}, offset=${v.offset}); it must be <= 10000` : null),
+      check: (v) => (v.limit + v.offset > 10000 ? dbQueryMessages.paginationWindow(v.limit, v.offset) : null),
     },
     {
       id: "in-needs-list",
@@ -83,9 +87,9 @@ export const dbQuerySpec = defineSpec({
           if (f === null || typeof f !== "object" || typeof f.op !== "string" || !("value" in f)) return;
           const isList = Array.isArray(f.value);
           if (f.op === "in" && (!isList || (f.value as unknown[]).length === 0 || (f.value as unknown[]).length > 100)) {
-            problems.push(`filters[${i}].value is ${describeValue(f.value)}; op "in" requires an array of 1 to 100 values`);
+            problems.push(dbQueryMessages.inNeedsList(i, f.value));
           } else if (f.op !== "in" && isList) {
-            problems.push(`filters[${i}].value is an array; op ${JSON.stringify(f.op)} requires a single value (use op "in" for a list)`);
+            problems.push(dbQueryMessages.singleValue(i, f.op));
           }
         });
         return problems;

@@ -2,6 +2,14 @@
 import { describeValue } from "../../shared/text.js";
 import { defineSpec } from "../spec.js";
 
+/** The rules' messages, exported so that tests and tools match a rule through its message function, never a copy of its wording. */
+export const signupFormMessages = {
+  passwordsDiffer: () => "confirm_password does not equal password; they must be identical",
+  consentRequired: (consent: unknown, age: number) =>
+    `parental_consent is ${consent === undefined ? "missing" : describeValue(consent)}; age=${age} requires parental_consent = true`,
+  passwordHasEmail: (localPart: string) => `password contains the e-mail's local part ${describeValue(localPart)}; it must not`,
+};
+
 export const signupFormSpec = defineSpec({
   name: "signup-form",
   description: "A user sign-up form submission: e-mail, password and its confirmation, birth year, country and consents.",
@@ -25,7 +33,7 @@ export const signupFormSpec = defineSpec({
       id: "passwords-match",
       description: "confirm_password must equal password.",
       inputs: { password: "string", confirm_password: "string" },
-      check: (v) => (v.password === v.confirm_password ? null : "confirm_password does not equal password; they must be identical"),
+      check: (v) => (v.password === v.confirm_password ? null : signupFormMessages.passwordsDiffer()),
     },
     {
       id: "minors-need-consent",
@@ -33,9 +41,7 @@ export const signupFormSpec = defineSpec({
       inputs: { age: "integer" },
       check: (v, doc) => {
         const consent = (doc as { parental_consent?: unknown }).parental_consent;
-        return v.age < 18 && consent !== true
-          ? `parental_consent is ${consent === undefined ? "missing" : describeValue(consent)}; age=${v.age} requires parental_consent = true`
-          : null;
+        return v.age < 18 && consent !== true ? signupFormMessages.consentRequired(consent, v.age) : null;
       },
     },
     {
@@ -44,9 +50,7 @@ export const signupFormSpec = defineSpec({
       inputs: { password: "string", email: "string" },
       check: (v) => {
         const local = v.email.split("@")[0]?.toLowerCase() ?? "";
-        return local.length >= 3 && v.password.toLowerCase().includes(local)
-          ? `password contains the e-mail's local part ${describeValue(local)}; it must not`
-          : null;
+        return local.length >= 3 && v.password.toLowerCase().includes(local) ? signupFormMessages.passwordHasEmail(local) : null;
       },
     },
   ],
