@@ -16,7 +16,13 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 /** Benchmark and testkit files that are timed along with the package's code. */
-const BENCH_FILES = ["bench/handwritten-checker.ts", "bench/plain-loop.ts", "testkit/scripted-model.ts", "bench/peer-clients.ts"];
+const BENCH_FILES = [
+  "bench/handwritten-checker.ts",
+  "bench/plain-loop.ts",
+  "testkit/scripted-model.ts",
+  "bench/peer-clients.ts",
+  "bench/delta-history-saver.ts",
+];
 
 function tsFiles(dir: string): string[] {
   const out: string[] = [];

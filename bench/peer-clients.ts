@@ -20,7 +20,7 @@ import { Agent, request as httpRequest } from "node:http";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph";
+import { Annotation, END, START, StateGraph, type BaseCheckpointSaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
 import { generateObject, jsonSchema, NoObjectGeneratedError } from "ai";
 import OpenAI from "openai";
@@ -103,7 +103,7 @@ export interface PeerOptions {
  * The least a LangGraph user writes for the validation loop: two nodes, a conditional edge, the package's
  * prompts and validator. The framework floor for any LangGraph graph making these calls.
  */
-export function minimalValidationGraph(model: BaseChatModel, spec: Spec, system: string, maxAttempts: number) {
+export function minimalValidationGraph(model: BaseChatModel, spec: Spec, system: string, maxAttempts: number, checkpointer?: BaseCheckpointSaver) {
   const State = Annotation.Root({
     request: Annotation<string>(),
     output: Annotation<string>(),
@@ -124,7 +124,7 @@ export function minimalValidationGraph(model: BaseChatModel, spec: Spec, system:
     .addEdge(START, "generate")
     .addEdge("generate", "validate")
     .addConditionalEdges("validate", (s: typeof State.State) => (s.valid || s.attempts >= maxAttempts ? END : "generate"), ["generate", END])
-    .compile();
+    .compile({ checkpointer });
 }
 
 /** Build one client against `baseUrl`. */

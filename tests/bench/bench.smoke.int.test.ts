@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { median, RATIO_DEFINITION, type BenchResult } from "../../bench/common.js";
+import * as history from "../../bench/checkpoint-bytes.js";
 import * as concurrency from "../../bench/concurrency.js";
 import * as overhead from "../../bench/graph-overhead.js";
 import * as memory from "../../bench/memory-scale.js";
@@ -148,6 +149,19 @@ describe("benchmarks in quick mode", () => {
     expect(search!.ratios.length).toBeGreaterThan(1);
     expect(search!.ratio).toBeGreaterThan(1);
   });
+
+  it("attempt history in checkpoints: every variant reads back today's state; the one-query saver agrees with the base walk", async () => {
+    const r = await history.run(quick);
+    expectWellFormed(r);
+    // Bytes are counts of one run: one repetition, the quotient of the two numbers shown.
+    const bytes = r.comparisons.find((c) => c.label.startsWith("memory bytes per run, (a) today"));
+    expect(bytes?.referenceLabel).toMatch(/floor/);
+    if (r.notRun?.length) expect(r.notRun[0]).toMatch(/^PostgreSQL half: not reachable/);
+    else
+      expect(r.checks.map((c) => c.description)).toContain(
+        "postgres: the one-query saver's getDeltaChannelHistory equals the base class's walk at every checkpoint of (c)'s threads",
+      );
+  }, 300_000); // 40 s measured with the machine's load average near 15, 74 s near 28
 
   it("the report carries the machine, the Node version and every section", () => {
     const report = renderReport(results, quick, Date.now());
