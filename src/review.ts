@@ -9,11 +9,11 @@ import type { JsonSchema, Spec } from "./specs/spec.js";
 /** Refused answers in a row recorded at one review; later ones are judged and shown, not recorded. */
 export const MAX_RECORDED_REFUSED_ANSWERS = 10;
 
-/** What a person may answer at the review step. */
+/** What a person may answer at the review step, by decision (`type`, as LangChain's review decisions are typed). */
 export const REVIEW_ANSWERS = {
-  value: "a corrected value (JSON text or an object): it must pass the same spec",
-  request: "a new request: the model tries again with a fresh attempt budget",
-  reject: "a rejection (optionally with a reason): the run ends with success false",
+  edit: 'a corrected value, {"type": "edit", "value": <JSON text or an object>}: it must pass the same spec',
+  retry: 'a new request, {"type": "retry", "request": "…"}: the model tries again with a fresh attempt budget',
+  reject: 'a rejection, {"type": "reject", "message"?: "why"}: the run ends with success false',
 } as const;
 
 /**
@@ -36,23 +36,23 @@ export function reviewAnswerSchema(spec: Spec): JsonSchema {
       {
         title: "Corrected value",
         type: "object",
-        required: ["value"],
+        required: ["type", "value"],
         additionalProperties: false,
-        properties: { value: { ...value, description: REVIEW_ANSWERS.value } },
+        properties: { type: { const: "edit", description: REVIEW_ANSWERS.edit }, value },
       },
       {
         title: "New request",
         type: "object",
-        required: ["request"],
+        required: ["type", "request"],
         additionalProperties: false,
-        properties: { request: { type: "string", minLength: 1, description: REVIEW_ANSWERS.request } },
+        properties: { type: { const: "retry", description: REVIEW_ANSWERS.retry }, request: { type: "string", minLength: 1 } },
       },
       {
         title: "Reject",
         type: "object",
-        required: ["reject"],
+        required: ["type"],
         additionalProperties: false,
-        properties: { reject: { const: true, description: REVIEW_ANSWERS.reject }, reason: { type: "string", maxLength: 500 } },
+        properties: { type: { const: "reject", description: REVIEW_ANSWERS.reject }, message: { type: "string", maxLength: 500 } },
       },
     ],
   };
@@ -71,24 +71,51 @@ export interface ReviewRequest {
   answers: typeof REVIEW_ANSWERS;
 }
 
-/** What a person answers at the review step (the `resume` of `Command({ resume })`). */
-export type ReviewAnswer = { value: unknown } | { request: string } | { reject: true; reason?: string };
+/**
+ * What a person answers at the review step (the `resume` of `Command({ resume })`): a decision typed as
+ * LangChain's review decisions are. The untyped forms `{ value }`, `{ request }` and `{ reject: true, reason? }`
+ * are still read, and deprecated.
+ */
+export type ReviewAnswer =
+  | { type: "edit"; value: unknown }
+  | { type: "retry"; request: string }
+  | { type: "reject"; message?: string }
+  /** @deprecated Use `{ type: "edit", value }`. */
+  | { value: unknown }
+  /** @deprecated Use `{ type: "retry", request }`. */
+  | { request: string }
+  /** @deprecated Use `{ type: "reject", message }`. */
+  | { reject: true; reason?: string };
 
 type ReviewDecision =
   { kind: "value"; value: unknown } | { kind: "request"; request: unknown } | { kind: "reject"; reason?: string } | { kind: "invalid"; problem: string };
 
-/** A resume value: `{ value }`, `{ request }` or `{ reject: true, reason? }`. */
+const REASON_CHARS = 500;
+const reasonOf = (text: unknown): string | undefined => (typeof text === "string" ? text.slice(0, REASON_CHARS) : undefined);
+/** Whether `a` has exactly the keys `required`, plus any of `optional`. */
+const hasKeys = (a: Record<string, unknown>, required: string[], optional: string[] = []) =>
+  required.every((key) => Object.hasOwn(a, key)) && Object.keys(a).every((key) => required.includes(key) || optional.includes(key));
+
+/** A resume value: a typed decision (`edit`, `retry`, `reject`), or one of the deprecated untyped forms. */
 export function readReviewAnswer(answer: unknown): ReviewDecision {
   if (answer !== null && typeof answer === "object" && !Array.isArray(answer)) {
     const a = answer as Record<string, unknown>;
-    const keys = Object.keys(a).filter((k) => k !== "reason");
-    if (keys.length === 1 && keys[0] === "value") return { kind: "value", value: a.value };
-    if (keys.length === 1 && keys[0] === "request") return { kind: "request", request: a.request };
-    if (keys.length === 1 && keys[0] === "reject" && a.reject === true)
-      return { kind: "reject", reason: typeof a.reason === "string" ? a.reason.slice(0, 500) : undefined };
+    if (a.type === "edit" && hasKeys(a, ["type", "value"])) return { kind: "value", value: a.value };
+    if (a.type === "retry" && hasKeys(a, ["type", "request"])) return { kind: "request", request: a.request };
+    if (a.type === "reject" && hasKeys(a, ["type"], ["message"])) return { kind: "reject", reason: reasonOf(a.message) };
+    if (a.type === "approve") {
+      return {
+        kind: "invalid",
+        problem: 'approve is not a decision here: the answer did not pass its spec; give {"type": "edit", "value": <the corrected JSON>} instead',
+      };
+    }
+    if (hasKeys(a, ["value"], ["reason"])) return { kind: "value", value: a.value };
+    if (hasKeys(a, ["request"], ["reason"])) return { kind: "request", request: a.request };
+    if (hasKeys(a, ["reject"], ["reason"]) && a.reject === true) return { kind: "reject", reason: reasonOf(a.reason) };
   }
   return {
     kind: "invalid",
-    problem: 'the review answer must be one of {"value": <the corrected JSON>}, {"request": "<a new request>"} or {"reject": true, "reason"?: "…"}',
+    problem:
+      'the review answer must be one of {"type": "edit", "value": <the corrected JSON>}, {"type": "retry", "request": "<a new request>"} or {"type": "reject", "message"?: "…"}',
   };
 }

@@ -20,6 +20,7 @@ import { Console } from "node:console";
 import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Command } from "@langchain/langgraph";
+import type { ReviewAnswer } from "../review.js";
 import { ensureValidationConfig } from "../validation/configuration.js";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
 import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
@@ -447,12 +448,12 @@ async function review(
       break;
     }
     const answer = line.trim();
-    const resume = answer.startsWith(":request ")
-      ? { request: answer.slice(9).trim() }
+    const resume: ReviewAnswer = answer.startsWith(":request ")
+      ? { type: "retry", request: answer.slice(9).trim() }
       : answer === ":reject" || answer.startsWith(":reject ")
-        ? { reject: true, reason: answer.slice(7).trim() || undefined }
-        : { value: answer };
-    if ("reject" in resume && resume.reason !== undefined) rejection = resume.reason;
+        ? { type: "reject", message: answer.slice(7).trim() || undefined }
+        : { type: "edit", value: answer };
+    if (resume.type === "reject" && resume.message !== undefined) rejection = resume.message;
     await handle.stream(new Command({ resume }));
     final = await handle.values();
     // The verdict is the run's: valid ends it; otherwise it is paused again with this answer's errors.

@@ -34,7 +34,7 @@ describe("human review (onFailure: interrupt)", () => {
     expect(shown).toMatchObject({ kind: "review", request: REQUEST.request, spec: "deployment-config", attempts: 1 });
     expect(JSON.parse(shown!.output)).toEqual(BROKEN);
     expect(shown!.errors).toEqual([RULES.replicasNeedCpu(0.5, 8)]);
-    expect(Object.keys(shown!.answers)).toEqual(["value", "request", "reject"]);
+    expect(Object.keys(shown!.answers)).toEqual(["edit", "retry", "reject"]);
   });
 
   it("a person's invalid value is refused with its errors and asked again; a valid one ends the run, marked as the person's", async () => {
@@ -80,7 +80,28 @@ describe("human review (onFailure: interrupt)", () => {
     const { graph, config } = await pausedRun();
     await graph.invoke(new Command({ resume: { replicas: 3 } }), config);
     expect((await graph.getState(config)).next).toEqual(["review"]);
-    expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"value"/);
+    expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"type": "edit", "value"/);
+  });
+
+  it("typed decisions, as LangChain types its review decisions: edit ends valid, reject ends with its message, approve is refused with the reason", async () => {
+    const edited = await pausedRun();
+    await edited.graph.invoke(new Command({ resume: { type: "approve" } }), edited.config);
+    expect((await payload(edited.graph, edited.config))!.errors[0]).toMatch(/^approve is not a decision here: the answer did not pass its spec/);
+    const out = await edited.graph.invoke(new Command({ resume: { type: "edit", value: VALID } }), edited.config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", result: VALID });
+    expect(out.history.at(-1)).toMatchObject({ by: "human", valid: true });
+
+    const rejected = await pausedRun();
+    const end = await rejected.graph.invoke(new Command({ resume: { type: "reject", message: "not needed" } }), rejected.config);
+    expect(end).toMatchObject({ success: false, stopReason: "rejected" });
+    expect(end.history.at(-1)).toMatchObject({ by: "human", output: "rejected: not needed" });
+  });
+
+  it("a typed decision with a key it does not take is not read as another one", async () => {
+    const { graph, config } = await pausedRun();
+    await graph.invoke(new Command({ resume: { type: "edit", value: VALID, reason: "x" } }), config);
+    expect((await graph.getState(config)).next).toEqual(["review"]);
+    expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of/);
   });
 
   it("a person's text is read exactly: valid JSON followed by anything else is refused, not cut to its prefix", async () => {
@@ -161,11 +182,13 @@ describe("human review (onFailure: interrupt)", () => {
     const schema = (state.tasks.flatMap((t) => t.interrupts).at(-1) as { response_schema?: Record<string, unknown> }).response_schema;
     expect(schema).toEqual(reviewAnswerSchema(builtinSpecs.get("deployment-config")!));
     const form = resolveSpec(schema as Record<string, unknown>);
-    expect(validateAgainstSpec(form, { value: VALID }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { request: "again, with 3 replicas" }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { reject: true, reason: "not needed" }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { value: { ...VALID, replicas: "eight" } }).valid).toBe(false);
-    expect(validateAgainstSpec(form, { value: VALID, extra: 1 }).valid).toBe(false);
+    expect(validateAgainstSpec(form, { type: "edit", value: VALID }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { type: "retry", request: "again, with 3 replicas" }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { type: "reject", message: "not needed" }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { type: "reject" }).valid).toBe(true);
+    expect(validateAgainstSpec(form, { type: "edit", value: { ...VALID, replicas: "eight" } }).valid).toBe(false);
+    expect(validateAgainstSpec(form, { type: "edit", value: VALID, extra: 1 }).valid).toBe(false);
+    expect(validateAgainstSpec(form, { type: "approve" }).valid).toBe(false);
     // A spec that refers to itself keeps its references intact: the form asks for a value of its type.
     const tree = resolveSpec({ name: "tree", schema: { type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } } } });
     expect((reviewAnswerSchema(tree).oneOf as Array<{ properties: { value?: unknown } }>)[0].properties.value).toEqual({
