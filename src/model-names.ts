@@ -14,7 +14,7 @@ export const MODEL_PROVIDERS = {
 
 export type ModelProvider = keyof typeof MODEL_PROVIDERS;
 
-export interface ParsedModelName {
+interface ParsedModelName {
   /** The provider the name qualifies; undefined for a bare name (the OpenAI-compatible server). */
   provider?: ModelProvider;
   /** The model's own name, as its provider knows it. */

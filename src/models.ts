@@ -238,7 +238,7 @@ function buildOpenAIModel(model: string, request: ModelRequest, env: Environment
  * content, indistinguishable from a fault. Here it becomes `additional_kwargs.refusal` (streamed pieces
  * are joined when the chunks merge), where LangChain's Responses API converter puts it too.
  */
-export class RefusalAwareCompletions extends ChatOpenAICompletions {
+class RefusalAwareCompletions extends ChatOpenAICompletions {
   protected override _convertCompletionsMessageToBaseMessage(
     message: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[0],
     rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsMessageToBaseMessage"]>[1],

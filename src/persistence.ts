@@ -26,20 +26,20 @@ export const DEFAULT_CHECKPOINTER_POOL_SIZE = 10;
 /** Connections kept open by the store's pool, per process. */
 export const DEFAULT_STORE_POOL_SIZE = 5;
 /** How long to wait for a new database connection before giving up. */
-export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
  * How long a query may wait for a pooled connection. pg's pool counts the wait
  * for a free connection against its connection timeout, so under load (more
  * runs than connections) the 10 s connect timeout would fail runs that are
  * merely queued; reachability is checked once, with the connect timeout.
  */
-export const DEFAULT_POOL_WAIT_MS = 60_000;
+const DEFAULT_POOL_WAIT_MS = 60_000;
 
 /**
  * Key of the advisory lock held while the tables are created or migrated
  * (an arbitrary constant: "LGTO" followed by "SETU" in ASCII).
  */
-export const SETUP_LOCK_KEY = 0x4c47544f_53455455n;
+const SETUP_LOCK_KEY = 0x4c47544f_53455455n;
 
 /** The database could not be reached or refused the connection. */
 export class DatabaseUnavailableError extends TrustworthyOutputError {
@@ -90,7 +90,7 @@ interface Target {
 }
 
 /** Parse and check a database URL; the error never repeats credentials. */
-export function parseDatabaseUrl(raw: string): Target {
+function parseDatabaseUrl(raw: string): Target {
   let url: URL;
   try {
     url = new URL(raw);

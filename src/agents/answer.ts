@@ -30,7 +30,7 @@ export function answerTool(spec: Spec, name: string) {
 }
 
 /** One model turn, as the structured answer sees it. */
-export type Turn =
+type Turn =
   /** The model called other tools: it is still working. Answer calls made alongside them are set aside. */
   | { kind: "work"; setAside: ToolCall[] }
   /**
@@ -62,7 +62,7 @@ export function readTurn(message: AIMessage, tool: string, tools: ReadonlySet<st
 }
 
 /** The verdict on an answer, and the answer as given (bounded), for the outcome and the review. */
-export interface JudgedAnswer<T> {
+interface JudgedAnswer<T> {
   verdict: Verdict<T>;
   shown: string;
 }

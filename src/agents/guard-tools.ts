@@ -33,7 +33,7 @@ export interface GuardToolsOptions {
 }
 
 /** The middleware's name in the agent. */
-export const GUARD_TOOLS = "guardTools";
+const GUARD_TOOLS = "guardTools";
 
 interface Guard {
   spec: Spec;

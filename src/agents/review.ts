@@ -22,9 +22,9 @@ import { judgePersonAnswer, type JudgeOptions } from "./answer.js";
 import type { ResponseOutcome } from "./outcome.js";
 
 /** The answer while the run waits for a person: the last answer refused (the model's, then the person's) and its errors. */
-export type AwaitingReview<T> = Extract<ResponseOutcome<T>, { stopReason: "awaiting_review" }>;
+type AwaitingReview<T> = Extract<ResponseOutcome<T>, { stopReason: "awaiting_review" }>;
 
-export type ReviewResult<T> =
+type ReviewResult<T> =
   | { kind: "accepted"; outcome: Extract<ResponseOutcome<T>, { success: true }> }
   | { kind: "rejected"; outcome: ResponseOutcome<T> & { stopReason: "rejected" } }
   /** A new request: the model tries again, with a fresh attempt budget. */

@@ -46,16 +46,16 @@ export interface ValidatedResponseOptions<T> {
   ruleContext?: RuleContextOption;
 }
 
-export const DEFAULT_ANSWER_ATTEMPTS = 3;
+const DEFAULT_ANSWER_ATTEMPTS = 3;
 /**
  * Tool turns allowed by default. With the default attempts they fit in
  * LangGraph's default recursion limit (25 steps): a tool turn takes three
  * steps (model, this hook, tools) and an answer two.
  */
-export const DEFAULT_TOOL_TURNS = 5;
+const DEFAULT_TOOL_TURNS = 5;
 const MAX_TOOL_TURNS = 20;
 /** The middleware's name in the agent (a name may appear once per agent). */
-export const VALIDATED_RESPONSE = "validatedResponse";
+const VALIDATED_RESPONSE = "validatedResponse";
 /** Marks the feedback this middleware writes as a user turn (a text answer has no tool call to answer). */
 const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
 

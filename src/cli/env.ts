@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 
-export interface DotEnv {
+interface DotEnv {
   env: NodeJS.ProcessEnv;
   /** Where the variables came from, for the progress line; undefined without a `.env`. */
   file?: string;

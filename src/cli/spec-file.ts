@@ -7,7 +7,7 @@ import { readFileSync, statSync } from "node:fs";
 import { ConfigurationError } from "../errors.js";
 
 /** Larger files are not specs; refusing them early keeps `--spec /dev/zero` from reading forever. */
-export const MAX_SPEC_FILE_BYTES = 1_048_576;
+const MAX_SPEC_FILE_BYTES = 1_048_576;
 
 export function readSpecFile(path: string, builtinNames: string[]): unknown {
   const shown = JSON.stringify(path);
@@ -53,7 +53,7 @@ function lineAndColumn(text: string, offset: number): { line: number; column: nu
  * Where a text stops being JSON, and what was expected there; undefined when it is JSON.
  * Its own scanner, because V8's JSON.parse messages quote the text around the error.
  */
-export function findJsonError(text: string): { offset: number; expected: string } | undefined {
+function findJsonError(text: string): { offset: number; expected: string } | undefined {
   let i = 0;
   const fail = (expected: string): never => {
     throw { offset: i, expected };

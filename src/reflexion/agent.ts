@@ -35,7 +35,7 @@ export interface ConversationTurn {
   content: string;
 }
 
-export interface RunOptions {
+interface RunOptions {
   includeIntermediates?: boolean;
 }
 

@@ -20,8 +20,8 @@ import {
   type RunConfigLike,
 } from "../settings.js";
 
-export const DEFAULT_MAX_LOOPS = 3;
-export const DEFAULT_MEMORY_CAPACITY = 100;
+const DEFAULT_MAX_LOOPS = 3;
+const DEFAULT_MEMORY_CAPACITY = 100;
 /** Most tasks in one Reflexion run. */
 export const MAX_TASKS = 100;
 

@@ -4,9 +4,9 @@ import type { StepRecord } from "./memory.js";
 import type { TaskOutcome } from "./state.js";
 
 /** A task stops early once a step's score is strictly above this (and its response passes the gate). */
-export const EARLY_STOP_SCORE = 0.9;
+const EARLY_STOP_SCORE = 0.9;
 
-export type TaskStop = "early_stop" | "max_loops";
+type TaskStop = "early_stop" | "max_loops";
 
 /** Whether the task ends after this iteration, and why; null to go on refining. */
 export function taskStop(score: number, passed: boolean, iteration: number, maxLoops: number): TaskStop | null {
@@ -20,7 +20,7 @@ export function taskStop(score: number, passed: boolean, iteration: number, maxL
  * spec): the highest score, the earliest on ties (the reference's strict
  * `score > best_score`). -1 when no step passes.
  */
-export function pickBest(scores: readonly number[], passed: readonly boolean[]): number {
+function pickBest(scores: readonly number[], passed: readonly boolean[]): number {
   let best = -1;
   for (let i = 0; i < scores.length; i++) {
     if (passed[i] && (best === -1 || scores[i] > scores[best])) best = i;
@@ -35,7 +35,7 @@ function bestScored(scores: readonly number[]): number {
   return best;
 }
 
-export interface FinishedTask {
+interface FinishedTask {
   task: string;
   steps: readonly StepRecord[];
   passed: readonly boolean[];

@@ -43,7 +43,7 @@ export const SHORT_TERM_SIZE = 10;
 /** A new long-term entry is a duplicate when its Jaccard similarity with an existing one is strictly above this. */
 export const DEDUP_THRESHOLD = 0.8;
 /** A step enters long-term memory when its score is strictly above this (or it is the last iteration). */
-export const LONG_TERM_SCORE_THRESHOLD = 0.8;
+const LONG_TERM_SCORE_THRESHOLD = 0.8;
 /** Default number of memories returned by retrieval. */
 export const DEFAULT_RETRIEVAL_LIMIT = 5;
 
@@ -135,7 +135,7 @@ export class ShortTermMemory {
 
 /* ------------------------------------------------------------------------ */
 
-export interface LongTermAddResult {
+interface LongTermAddResult {
   /** False when the entry was skipped as a near-duplicate (or its id is already stored). */
   added: boolean;
   /** Entries dropped, oldest first, to stay within capacity. */

@@ -136,7 +136,7 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
   };
 }
 
-export type ReflexionOperations = ReturnType<typeof makeReflexionOperations>;
+type ReflexionOperations = ReturnType<typeof makeReflexionOperations>;
 
 /**
  * A provider failure on the node's last attempt ends the task (not the run):

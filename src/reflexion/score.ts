@@ -21,7 +21,7 @@
 /** Score used when the evaluation contains no readable final/overall score. */
 export const DEFAULT_SCORE = 0.5;
 
-export interface ParsedScore {
+interface ParsedScore {
   /** The score in [0, 1]; `DEFAULT_SCORE` when `found` is false. */
   score: number;
   /** Whether a final/overall score was actually read from the text. */

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { checkTasks } from "./configuration.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 
-export const StepRecordSchema = z
+const StepRecordSchema = z
   .object({
     task: z.string(),
     response: z.string(),
@@ -21,11 +21,11 @@ export const StepRecordSchema = z
   })
   .describe("One iteration of the Reflexion process");
 
-export const TaskStopReasonSchema = z
+const TaskStopReasonSchema = z
   .enum(["early_stop", "max_loops", "error"])
   .describe("early_stop: a (valid) score above 0.9; max_loops: iterations used up; error: the model provider failed");
 
-export const TaskOutcomeSchema = z.object({
+const TaskOutcomeSchema = z.object({
   task: z.string(),
   stopReason: TaskStopReasonSchema,
   iterations: z.number(),
@@ -40,7 +40,7 @@ export const TaskOutcomeSchema = z.object({
 /** How one Reflexion task ended: why it stopped, its iterations, the best response's iteration and score, whether it passed the spec, and its usage. */
 export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
 
-export const ModelCallSchema = z.object({
+const ModelCallSchema = z.object({
   task: z.number().describe("0-based index of the task"),
   iteration: z.number(),
   node: z.enum(["actor", "refine", "evaluator", "reflector"]),
@@ -49,7 +49,7 @@ export const ModelCallSchema = z.object({
 /** One model call of a Reflexion run: its task, iteration, node and token usage. */
 export type ModelCall = z.infer<typeof ModelCallSchema>;
 
-export const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
+const ConversationTurnSchema = z.object({ role: z.enum(["user", "assistant"]), content: z.string() });
 
 /**
  * The tasks, checked as they come in with the package's readable refusals (a

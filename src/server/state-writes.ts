@@ -98,7 +98,7 @@ function allowed(graphId: string, rule: GraphRule): string {
 }
 
 /** One update of a state write: its values and the node it is written as. */
-export interface StateUpdate {
+interface StateUpdate {
   values: unknown;
   asNode: unknown;
   command?: unknown;
@@ -108,7 +108,7 @@ export interface StateUpdate {
  * The refusal of one update to a thread of `graphId`, or undefined when the
  * rule accepts it (the thread's own state is checked by pendingRefusal).
  */
-export function updateRefusal(graphId: unknown, update: StateUpdate): Refusal | undefined {
+function updateRefusal(graphId: unknown, update: StateUpdate): Refusal | undefined {
   const rule = ruleOf(graphId);
   if (isRefusal(rule)) return rule;
   const graph = graphId as string;

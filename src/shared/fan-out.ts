@@ -6,7 +6,7 @@
  * `for await` that breaks out of the source itself would close it. A reader
  * that does not keep items (`keep: false`) only drives the source to its end.
  */
-export interface FanOut<T> {
+interface FanOut<T> {
   /** A reader of the items from its first `next()` on (a reader never read holds nothing). */
   subscribe(options?: { keep?: boolean }): AsyncGenerator<T, void, undefined>;
   /** Whether the source has ended (or failed, or was closed). */

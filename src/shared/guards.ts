@@ -45,7 +45,7 @@ function distance(a: string, b: string): number {
 }
 
 /** The known key closest to `key`, when it is close enough to be a likely typo. */
-export function closestKey(key: string, known: readonly string[]): string | undefined {
+function closestKey(key: string, known: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of known) {
@@ -59,7 +59,7 @@ export function closestKey(key: string, known: readonly string[]): string | unde
 }
 
 /** Refuse keys a settings object does not know, naming the closest valid one. */
-export function refuseUnknownKeys(value: Record<string, unknown>, known: readonly string[], what: string): void {
+function refuseUnknownKeys(value: Record<string, unknown>, known: readonly string[], what: string): void {
   const unknown = Object.keys(value).filter((key) => !known.includes(key));
   if (unknown.length === 0) return;
   throw new ConfigurationError(
@@ -107,12 +107,4 @@ export function checkedInput<T extends z.ZodType>(field: T, check: (value: unkno
     },
     { when: () => true },
   ) as unknown as T;
-}
-
-/**
- * A zod error that reaches the front door anyway (e.g. an input that is not an
- * object) becomes a ConfigurationError with zod's readable summary.
- */
-export function readableConfigurationError(error: unknown): unknown {
-  return error instanceof z.ZodError ? new ConfigurationError(z.prettifyError(error)) : error;
 }

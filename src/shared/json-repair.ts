@@ -23,7 +23,7 @@
 /** Most repairs listed by name; the rest are counted. */
 const LISTED = 10;
 
-export interface Repaired {
+interface Repaired {
   text: string;
   /** What was changed, in order, each in a few words. */
   repairs: string[];

@@ -211,7 +211,7 @@ function accept(json: string, value: unknown, source: JsonSource, repairs?: stri
  * The first object key that appears twice in the same object of a valid JSON
  * text, with the path of that object; one linear pass.
  */
-export function findDuplicateKey(json: string): { key: string; path: string } | null {
+function findDuplicateKey(json: string): { key: string; path: string } | null {
   type Frame = { object: boolean; keys?: Set<string>; label: string; index: number; expectKey: boolean };
   const stack: Frame[] = [];
   let pendingLabel = "";

@@ -25,7 +25,7 @@ export interface ModelAnswer {
 }
 
 /** Longest refusal text kept. */
-export const MAX_REFUSAL_CHARS = 2_000;
+const MAX_REFUSAL_CHARS = 2_000;
 
 /**
  * The provider's refusal on an answer, as the provider marked it: `additional_kwargs.refusal` (OpenAI's
@@ -82,7 +82,7 @@ function truncationOf(message: AIMessage | null | undefined): string | undefined
 }
 
 /** Watches an answer while it streams. */
-export interface StreamWatch {
+interface StreamWatch {
   /** Each piece as it arrives (a model that cannot stream gives its whole answer as one). */
   onChunk(chunk: AIMessage): void;
   /** Aborted to stop the request: the answer so far is returned, with `stopped: true`. */
@@ -112,7 +112,7 @@ export function streamsTokens(config?: RunnableConfig): boolean {
 }
 
 /** Provider faults worth another try at the node level (the client already retried HTTP errors). */
-export function isTransientProviderError(error: unknown): boolean {
+function isTransientProviderError(error: unknown): boolean {
   return error instanceof ProviderError && error.transient;
 }
 

@@ -60,7 +60,7 @@ export function stateObject<T extends z.core.$ZodLooseShape>(shape: T) {
 }
 
 /** A form title from a field key: "maxAttempts" → "Max attempts", "stop_reason" → "Stop reason". */
-export function titleFromKey(key: string): string {
+function titleFromKey(key: string): string {
   const words = key
     .replace(/[_-]+/g, " ")
     .replace(/([a-z0-9])([A-Z])/g, "$1 $2")

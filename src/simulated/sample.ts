@@ -189,7 +189,7 @@ export function schemaAt(schema: unknown, path: readonly string[], root: unknown
 }
 
 /** A leaf of a value (not an object or an array): its path as keys, as a message names it, and whether its parent requires it. */
-export interface Leaf {
+interface Leaf {
   path: string[];
   label: string;
   value: unknown;

@@ -12,7 +12,7 @@ import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { estimateTokens } from "../shared/usage.js";
 
 /** The provider declines to answer, as OpenAI marks it (`refusal`; the content stays empty). */
-export interface ScriptedRefusal {
+interface ScriptedRefusal {
   refusal: string;
 }
 

@@ -63,7 +63,7 @@ export interface CheckOptions<C = unknown> {
 }
 
 /** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
-export const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
+const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
 
 /**
  * Read text with the named reader, then judge the value: the check step for an answer.

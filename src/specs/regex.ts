@@ -19,7 +19,7 @@ import { SpecError } from "../errors.js";
 
 const MAX_CODE_POINT = 0x10ffff;
 /** A translation longer than this (a pattern of hundreds of `\p{…}`) is refused rather than compiled. */
-export const MAX_TRANSLATED_CHARS = 2_500_000;
+const MAX_TRANSLATED_CHARS = 2_500_000;
 
 type Ranges = Array<[number, number]>;
 

@@ -125,7 +125,7 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
 }
 
 /** An asynchronous rule still running: its outcome is judged by the check step once it settles (or its deadline passes). */
-export interface PendingRule {
+interface PendingRule {
   id: string;
   outcome: Promise<unknown>;
 }

@@ -24,7 +24,7 @@ export const ZOD_SPEC_LIMITS = Object.freeze({
   maxBranches: 128,
 });
 
-export interface ZodShape {
+interface ZodShape {
   /** Whether a refinement, transform or custom check is an async function: the spec then needs the asynchronous check step. */
   async: boolean;
 }
@@ -109,7 +109,7 @@ export function runZodSync(schema: unknown, value: unknown): ZodOutcome {
 }
 
 /** A zod schema's JSON Schema, and the zod checks it could not carry (zod alone judges those). */
-export interface ZodJsonSchema {
+interface ZodJsonSchema {
   schema: Record<string, unknown>;
   /** Keys of the zod checks with no JSON Schema form here (see zodCheckKey); their issues are reported even when the schema fails too. */
   zodOnly: ReadonlySet<string>;

@@ -35,7 +35,7 @@ type Part = Record<string, unknown>;
 /** Certain errors kept per answer; the retry prompt carries far fewer (maxErrors). */
 const MAX_KEPT_ERRORS = 200;
 
-export interface PartialCheckOptions {
+interface PartialCheckOptions {
   /** The limits the check step judges the complete answer with (the defaults when absent). */
   limits?: Partial<CheckLimits>;
   /** The run's context, which the spec's rules read as the check step gives it to them. */
@@ -43,14 +43,14 @@ export interface PartialCheckOptions {
 }
 
 /** Why the rest of an answer cannot make it valid, whatever it says. */
-export interface Hopeless {
+interface Hopeless {
   reason: "broken-json" | "wrong-root" | "too-large";
   /** What is wrong, in words. */
   detail: string;
 }
 
 /** What the partial checks know at one point of the stream. */
-export interface PartialState {
+interface PartialState {
   /** The value so far (a copy; strings being written are there as far as they have come). */
   value: unknown;
   /** Paths of the largest parts that are complete ("" once the whole value is). */
@@ -324,7 +324,7 @@ export const DEFAULT_STOP_EARLY: StopPolicy = "useless";
 /** Why a streaming answer was stopped early: its rest could not make it valid. */
 export type EarlyStopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
 
-export interface StopDecision {
+interface StopDecision {
   reason: EarlyStopReason;
   detail: string;
 }

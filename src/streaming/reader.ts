@@ -33,9 +33,9 @@ export type Step = string | number;
  * can no longer hold a valid value; unsure: the answer left what the reader
  * can follow, so nothing more is said about it.
  */
-export type ReaderPhase = "looking" | "reading" | "after" | "done" | "broken" | "unsure";
+type ReaderPhase = "looking" | "reading" | "after" | "done" | "broken" | "unsure";
 
-export interface ReaderListener {
+interface ReaderListener {
   /** An object or array opened at `path` (the root's path is []). */
   opened(path: readonly Step[], container: object): void;
   /** A value closed: a scalar, or a container whose members all closed. `parent` is the container it is a member of. */
@@ -59,7 +59,7 @@ interface Frame {
 type Token = { token: TokenType; value: unknown; offset: number; partial?: boolean };
 
 /** Most paths `completePaths` lists (an answer with many closed items would make every event long). */
-export const MAX_COMPLETE_PATHS = 1_000;
+const MAX_COMPLETE_PATHS = 1_000;
 /** Thrown from the token callback to stop the tokenizer: the root closed, or the reader has said all it can. */
 const STOP = Symbol("stop reading");
 const WHITESPACE = /\s/;
@@ -625,7 +625,7 @@ function hasLoneSurrogate(text: string): boolean {
 }
 
 /** A copy of JSON data ("__proto__" kept as an ordinary own field). */
-export function copyJson(value: unknown): unknown {
+function copyJson(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   if (Array.isArray(value)) return value.map(copyJson);
   const out: Record<string, unknown> = {};

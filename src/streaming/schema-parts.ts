@@ -185,7 +185,7 @@ function hasScopes(sp: SpecParts): boolean {
 }
 
 /** An ajv error, at its place in the whole answer. */
-export type PlacedError = ErrorObject;
+type PlacedError = ErrorObject;
 
 /**
  * Judge a closed value with one part: its errors, placed at the value's path,

@@ -13,7 +13,7 @@ import type { ValidationLimits } from "../specs/validate.js";
 /** Size, depth and message limits for a tool call's arguments (the check step's limits). */
 export type ArgumentLimits = JsonLimits & ValidationLimits;
 
-export type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };
+type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };
 
 export async function checkToolArguments(spec: Spec, args: unknown, limits: Partial<ArgumentLimits> = {}, context?: unknown): Promise<CheckedArguments> {
   const verdict = await checkGiven(spec, args, { limits, what: "the arguments", context });

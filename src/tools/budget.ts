@@ -63,7 +63,7 @@ export interface ToolCallRef {
   args?: unknown;
 }
 
-export interface BudgetQuery {
+interface BudgetQuery {
   tool: string;
   /** The call being decided. When it is missing, or the last AI message calling this tool does not hold it, it is counted as coming after every call so far. */
   call?: ToolCallRef;
@@ -74,7 +74,7 @@ export interface BudgetQuery {
   memo?: BudgetMemo;
 }
 
-export interface BudgetDecision {
+interface BudgetDecision {
   /** This tool's failed calls in a row before this one; at maxAttempts or more the call is refused. */
   failures: number;
   /** Where the call sits among its AI message's tool calls, for the guard record; undefined when it was not located. */

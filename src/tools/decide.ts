@@ -9,7 +9,7 @@ import { checkToolArguments, toolArgumentsPass, type ArgumentLimits } from "./ar
 import { decideBudget, judgeAlongside, type BudgetMemo, type GuardRecord, type ToolCallRef } from "./budget.js";
 import { invalidCallText, refusalText, type CallFacts } from "./prompts.js";
 
-export interface ToolCallQuery {
+interface ToolCallQuery {
   spec: Spec;
   tool: string;
   /** The arguments as the tool received them. */
@@ -24,7 +24,7 @@ export interface ToolCallQuery {
   context?: unknown;
 }
 
-export type ToolCallDecision = { run: true; args: unknown } | { run: false; text: string; record: GuardRecord };
+type ToolCallDecision = { run: true; args: unknown } | { run: false; text: string; record: GuardRecord };
 
 export async function decideToolCall(q: ToolCallQuery): Promise<ToolCallDecision> {
   const { spec, tool, maxAttempts, limits, context } = q;

@@ -198,7 +198,7 @@ function bindMode(
 }
 
 /** What watches one model call while it streams: where its answer's text goes, and the signal that stops it. */
-export interface AnswerWatch {
+interface AnswerWatch {
   write(text: string): void;
   stop: AbortSignal;
 }
