@@ -60,9 +60,9 @@ export function retryFormFor(setting: RetryWith, last: CorrectableAnswer): Retry
   return "corrections";
 }
 
-/** The last answer's value as a correction prompt shows it (and as a corrected answer is recorded): JSON with two-space indentation. */
+/** The last answer's value as a correction prompt shows it (and as a corrected answer is recorded): compact JSON, the fewest input tokens. */
 export function shownValue(value: unknown): string {
-  return JSON.stringify(value, null, 2);
+  return JSON.stringify(value);
 }
 
 export type CorrectionResult =
