@@ -415,7 +415,7 @@ export const SIMULATION_RULES = [
   "Asked for corrections only (a retry whose prompt asks for a JSON Patch), it answers with the JSON Patch from its previous answer to the answer a whole retry would give, so it fixes exactly what that retry fixes. " +
     "At its bad-correction rate (default 0) the correction is a bad one, chosen with the seed: a `test` of a value the answer does not have (it does not apply), the first operation at a misspelt path (outside the answer), " +
     "or operations that break other fields and fix none (the answer gets worse).",
-  "At its slip rate (default 0) a whole answer has one syntax slip, chosen with the seed: a trailing comma, a // comment before it, an unquoted or single-quoted first key, or a Python literal (True, False, None).",
+  "At its slip rate (default 0) a whole answer has one syntax slip, chosen with the seed: a trailing comma, a // comment after its opening brace, an unquoted or single-quoted first key, or a Python literal (True, False, None).",
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
   'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
 ];
@@ -877,7 +877,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
       case "trailing-comma":
         return `${text.slice(0, -1)},}`;
       case "comment":
-        return `// ${ctx.requestText.split("\n")[0].slice(0, 60)}\n${text}`;
+        return `{// ${ctx.requestText.split("\n")[0].slice(0, 60)}\n${text.slice(1)}`;
       case "unquoted-key":
         return text.replace(/^\{"([A-Za-z_$][\w$]*)":/, "{$1:");
       case "single-quotes":

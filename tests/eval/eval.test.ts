@@ -27,7 +27,23 @@ let result: EvalCliResult;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "eval-test-"));
-  result = await main(["--seed", "1", "--per-spec", String(PER_SPEC), "--out", join(dir, "report.html"), "--json", join(dir, "records.json")], () => undefined);
+  result = await main(
+    [
+      "--seed",
+      "1",
+      "--per-spec",
+      String(PER_SPEC),
+      "--retry-requests",
+      "1",
+      "--retry-with",
+      "corrections",
+      "--out",
+      join(dir, "report.html"),
+      "--json",
+      join(dir, "records.json"),
+    ],
+    () => undefined,
+  );
 });
 
 afterAll(() => {
