@@ -9,7 +9,7 @@ import { callsSavedPerSlip, patchFormSizes, renderRetryForms, runRetryForms, tar
 import { compare, fmt, table, type BenchOptions, type BenchResult, type Comparison, type Target } from "./common.js";
 
 export async function run(opts: BenchOptions): Promise<BenchResult> {
-  const result = await runRetryForms({ requests: opts.quick ? 1 : 12, sizes: opts.quick ? [500, 5_000] : undefined, defects: opts.quick ? [1, 3] : undefined });
+  const result = await runRetryForms({ requests: opts.quick ? 1 : 40, sizes: opts.quick ? [500, 5_000] : undefined, defects: opts.quick ? [1, 3] : undefined });
   const cells = targetCells(result);
   const comparisons: Comparison[] = cells.map((cell) => {
     const whole = result.rows.find((r) => r.form === "answer" && r.size === cell.size && r.defects === cell.defects)!;
@@ -35,8 +35,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       detail: cells.map((c) => `${c.size / 1000} KB/${c.defects}: ${fmt(c.retryWall)}×`).join(", "),
     },
     {
-      description: "syntax slips repaired: about one call fewer per slipped answer (simulated model)",
-      met: Number.isNaN(callsSavedPerSlip(result)) ? null : callsSavedPerSlip(result) >= 0.8,
+      description:
+        "syntax slips repaired: one call fewer per slipped answer (at least 0.9; a slip at the last attempt costs no call but ends the run invalid) (simulated model)",
+      met: Number.isNaN(callsSavedPerSlip(result)) ? null : callsSavedPerSlip(result) >= 0.9,
       detail: `${fmt(callsSavedPerSlip(result))} calls saved per slipped answer`,
     },
   ];
