@@ -61,5 +61,19 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "",
     table(["answer", "defects", "JSON Patch (chars)", "JSON Merge Patch (chars)", "Merge ÷ Patch"], sizeRows),
   ].join("\n");
-  return { id: "corrections", title: "Corrections", rows: [], comparisons, targets, checks: [], markdown };
+  const rows = result.rows.flatMap((r) => [
+    {
+      label: `${r.size / 1000} KB, ${r.defects} defect(s), retryWith ${r.form}: output tokens per valid output`,
+      value: r.outputTokens / r.valid,
+      unit: "tokens",
+    },
+    { label: `${r.size / 1000} KB, ${r.defects} defect(s), retryWith ${r.form}: calls per valid output`, value: r.calls / r.valid, unit: "calls" },
+  ]);
+  const checks = [
+    {
+      description: "every correction applied is judged whole: each form reaches a valid output on every request where whole answers do",
+      ok: cells.every((c) => c.validSame),
+    },
+  ];
+  return { id: "corrections", title: "Corrections", rows, comparisons, targets, checks, markdown };
 }
