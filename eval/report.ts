@@ -326,6 +326,7 @@ ${htmlTable(
   byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
 )}
 ${loopsHtml(run)}
+${run.retryForms ? `<h2>Retry forms</h2>\n<pre>${esc(renderRetryForms(run.retryForms, "###"))}</pre>` : ""}
 <h2>Strategies</h2>
 <ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
 <p>False approvals: the strategy claimed success (valid, approved, or passed its gate) and the validator rejects the output; shown as a share of all requests and of the claimed successes.</p>
