@@ -71,7 +71,13 @@ export type CorrectionResult =
   /** `outside`: an operation named a path the answer does not have (or could not have). */
   | { ok: false; problem: string; outside?: boolean };
 
-const OPERATIONS = new Set(["add", "remove", "replace", "move", "copy", "test"]);
+/**
+ * The operations accepted: RFC 6902's, but `copy`, which can double the answer with each operation (a correction
+ * never needs one: an `add` carries the value).
+ */
+const OPERATIONS = new Set(["add", "remove", "replace", "move", "test"]);
+/** Most operations in one correction: far more than a retry's errors (at most 20 are listed) call for. */
+export const MAX_CORRECTION_OPERATIONS = 1_000;
 const OUTSIDE = new Set(["OPERATION_PATH_UNRESOLVABLE", "OPERATION_PATH_CANNOT_ADD", "OPERATION_VALUE_OUT_OF_BOUNDS", "OPERATION_FROM_UNRESOLVABLE"]);
 
 /**
@@ -91,6 +97,9 @@ export function applyCorrection(text: string, base: unknown, options: { limits?:
     return { ok: false, problem: 'the correction is not a JSON Patch: it must be an array of operations, each {"op", "path", …}' };
   }
   if (operations.length === 0) return { ok: false, problem: "the correction is an empty JSON Patch: it changes nothing" };
+  if (operations.length > MAX_CORRECTION_OPERATIONS) {
+    return { ok: false, problem: `the correction has ${operations.length} operations, over the limit of ${MAX_CORRECTION_OPERATIONS}` };
+  }
   for (const [i, operation] of operations.entries()) {
     const problem = operationProblem(operation);
     if (problem !== undefined) return { ok: false, problem: `operation ${i + 1} of the correction ${problem}` };
@@ -126,7 +135,9 @@ function operationProblem(operation: unknown): string | undefined {
     return `has ${typeof op === "string" ? `op ${quote(op, 40)}` : "no op"}; it must be one of ${[...OPERATIONS].join(", ")}`;
   if (typeof path !== "string" || (path !== "" && !path.startsWith("/")))
     return 'has no path: a JSON Pointer such as /services/3/port ("" for the whole answer)';
-  if ((op === "move" || op === "copy") && (typeof from !== "string" || (from !== "" && !from.startsWith("/")))) return `(${op}) has no from: a JSON Pointer`;
+  if (op === "move" && (typeof from !== "string" || (from !== "" && !from.startsWith("/")))) return "(move) has no from: a JSON Pointer";
+  // RFC 6902 4.4: a value cannot be moved into one of its own children.
+  if (op === "move" && (from === "" || (path as string).startsWith(`${from as string}/`))) return `(move ${path}) moves a value into itself`;
   if ((op === "add" || op === "replace" || op === "test") && !Object.hasOwn(operation, "value")) return `(${op} ${path}) has no value`;
   return undefined;
 }

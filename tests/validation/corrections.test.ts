@@ -6,7 +6,7 @@
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { correctionPrompt, PROMPT_HEADINGS, unusedCorrectionError } from "../../src/feedback.js";
-import { applyCorrection, MAX_CORRECTABLE_CHARS, retryFormFor, shownValue } from "../../src/shared/corrections.js";
+import { applyCorrection, MAX_CORRECTABLE_CHARS, MAX_CORRECTION_OPERATIONS, retryFormFor, shownValue } from "../../src/shared/corrections.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { generateValidated } from "../../src/validation/generate.js";
@@ -212,12 +212,12 @@ describe("applyCorrection and retryFormFor (pure)", () => {
         { op: "replace", path: "/a/b", value: null },
         { op: "add", path: "/list/-", value: 4 },
         { op: "remove", path: "/list/0" },
-        { op: "copy", from: "/a", path: "/c" },
+        { op: "add", path: "/c", value: { b: 2 } },
         { op: "move", from: "/c", path: "/d" },
       ]),
       base,
     );
-    expect(result).toEqual({ ok: true, operations: 5, value: { a: { b: null }, list: [2, 3, 4], d: { b: null } } });
+    expect(result).toEqual({ ok: true, operations: 5, value: { a: { b: null }, list: [2, 3, 4], d: { b: 2 } } });
     expect(base).toEqual({ a: { b: 1 }, list: [1, 2, 3] });
   });
 
@@ -242,6 +242,15 @@ describe("applyCorrection and retryFormFor (pure)", () => {
       problem: "operation 1 of the correction (remove /zz, i.e. zz) names a path your previous answer does not have",
     });
     expect(applyCorrection('[{"op": "add", "path": "/__proto__/polluted", "value": 1}]', base)).toMatchObject({ ok: false });
+    // What could grow the answer without bound or make it circular is refused before anything is applied.
+    expect(applyCorrection('[{"op": "copy", "from": "", "path": "/a"}]', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/op "copy"/) });
+    expect(applyCorrection('[{"op": "move", "from": "", "path": "/a"}]', base)).toMatchObject({ ok: false, problem: expect.stringMatching(/into itself/) });
+    expect(applyCorrection('[{"op": "move", "from": "/list", "path": "/list/0"}]', base)).toMatchObject({
+      ok: false,
+      problem: expect.stringMatching(/into itself/),
+    });
+    const many = JSON.stringify(Array.from({ length: MAX_CORRECTION_OPERATIONS + 1 }, () => ({ op: "test", path: "/a", value: 1 })));
+    expect(applyCorrection(many, base)).toMatchObject({ ok: false, problem: expect.stringMatching(/over the limit/) });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
