@@ -6,6 +6,7 @@
 import type { ModelSource } from "../src/models.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { checkTextSync } from "../src/specs/check.js";
+import type { RetryFormsResult } from "./retry-forms.js";
 import type { LoopRun } from "./loops.js";
 import { STRATEGIES, type Strategy } from "./strategies.js";
 import type { EvalRequest } from "./suite.js";
@@ -73,6 +74,8 @@ export interface EvalRun {
   summaries: StrategySummary[];
   /** Escalation and token budgets on the validation graph (eval/loops.ts), when measured. */
   loops?: LoopRun;
+  /** Whole answers against corrections, and syntax slips repaired or not (eval/retry-forms.ts), when measured. */
+  retryForms?: RetryFormsResult;
 }
 
 export interface RunEvalOptions {

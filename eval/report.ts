@@ -5,6 +5,7 @@
  */
 import type { EvalRecord, EvalRun, StrategySummary } from "./harness.js";
 import type { LoopRun, LoopSummary } from "./loops.js";
+import { renderRetryForms } from "./retry-forms.js";
 import { SIMULATION_RULES } from "./simulated-model.js";
 
 export const formatPercent = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -199,6 +200,7 @@ export function renderMarkdown(run: EvalRun): string {
     "Valid output: the deterministic validator accepts the strategy's final output. False approvals: the strategy claimed success and the validator rejects the output (share of all requests). " +
       "Per valid output: every call (token) spent on the requests, divided by the outputs the validator accepts.",
     ...loopsMarkdown(run),
+    ...(run.retryForms ? ["", renderRetryForms(run.retryForms, "###")] : []),
   ].join("\n");
 }
 
@@ -324,6 +326,7 @@ ${htmlTable(
   byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
 )}
 ${loopsHtml(run)}
+${run.retryForms ? `<h2>Retry forms</h2>\n<pre>${esc(renderRetryForms(run.retryForms, "###"))}</pre>` : ""}
 <h2>Strategies</h2>
 <ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
 <p>False approvals: the strategy claimed success (valid, approved, or passed its gate) and the validator rejects the output; shown as a share of all requests and of the claimed successes.</p>

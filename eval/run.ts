@@ -17,6 +17,12 @@
  * cheap one). --max-tokens N sets the budgeted configuration's token budget (default 2000); --no-loops
  * leaves the section out.
  *
+ * Retry forms (eval/retry-forms.ts): whole answers against corrections (retryWith) on answers of about
+ * 0.5, 5 and 20 KB with 1, 3 and 10 defects, and syntax slips with repairSyntax on and off; against an
+ * endpoint too (its first answers planted by the simulated model). --retry-with answer,corrections,auto
+ * picks the forms compared (default all three), --retry-requests N the requests per row (default 8),
+ * --no-retry-forms leaves the section out.
+ *
  * Prints the markdown table on stdout; progress on stderr.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -27,6 +33,8 @@ import { readEnvironment } from "../src/environment.js";
 import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
 import { runEval, type EvalRun } from "./harness.js";
 import { runLoops } from "./loops.js";
+import { runRetryForms } from "./retry-forms.js";
+import { RETRY_WITH, type RetryWith } from "../src/settings.js";
 import { renderHtml, renderMarkdown } from "./report.js";
 import { DEFAULT_MISS_RATE, SIMULATED_TIERS, simulatedModelSource, tieredModelSource } from "./simulated-model.js";
 import { STRATEGIES } from "./strategies.js";
@@ -55,12 +63,14 @@ const OPTIONS = Object.fromEntries(
     "escalate-to",
     "max-tokens",
     "latency-ms",
+    "retry-with",
+    "retry-requests",
   ].map((name) => [name, { type: "string" as const }]),
 );
 
 /** Every option's value, checked against OPTIONS (and --no-loops). */
 function parseEvalArgs(argv: string[]): Record<string, string | boolean | undefined> {
-  return parseArgs({ args: argv, options: { ...OPTIONS, "no-loops": { type: "boolean" } } }).values;
+  return parseArgs({ args: argv, options: { ...OPTIONS, "no-loops": { type: "boolean" }, "no-retry-forms": { type: "boolean" } } }).values;
 }
 
 function option(argv: string[], name: string): string | undefined {
@@ -99,6 +109,12 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
     throw new Error(`--strategies: no strategy ${unknown.map((id) => JSON.stringify(id)).join(", ")}; use ${STRATEGIES.map((s) => s.id).join(", ")}`);
   const strategies = wanted ? STRATEGIES.filter((s) => wanted.includes(s.id)) : STRATEGIES;
   const suite = perSpecCount ? perSpec(SUITE, Number(perSpecCount)) : [...SUITE];
+  const forms = option(argv, "--retry-with")?.split(",") ?? [...RETRY_WITH];
+  const badForms = forms.filter((f) => !(RETRY_WITH as readonly string[]).includes(f));
+  if (badForms.length > 0) throw new Error(`--retry-with: no form ${badForms.map((f) => JSON.stringify(f)).join(", ")}; use ${RETRY_WITH.join(", ")}`);
+  const retryRequests = Number(option(argv, "--retry-requests") ?? 8);
+  if (!Number.isInteger(retryRequests) || retryRequests < 1)
+    throw new Error(`--retry-requests: a whole number, at least 1; got ${option(argv, "--retry-requests")}`);
 
   const escalateTo = option(argv, "--escalate-to");
   const loopBudget = Number(option(argv, "--max-tokens") ?? DEFAULT_LOOP_BUDGET);
@@ -150,6 +166,19 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
     log(`eval: escalation and token budgets: ${tiers.small} → ${tiers.large}, budget ${loopBudget} tokens`);
     run.loops = await runLoops({ model: loopModel, tiers, suite, maxAttempts, maxTokens: loopBudget });
   } else if (real) log("eval: escalation and token budgets left out (give --escalate-to NAME to measure them against this endpoint)");
+
+  if (!argv.includes("--no-retry-forms")) {
+    // The forms are compared against whole answers, which are always measured.
+    const compared = [...new Set<RetryWith>(["answer", ...(forms as RetryWith[])])];
+    log(`eval: retry forms (${compared.join(", ")}) on answers of about 0.5, 5 and 20 KB`);
+    run.retryForms = await runRetryForms({
+      ...(real ? { model, modelName: name } : {}),
+      seed,
+      forms: compared,
+      requests: retryRequests,
+      log,
+    });
+  }
 
   const markdown = renderMarkdown(run);
   const html = renderHtml(run);

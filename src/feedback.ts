@@ -21,6 +21,8 @@ export const PROMPT_HEADINGS = {
   request: "Request:",
   previousAnswer: "Your previous answer:",
   errors: "A validator rejected it with these errors:",
+  /** The instruction that asks for corrections only (a JSON Patch) instead of the whole answer. */
+  corrections: "Reply with the corrections only, as a JSON Patch (RFC 6902):",
 } as const;
 
 export function firstAttemptPrompt(request: string): string {
@@ -34,6 +36,31 @@ export function retryPrompt(request: string, previousOutput: string, errors: rea
     rejectionSection(errors),
     "Reply with the corrected JSON object only. Fix every error listed and keep everything that was already right.",
   ].join("\n\n");
+}
+
+/**
+ * A retry that asks for the corrections only: the previous answer shown whole (as the value read, which
+ * the corrections' paths point into; the caller keeps it within MAX_CORRECTABLE_CHARS), its errors, and
+ * how to write a JSON Patch whose paths match the errors' field paths.
+ */
+export function correctionPrompt(request: string, previousValue: string, errors: readonly string[]): string {
+  return [
+    `${PROMPT_HEADINGS.request}\n${request}`,
+    `${PROMPT_HEADINGS.previousAnswer}\n${previousValue}`,
+    rejectionSection(errors),
+    `${PROMPT_HEADINGS.corrections}\n` +
+      'a JSON array of operations such as {"op": "replace", "path": "/services/3/port", "value": 8080}, {"op": "add", "path": "/resources/cpu_limit", "value": 1}, ' +
+      '{"op": "remove", "path": "/username"}. Each path is a JSON Pointer into your previous answer: the field an error names as services[3].port is /services/3/port. ' +
+      'Fix every error listed, change nothing else, and do not repeat the answer: reply with the JSON array only (where only an object may be given, {"patch": [ … ]}).',
+  ].join("\n\n");
+}
+
+/**
+ * The error a correction that could not be used adds to its attempt (before the errors its answer still
+ * has): why, and that the next reply must be the whole answer.
+ */
+export function unusedCorrectionError(problem: string): string {
+  return `Your corrections were not used: ${problem}. Reply with the whole corrected JSON object instead.`;
 }
 
 /**

@@ -32,6 +32,27 @@ export function countOption(name: string, value: unknown, fallback: number, min:
   return count;
 }
 
+/**
+ * How a retry asks the model to fix a rejected answer (the `retryWith` setting): "answer", the whole answer
+ * again; "corrections", only the corrections, as a JSON Patch (RFC 6902) applied to the last answer, which is
+ * then judged whole; "auto", corrections when the last answer's errors are few for its size. The default stays
+ * the whole answer until a real model has shown the gain (docs/configuration.md).
+ */
+export const RETRY_WITH = ["answer", "corrections", "auto"] as const;
+export type RetryWith = (typeof RETRY_WITH)[number];
+export const DEFAULT_RETRY_WITH: RetryWith = "answer";
+
+/** The `retryWith` run setting, with its default and what Studio shows. */
+export const retryWithSetting = () =>
+  withDefault(z.enum(RETRY_WITH, { error: `retryWith must be one of ${RETRY_WITH.map((m) => JSON.stringify(m)).join(", ")}` }), DEFAULT_RETRY_WITH).meta({
+    title: "Retry with",
+    description:
+      'How a retry asks the model to fix a rejected answer: "answer" (the whole answer again), "corrections" (only the corrections, as a JSON Patch, RFC 6902, applied to the last answer; ' +
+      "the corrected answer is judged whole, and a correction that does not apply or makes the answer worse is followed by a whole-answer retry, within the same attempts), " +
+      'or "auto" (corrections when the last answer\'s errors are few for its size). Corrections are asked only of an answer that was read whole as a JSON object or array, ' +
+      'in the "text" and "json_object" output modes; otherwise the retry asks for the whole answer.',
+  });
+
 export const modelName = (what: string) =>
   z
     .string({ error: `${what} must be a model name (a string)` })

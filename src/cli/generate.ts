@@ -2,7 +2,7 @@
 /**
  * Command line: generate one validated JSON object.
  *
- *   npx langgraph-trustworthy-output generate [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--max-tokens N]
+ *   npx langgraph-trustworthy-output generate [--spec NAME|FILE] [--max-attempts N] [--model NAME] [--output-mode MODE] [--retry-with FORM] [--max-tokens N]
  *                          [--escalate-to NAME [--escalate-after N]] [--thread ID] "request"
  *   npx langgraph-trustworthy-output generate --thread ID            (resume an interrupted run)
  *
@@ -29,6 +29,7 @@ import { DatabaseUnavailableError, openPersistence, type Persistence } from "../
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 import { OUTPUT_MODES } from "../validation/output-mode.js";
+import { RETRY_WITH } from "../settings.js";
 import { withDotEnv } from "./env.js";
 import { readSpecFile } from "./spec-file.js";
 import { inert, lineReader, type LineReader } from "./terminal.js";
@@ -64,6 +65,9 @@ Options:
   --max-tokens N         token budget of the run (input + output over every attempt): a model call whose
                          input (the prompt's characters ÷ 4) would take the tokens spent past N is not
                          made, and the run ends not valid with stopReason "budget" (default: no budget)
+  --retry-with FORM      how a retry asks for the fix: answer (the whole answer again), corrections (only the
+                         corrections, as a JSON Patch applied to the last answer, which is judged whole) or
+                         auto (corrections when the errors are few for the answer's size) (default answer)
   --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME (any provider,
                          e.g. anthropic/claude-sonnet-4-5 after ollama/llama3.2) makes the remaining
                          attempts, with the same exact errors (the run setting models)
@@ -221,6 +225,7 @@ function parseCommand(argv: string[]): Invocation | "help" {
         "max-attempts": { type: "string" },
         model: { type: "string" },
         "output-mode": { type: "string" },
+        "retry-with": { type: "string" },
         "max-tokens": { type: "string" },
         "escalate-to": { type: "string" },
         "escalate-after": { type: "string" },
@@ -269,6 +274,12 @@ async function runSettings(
     if (!(OUTPUT_MODES as readonly string[]).includes(mode))
       throw new UsageError(`--output-mode must be one of ${OUTPUT_MODES.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(mode, 80))}.`);
     context.outputMode = mode;
+  }
+  if (flags["retry-with"] !== undefined) {
+    const form = String(flags["retry-with"]);
+    if (!(RETRY_WITH as readonly string[]).includes(form))
+      throw new UsageError(`--retry-with must be one of ${RETRY_WITH.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(form, 80))}.`);
+    context.retryWith = form;
   }
   // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
   // graph's own default reads process.env; a resume keeps the model its run started with.
@@ -408,13 +419,14 @@ class ArrivalPrinter {
 
 /** One attempt's line on stderr: valid, refused, or its errors; with escalation, which model made it. */
 function printAttempt(
-  record: { attempt: number; valid: boolean; errors: string[]; model?: string; refusal?: string } | undefined,
+  record: { attempt: number; valid: boolean; errors: string[]; model?: string; refusal?: string; correction?: { applied: boolean } } | undefined,
   maxAttempts: number | undefined,
   escalating: boolean,
   io: CliIO,
 ): void {
   if (!record) return;
-  const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}${escalating && record.model ? ` (${record.model})` : ""}`;
+  const form = record.correction === undefined ? "" : record.correction.applied ? ", corrections applied" : ", corrections set aside";
+  const head = `attempt ${record.attempt}${maxAttempts ? ` of ${maxAttempts}` : ""}${escalating && record.model ? ` (${record.model})` : ""}${form}`;
   if (record.valid) io.stderr(`${head}: valid\n`);
   else if (record.refusal !== undefined) io.stderr(`${head}: the provider refused: ${record.refusal}\n`);
   else io.stderr(`${head}: ${record.errors.length} error(s)\n${record.errors.map((e) => `  - ${e}`).join("\n")}\n`);

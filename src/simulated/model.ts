@@ -11,6 +11,7 @@
  * that gives each role (generate, actor, evaluator, reflector, reviewer) a
  * model that plays it. The role can also be read from the prompt.
  */
+import jsonPatch from "fast-json-patch";
 import { PROMPT_HEADINGS } from "../feedback.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
@@ -411,6 +412,10 @@ export const SIMULATION_RULES = [
   "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
     "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
     '(a tool whose name starts with "extract-") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool\'s result.',
+  "Asked for corrections only (a retry whose prompt asks for a JSON Patch), it answers with the JSON Patch from its previous answer to the answer a whole retry would give, so it fixes exactly what that retry fixes. " +
+    "At its bad-correction rate (default 0) the correction is a bad one, chosen with the seed: a `test` of a value the answer does not have (it does not apply), the first operation at a misspelt path (outside the answer), " +
+    "or operations that break other fields and fix none (the answer gets worse).",
+  "At its slip rate (default 0) a whole answer has one syntax slip, chosen with the seed: a trailing comma, a // comment after its opening brace, an unquoted or single-quoted first key, or a Python literal (True, False, None).",
   "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
   'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
 ];
@@ -489,10 +494,11 @@ function applyDefects(base: unknown, planned: readonly Defect[], remaining: Read
  * Seeded defects for a value drawn from a schema (no catalogue knows it): a required field left out,
  * or a field of the wrong type, on distinct fields.
  */
-function schemaDefects(base: unknown, schema: unknown, requestText: string, difficulty: Difficulty, seed: number): Defect[] {
+function schemaDefects(base: unknown, schema: unknown, requestText: string, difficulty: Difficulty, seed: number, defects?: number): Defect[] {
   const r = random(hash(seed, "plan-schema", JSON.stringify(schema), requestText));
   const [low, high] = DEFECTS_BY_DIFFICULTY[difficulty];
-  const count = r() < 0.5 ? low : high;
+  const drawn = r() < 0.5 ? low : high;
+  const count = defects ?? drawn;
   const leaves = leavesOf(base, schema).filter((leaf) => leaf.value !== null);
   for (let i = leaves.length - 1; i > 0; i--) {
     const j = Math.floor(r() * (i + 1));
@@ -608,7 +614,21 @@ export interface SimulatedModelOptions {
   label?: string;
   /** Defect kinds the generator never fixes, even when its feedback names them (the "small" model of SIMULATED_TIERS). */
   neverFixes?: readonly Defect["kind"][];
+  /** How many defects a first answer drawn from a schema (or a spec's example) has, instead of the count by difficulty. */
+  defects?: number;
+  /** Probability that a correction (an answer to a request for corrections only) is a bad one (default 0): see BAD_CORRECTIONS. */
+  badCorrectionRate?: number;
+  /** Probability that a whole answer has a syntax slip (default 0): see SYNTAX_SLIPS. */
+  slipRate?: number;
 }
+
+/** The bad corrections the generator writes at its badCorrectionRate, one of them chosen with the seed. */
+export const BAD_CORRECTIONS = ["not-applicable", "wrong-path", "worse"] as const;
+export type BadCorrection = (typeof BAD_CORRECTIONS)[number];
+
+/** The syntax slips the generator makes at its slipRate, one of them chosen with the seed. */
+export const SYNTAX_SLIPS = ["trailing-comma", "comment", "unquoted-key", "single-quotes", "python-literal"] as const;
+export type SyntaxSlip = (typeof SYNTAX_SLIPS)[number];
 
 /** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are ScriptedChatModel's. */
 export class SimulatedChatModel extends ScriptedChatModel {
@@ -617,6 +637,9 @@ export class SimulatedChatModel extends ScriptedChatModel {
   private readonly requests: Map<string, SimulatedRequest>;
   private readonly label: string;
   private readonly neverFixes: ReadonlySet<Defect["kind"]>;
+  private readonly defects?: number;
+  private readonly badCorrectionRate: number;
+  private readonly slipRate: number;
 
   constructor(
     options: SimulatedModelOptions,
@@ -629,6 +652,9 @@ export class SimulatedChatModel extends ScriptedChatModel {
     this.requests = new Map((options.suite ?? []).map((r) => [r.request, r]));
     this.label = options.label ? `${options.label}\n` : "";
     this.neverFixes = new Set(options.neverFixes ?? []);
+    this.defects = options.defects;
+    this.badCorrectionRate = options.badCorrectionRate ?? 0;
+    this.slipRate = options.slipRate ?? 0;
   }
 
   override _llmType(): string {
@@ -671,7 +697,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
   /** Answers drawn from a schema (seeded by the schema and the request), or built on the spec's example when it has one. */
   private schemaContext(schema: unknown, requestText: string, example?: unknown): RequestContext {
     const base = example ?? sampleValue(schema, random(hash(this.seed, "sample", JSON.stringify(schema), requestText)));
-    return { specName: undefined, schema, base, requestText, planned: schemaDefects(base, schema, requestText, "medium", this.seed) };
+    return { specName: undefined, schema, base, requestText, planned: schemaDefects(base, schema, requestText, "medium", this.seed, this.defects) };
   }
 
   /**
@@ -749,7 +775,9 @@ export class SimulatedChatModel extends ScriptedChatModel {
       case "generator": {
         if (ctx.base === undefined) return cannotAnswer(ctx.unknownBecause ?? "");
         const previous = section(prompt, PROMPT_HEADINGS.previousAnswer) ?? section(prompt, "Your previous response:");
-        return JSON.stringify(this.writeAnswer(ctx, previous?.body, previous ? prompt.slice(previous.end) : ""));
+        const answer = this.writeAnswer(ctx, previous?.body, previous ? prompt.slice(previous.end) : "");
+        if (previous !== undefined && prompt.includes(PROMPT_HEADINGS.corrections)) return this.writeCorrection(ctx, previous.body, answer);
+        return this.slipped(ctx, previous?.body ?? "", JSON.stringify(answer));
       }
       case "reviewer": {
         if (ctx.base === undefined) return `${this.label}${cannotAnswer(`cannot review an answer when ${ctx.unknownBecause ?? ""}`)}`;
@@ -815,12 +843,65 @@ export class SimulatedChatModel extends ScriptedChatModel {
     return next;
   }
 
+  /**
+   * A correction: the JSON Patch from the previous answer to the answer a whole retry would give (so it
+   * fixes exactly what that retry fixes), or, at the badCorrectionRate, a bad one (BAD_CORRECTIONS): a
+   * `test` of a value the answer does not have, the right operations at a misspelt path, or operations
+   * that break other fields and fix none.
+   */
+  private writeCorrection(ctx: RequestContext, previousText: string, answer: Record<string, unknown>): string {
+    const previous = parseJson(previousText);
+    if (previous === null || typeof previous !== "object") return JSON.stringify(answer);
+    const operations: Array<{ op: string; path: string; value?: unknown }> = jsonPatch.compare(previous as object, answer);
+    const r = random(hash(this.seed, "correction", ctx.requestText, previousText));
+    if (operations.length === 0 || r() >= this.badCorrectionRate) return JSON.stringify(operations);
+    const bad = BAD_CORRECTIONS[Math.floor(r() * BAD_CORRECTIONS.length)];
+    if (bad === "not-applicable") return JSON.stringify([{ op: "test", path: operations[0].path, value: "not what the answer has" }, ...operations]);
+    if (bad === "wrong-path") return JSON.stringify(operations.map((o, i) => (i === 0 ? { ...o, op: "replace", path: `${o.path}_` } : o)));
+    // Worse: each operation lands on another field, written with a value of the wrong kind.
+    const leaves = leavesOf(previous, ctx.schema).filter((leaf) => !operations.some((o) => o.path === pointer(leaf.path)));
+    const worse = operations.map((_, i) => {
+      const leaf = leaves[Math.floor(r() * leaves.length)] ?? leaves[i % Math.max(1, leaves.length)];
+      return leaf === undefined ? { op: "remove", path: operations[i].path } : { op: "replace", path: pointer(leaf.path), value: [leaf.value] };
+    });
+    return JSON.stringify([...worse, { op: "add", path: "/unexpected_field", value: true }]);
+  }
+
+  /** A whole answer's text, with a syntax slip (SYNTAX_SLIPS) at the slipRate, seeded by the request and the previous answer. */
+  private slipped(ctx: RequestContext, previousText: string, text: string): string {
+    if (this.slipRate <= 0) return text;
+    const r = random(hash(this.seed, "slip", ctx.requestText, previousText));
+    if (r() >= this.slipRate || !text.startsWith("{") || text === "{}") return text;
+    const slip = SYNTAX_SLIPS[Math.floor(r() * SYNTAX_SLIPS.length)];
+    switch (slip) {
+      case "trailing-comma":
+        return `${text.slice(0, -1)},}`;
+      case "comment":
+        return `{// ${ctx.requestText.split("\n")[0].slice(0, 60)}\n${text.slice(1)}`;
+      case "unquoted-key":
+        return text.replace(/^\{"([A-Za-z_$][\w$]*)":/, "{$1:");
+      case "single-quotes":
+        return text.replace(/^\{"([A-Za-z_$][\w$]*)":/, "{'$1':");
+      case "python-literal":
+        return /:(true|false|null)([,}\]])/.test(text)
+          ? text.replace(/:(true|false|null)([,}\]])/, (_, v: string, end: string) => `:${PYTHON_LITERALS[v]}${end}`)
+          : `${text.slice(0, -1)},}`;
+    }
+  }
+
   /** The defects present in `answer` that the reviewer names (each missed with the miss rate, seeded by request, answer and defect). */
   private reviewAnswer(ctx: RequestContext, answer: unknown): Defect[] {
     if (answer === undefined) return [];
     const text = JSON.stringify(answer);
     return ctx.planned.filter((d) => exhibits(d, answer) && random(hash(this.seed, "review", ctx.requestText, text, d.id))() >= this.missRate);
   }
+}
+
+const PYTHON_LITERALS: Record<string, string> = { true: "True", false: "False", null: "None" };
+
+/** A JSON Pointer from a path's keys. */
+function pointer(path: readonly string[]): string {
+  return path.map((key) => `/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
 }
 
 /** Failed calls of one tool in a turn after which the model stops calling it and says so (a tool that always fails cannot loop it). */

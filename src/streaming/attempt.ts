@@ -205,3 +205,17 @@ export function stoppedAttemptErrors(stopped: StoppedDraft): string[] {
   }
   return [...stopped.errors, note];
 }
+
+/**
+ * The events of an attempt that answered with corrections (a JSON Patch to the previous answer): the
+ * patch's own tokens are not the answer, so no partial check reads them; once the correction is applied,
+ * the corrected value is published whole (or, when it could not be applied, the previous answer), then
+ * the attempt's end. As always, the verdict is the check step's.
+ */
+export function correctedAttemptEvents(attempt: number, value: unknown, chars: number): StreamEvent[] {
+  const shown = value as DeepPartial<unknown>;
+  return [
+    { kind: "partial", attempt, value: shown, complete: [""], errors: [] },
+    { kind: "final", attempt, value: shown, complete: [""], errors: [], chars, stopped: null },
+  ];
+}

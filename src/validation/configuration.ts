@@ -14,6 +14,7 @@ import {
   MAX_ATTEMPTS,
   modelName,
   parseOrThrow,
+  retryWithSetting,
   specRef,
   temperature,
   withDefault,
@@ -119,6 +120,7 @@ export const ValidationConfigSchema = z.object({
     description:
       "Repair a model's syntax slips without another call: trailing commas, comments, single-quoted strings and keys, unquoted keys, Python's True/False/None. Each repair is listed in the attempt's record (repairs), and the repaired value is judged whole. Nothing is guessed: a truncated answer is never completed. A person's answer is always read exactly.",
   }),
+  retryWith: retryWithSetting(),
   ruleContext: z
     .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
     .optional()

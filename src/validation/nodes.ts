@@ -12,10 +12,11 @@ import { builtinSpecs, fingerprintSpec, isSpec, isZodSchema, recordSpec, resolve
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
-import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
-import { firstAttemptPrompt, MAX_RECORDED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError } from "../feedback.js";
+import { correctionPrompt, firstAttemptPrompt, MAX_RECORDED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unusedCorrectionError } from "../feedback.js";
 import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
 import { generationSystemPrompt } from "./prompts.js";
 import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";
@@ -107,6 +108,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       attemptLimit: cfg.maxAttempts,
       stopEarly: cfg.stopEarly,
       repairSyntax: cfg.repairSyntax,
+      retryWith: cfg.retryWith,
       ...(cfg.ruleContext !== undefined ? { ruleContext: cfg.ruleContext } : {}),
       ...(cfg.models !== undefined ? { models: cfg.models } : {}),
       ...(cfg.maxTokens !== undefined ? { maxTokens: cfg.maxTokens, tokenLimit: cfg.maxTokens } : {}),
@@ -123,18 +125,24 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const spec = runSpec(run);
     const modelName = modelForAttempt(run, state.attempts);
     const previous = lastAnswer(state.history);
-    const messages = [
-      new SystemMessage(generationSystemPrompt(spec)),
-      new HumanMessage(previous ? retryPrompt(run.request, previous.output, previous.errors) : firstAttemptPrompt(run.request)),
-    ];
+    const form = previous ? nextRetryForm(run, previous, state.result) : "answer";
+    const prompt = !previous
+      ? firstAttemptPrompt(run.request)
+      : form === "corrections"
+        ? correctionPrompt(run.request, shownValue(state.result), previous.errors)
+        : retryPrompt(run.request, previous.output, previous.errors);
+    const messages = [new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(prompt)];
     const budget = overBudget(run, state.usage, messages);
     if (budget) return { ...starting?.writes, draft: { output: "", usage: { ...ZERO_USAGE }, budget } };
     const model = await resolveModel(options.model, { model: modelName, temperature: run.temperature, role: "generate" });
     // When the run streams model tokens, the answer is checked as it arrives: progress goes to the custom
     // stream, and the stop policy may end a request whose rest cannot help. The verdict stays validate's.
-    const watch = streamsTokens(config)
-      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? DEFAULT_STOP_EARLY, publish: config.writer, context: run.ruleContext })
-      : undefined;
+    // A correction's tokens are not the answer: no partial check reads them (its corrected value is published once applied).
+    const streaming = streamsTokens(config);
+    const watch =
+      streaming && form === "answer"
+        ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? DEFAULT_STOP_EARLY, publish: config.writer, context: run.ruleContext })
+        : undefined;
     let answer: ModeAnswer;
     try {
       answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watch && (() => watch.start()) });
@@ -143,6 +151,10 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       throw error;
     }
     const stopped = watch?.finish();
+    if (streaming && form === "corrections" && config.writer) {
+      const applied = applyCorrection(answer.text, state.result, { repair: run.repairSyntax !== false });
+      for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.result, answer.text.length)) config.writer(event);
+    }
     const draft = {
       output: answer.text,
       usage: answer.usage,
@@ -153,6 +165,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
       ...(stopped ? { stopped } : {}),
       ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
       ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
+      ...(form === "corrections" ? { corrections: true } : {}),
     };
     // A mode the provider refused is not asked again in this run.
     // ("auto" is asked afresh of each model: an escalation may change provider.)
@@ -184,6 +197,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     if (state.draft?.budget) return { stopReason: "budget", draft: null };
     const refusal = state.draft?.refusal;
     if (refusal !== undefined) return refused(state, run, refusal);
+    if (state.draft?.corrections) return judgeCorrection(state, run, spec);
     const output = state.draft?.output ?? "";
     const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false });
     const previous = state.history.at(-1);
@@ -215,6 +229,69 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
           ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
           ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
           ...(truncated !== undefined ? { truncated } : {}),
+        },
+      ],
+    };
+  }
+
+  /**
+   * An attempt that answered with corrections: applied to the last answer's value, and the corrected
+   * answer judged whole by the check step, exactly as a whole answer is (it is valid only if the complete
+   * value passes). A correction that is not JSON Patch, does not apply, names a path the answer does not
+   * have, or leaves more errors than the answer had is not used: the attempt counts, keeps the previous
+   * answer and its errors (after why), and the next retry asks for the whole answer.
+   */
+  async function judgeCorrection(state: ValidationStateType, run: RunSettings, spec: Spec): Promise<ValidationUpdate> {
+    const text = state.draft?.output ?? "";
+    const truncated = state.draft?.truncated;
+    const base = lastAnswer(state.history);
+    const baseErrors = base?.errors ?? [];
+    const applied =
+      truncated !== undefined
+        ? ({ ok: false, problem: `it was cut off at the output limit (${truncated})` } as const)
+        : applyCorrection(text, state.result, { repair: run.repairSyntax !== false });
+    let problem = applied.ok ? undefined : applied.problem;
+    let report: Verdict | undefined;
+    if (applied.ok) {
+      // The corrected value goes through the same reader and check step as a whole answer.
+      report = await checkText(spec, shownValue(applied.value), "model", { context: run.ruleContext, repair: false });
+      const before = problemsIn(baseErrors);
+      if (!report.valid && report.problemCount > before) {
+        problem = `the corrected answer has ${report.problemCount} errors, more than the ${before} it had, so it was set aside`;
+      }
+    }
+    const correction = { text: bound(text, MAX_RECORDED_OUTPUT_CHARS), applied: problem === undefined, ...(problem !== undefined ? { problem } : {}) };
+    const repairs = applied.ok ? applied.repairs : undefined;
+    if (problem !== undefined || report === undefined) {
+      const errors = [unusedCorrectionError(problem ?? "it could not be applied"), ...baseErrors];
+      return {
+        success: false,
+        errors,
+        stopReason: state.attempts >= run.attemptLimit ? "max_attempts" : null,
+        draft: null,
+        ...(state.refusal !== null ? { refusal: null } : {}),
+        history: [{ ...modelRecord(state, shownValue(state.result)), errors, valid: false, correction }],
+      };
+    }
+    const previous = state.history.at(-1);
+    let stopReason: StopReason | null = null;
+    if (report.valid) stopReason = "valid";
+    else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
+    else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, report.errors)) stopReason = "no_progress";
+    return {
+      success: report.valid,
+      result: resultOf(report),
+      errors: report.errors,
+      stopReason,
+      draft: null,
+      ...(state.refusal !== null ? { refusal: null } : {}),
+      history: [
+        {
+          ...modelRecord(state, shownValue(applied.ok ? applied.value : state.result)),
+          errors: report.errors,
+          valid: report.valid,
+          correction,
+          ...(repairs !== undefined ? { repairs } : {}),
         },
       ],
     };
@@ -404,6 +481,23 @@ function overBudget(
   for (const message of messages) chars += typeof message.content === "string" ? message.content.length : JSON.stringify(message.content).length;
   const nextInput = estimateTokens(chars);
   return spent.totalTokens + nextInput > run.tokenLimit ? { spent: spent.totalTokens, nextInput, limit: run.tokenLimit } : undefined;
+}
+
+/**
+ * How the next retry asks for the fix: corrections only when the run's setting allows them, the output
+ * mode lets the prompt choose the answer's shape (a provider's schema or tool mode forces the spec's
+ * shape), and the last answer was read whole (not cut off, not stopped, not a correction that was set aside).
+ */
+function nextRetryForm(run: RunSettings, previous: AttemptRecord, value: unknown): RetryForm {
+  const shapeFree = run.outputMode === "text" || run.outputMode === "json_object";
+  const whole = shapeFree && previous.truncated === undefined && previous.stopped === undefined && previous.correction?.applied !== false;
+  return retryFormFor(run.retryWith ?? "answer", { value, errors: previous.errors, whole });
+}
+
+/** How many problems an error list stands for (the list may end with "…and N more problems"). */
+function problemsIn(errors: readonly string[]): number {
+  const more = /^…and (\d+) more problems?$/.exec(errors.at(-1) ?? "");
+  return more ? errors.length - 1 + Number(more[1]) : errors.length;
 }
 
 function sameErrors(a: readonly string[], b: readonly string[]): boolean {

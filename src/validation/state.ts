@@ -4,6 +4,7 @@ import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
+import { RETRY_WITH } from "../settings.js";
 import { STOP_POLICIES } from "../streaming/partial-check.js";
 import { ANSWER_MODES, OUTPUT_MODES } from "./output-mode.js";
 
@@ -43,6 +44,24 @@ export const AttemptRecordSchema = z
       .array(z.string())
       .optional()
       .meta({ title: "Repairs", description: "Syntax slips repaired in the model's answer before it was judged (the repairSyntax setting)" }),
+    correction: z
+      .object({
+        text: z.string().meta({ title: "Correction", description: "The model's reply: a JSON Patch (RFC 6902) to its previous answer (bounded)" }),
+        applied: z.boolean().meta({
+          title: "Applied",
+          description:
+            "Whether it was applied: the output is then the corrected answer; otherwise the previous answer, and the next retry asks for the whole answer",
+        }),
+        problem: z
+          .string()
+          .optional()
+          .meta({ title: "Problem", description: "Why it was not used (not JSON Patch, not applicable, a path outside the answer, or more errors)" }),
+      })
+      .optional()
+      .meta({
+        title: "Correction",
+        description: "Set when this attempt was asked for corrections only (the retryWith setting); the output is the resulting answer, judged whole",
+      }),
     stopped: z
       .object({
         at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
@@ -121,6 +140,8 @@ export const RunSettingsSchema = z
     stopEarly: z.enum(STOP_POLICIES).optional(),
     /** Whether the model's syntax slips are repaired (absent in runs started before it was recorded: repaired). */
     repairSyntax: z.boolean().optional(),
+    /** How a retry asks for the fix (absent in runs started before it was recorded: the whole answer). */
+    retryWith: z.enum(RETRY_WITH).optional(),
     /** Facts the spec's code rules read, given with the run. */
     ruleContext: z.record(z.string(), z.unknown()).optional(),
     /** The escalation list (each step's attempts filled in); absent when the run names one model. */
@@ -147,6 +168,8 @@ export const ValidationState = stateObject({
       schemaDropped: z.array(z.string()).optional(),
       /** The model name that answered. */
       model: z.string().optional(),
+      /** Set when the model was asked for corrections only: the answer is a JSON Patch to the previous answer. */
+      corrections: z.boolean().optional(),
       /** The provider declined to answer (redacted, bounded); the attempt is recorded, not validated. */
       refusal: z.string().optional(),
       /** The provider cut the answer at its output limit (its stop reason, e.g. `finish_reason "length"`). */

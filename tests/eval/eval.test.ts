@@ -27,7 +27,23 @@ let result: EvalCliResult;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "eval-test-"));
-  result = await main(["--seed", "1", "--per-spec", String(PER_SPEC), "--out", join(dir, "report.html"), "--json", join(dir, "records.json")], () => undefined);
+  result = await main(
+    [
+      "--seed",
+      "1",
+      "--per-spec",
+      String(PER_SPEC),
+      "--retry-requests",
+      "1",
+      "--retry-with",
+      "corrections",
+      "--out",
+      join(dir, "report.html"),
+      "--json",
+      join(dir, "records.json"),
+    ],
+    () => undefined,
+  );
 });
 
 afterAll(() => {
@@ -44,6 +60,14 @@ describe("the suite", () => {
 });
 
 describe("eval on the simulated model", () => {
+  it("ends with the retry forms, whole answers beside the forms asked for, said to come from the simulated model", () => {
+    const forms = result.run.retryForms!;
+    expect(new Set(forms.rows.map((r) => r.form))).toEqual(new Set(["answer", "corrections"]));
+    expect(forms.simulated).toBe(true);
+    expect(result.markdown).toContain("These figures come from the simulated model, not a language model");
+    expect(result.html).toContain("<h2>Retry forms</h2>");
+  });
+
   it("keeps one record per request and strategy", () => {
     const { run } = result;
     const requests = perSpec(SUITE, PER_SPEC);

@@ -126,7 +126,10 @@ describe("npm run eval reports it", () => {
 
   it("side by side in the markdown and the HTML report, with the budget rule as checked", async () => {
     dir = mkdtempSync(join(tmpdir(), "eval-loops-"));
-    const { run, markdown, html } = await main(["--per-spec", "2", "--strategies", "validation", "--out", join(dir, "report.html")], () => undefined);
+    const { run, markdown, html } = await main(
+      ["--per-spec", "2", "--strategies", "validation", "--no-retry-forms", "--out", join(dir, "report.html")],
+      () => undefined,
+    );
     expect(run.loops!.maxTokens).toBe(DEFAULT_LOOP_BUDGET);
     expect(markdown).toContain(`| ${LOOPS_HEADER.join(" | ")} |`);
     for (const s of run.loops!.summaries) {

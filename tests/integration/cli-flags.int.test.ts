@@ -27,6 +27,29 @@ describe("command line flags", () => {
     expect(scripted.server().requests.length).toBe(before);
   });
 
+  it("--retry-with corrections: the retry answers with corrections, applied and said on stderr; a bad form is refused naming the flag", async () => {
+    const r = await runCli(
+      [
+        "--model",
+        "simulated",
+        "--retry-with",
+        "corrections",
+        "--spec",
+        "deployment-config",
+        "--max-attempts",
+        "5",
+        "A deployment config for payments-api with 8 replicas and a canary",
+      ],
+      {},
+    );
+    expect(r.stderr).toMatch(/model: simulated/);
+    expect(r.stderr).toMatch(/^attempt 2 of 5, corrections applied: valid$/m);
+    expect(r.code).toBe(0);
+    const bad = await runCli(["--retry-with", "patch", "x"], scripted.cliEnv());
+    expect(bad.code).toBe(2);
+    expect(JSON.parse(bad.stdout).error.message).toBe('--retry-with must be one of "answer", "corrections", "auto"; got "patch".');
+  });
+
   it("--model simulated --escalate-to gpt-4o without a provider: exit 2 naming the variables, before any attempt", async () => {
     const r = await runCli(["--model", "simulated", "--escalate-to", "gpt-4o", "A deployment config for payments-api"], {});
     expect(r.code).toBe(2);

@@ -2,7 +2,9 @@
  * Syntax slips in a model's answer, repaired without a call: each kind and its record, nothing guessed,
  * the exact reader untouched, and the repaired value judged whole.
  */
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
+import { checkToolArguments } from "../../src/tools/arguments.js";
 import { extractJson, parseExactJson } from "../../src/shared/json.js";
 import { repairSlips } from "../../src/shared/json-repair.js";
 import { seededRandom } from "../../src/simulated/random.js";
@@ -118,6 +120,23 @@ describe("the repaired value is judged whole", () => {
     );
     expect(off).toMatchObject({ success: true, attempts: 2 });
     expect(off.history[0].errors[0]).toMatch(/not valid JSON/);
+  });
+
+  it("a person's answer at the review and a tool call's arguments keep their slips: refused, never repaired, even with repairSyntax on", async () => {
+    const slipped = JSON.stringify(valid).replace(/\}$/, ",}");
+    const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify({ ...valid, replicas: 50 })]), checkpointer: new MemorySaver() });
+    const config = {
+      configurable: { thread_id: `repair-review-${Math.random()}` },
+      context: { maxAttempts: 1, onFailure: "interrupt" as const, repairSyntax: true },
+    };
+    await graph.invoke({ request: "a deployment" }, config);
+    const person = await graph.invoke(new Command({ resume: { value: slipped } }), config);
+    expect(person.success).toBe(false);
+    expect(person.history.at(-1)).toMatchObject({ by: "human", valid: false });
+    expect(person.history.at(-1)?.repairs).toBeUndefined();
+    const tool = await checkToolArguments(spec, slipped);
+    expect(tool.valid).toBe(false);
+    expect(await checkToolArguments(spec, JSON.stringify(valid))).toMatchObject({ valid: true });
   });
 
   it("property: seeded values written with slips read back as the same value", () => {
