@@ -36,7 +36,7 @@ import { inert, lineReader, type LineReader } from "./terminal.js";
 import { bound } from "../shared/text.js";
 import type { StreamEvent } from "../streaming/attempt.js";
 
-export const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
+const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
 
 const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
@@ -99,13 +99,13 @@ Environment (also read from ./.env; a variable set in the environment wins over 
 Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration,
 3 the model provider failed, 4 the database is unreachable, 5 internal error, 130 interrupted.`;
 
-export interface CliIO {
+interface CliIO {
   stdout: (text: string) => void;
   stderr: (text: string) => void;
 }
 
 /** What the process gives the command: the real process by default; tests pass their own. */
-export interface CliContext {
+interface CliContext {
   /** Environment variables (default process.env); `.env` in `cwd` fills in what is not set. */
   env?: NodeJS.ProcessEnv;
   /** Where `.env` is looked for (default the current directory). */

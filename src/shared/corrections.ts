@@ -35,10 +35,10 @@ export const MAX_CORRECTABLE_CHARS = 40_000;
  * What one correction costs, in characters, for the "auto" setting's estimate: an operation with its
  * path and a short value (`{"op": "replace", "path": "/services/3/port", "value": 8080}` is 56).
  */
-export const CHARS_PER_CORRECTION = 120;
+const CHARS_PER_CORRECTION = 120;
 
 /** The last answer as a retry may quote it: its value, its errors, and whether a correction of it could be asked. */
-export interface CorrectableAnswer {
+interface CorrectableAnswer {
   /** The value read from the last answer; undefined when it was not JSON. */
   value: unknown;
   errors: readonly string[];
@@ -65,7 +65,7 @@ export function shownValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-export type CorrectionResult =
+type CorrectionResult =
   /** `repairs`: syntax slips repaired in the correction's text (the model's reader). */
   | { ok: true; value: unknown; operations: number; repairs?: string[] }
   /** `outside`: an operation named a path the answer does not have (or could not have). */

@@ -23,7 +23,7 @@ import { ScriptedChatModel, type BoundTool, type ScriptedCallOptions, type Scrip
 export type Difficulty = "easy" | "medium" | "hard";
 
 /** A request the model knows in advance: its spec and difficulty (the evaluation suite's entries). */
-export interface SimulatedRequest {
+interface SimulatedRequest {
   request: string;
   spec: string;
   difficulty: Difficulty;
@@ -388,7 +388,7 @@ export const DEFECTS: Record<string, Defect[]> = {
 };
 
 /** How many defects a first answer has, by difficulty (seeded choice between the two). */
-export const DEFECTS_BY_DIFFICULTY: Record<Difficulty, [number, number]> = { easy: [0, 1], medium: [1, 2], hard: [3, 4] };
+const DEFECTS_BY_DIFFICULTY: Record<Difficulty, [number, number]> = { easy: [0, 1], medium: [1, 2], hard: [3, 4] };
 
 export const DEFAULT_MISS_RATE = 0.6;
 
@@ -623,12 +623,12 @@ export interface SimulatedModelOptions {
 }
 
 /** The bad corrections the generator writes at its badCorrectionRate, one of them chosen with the seed. */
-export const BAD_CORRECTIONS = ["not-applicable", "wrong-path", "worse"] as const;
-export type BadCorrection = (typeof BAD_CORRECTIONS)[number];
+const BAD_CORRECTIONS = ["not-applicable", "wrong-path", "worse"] as const;
+type BadCorrection = (typeof BAD_CORRECTIONS)[number];
 
 /** The syntax slips the generator makes at its slipRate, one of them chosen with the seed. */
-export const SYNTAX_SLIPS = ["trailing-comma", "comment", "unquoted-key", "single-quotes", "python-literal"] as const;
-export type SyntaxSlip = (typeof SYNTAX_SLIPS)[number];
+const SYNTAX_SLIPS = ["trailing-comma", "comment", "unquoted-key", "single-quotes", "python-literal"] as const;
+type SyntaxSlip = (typeof SYNTAX_SLIPS)[number];
 
 /** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are ScriptedChatModel's. */
 export class SimulatedChatModel extends ScriptedChatModel {
@@ -925,7 +925,7 @@ function fitsFields(value: unknown, schema: Record<string, unknown>): boolean {
 }
 
 /** The role a prompt asks for, when the model was not built for one role. */
-export function detectRole(system: string): SimulatedRole {
+function detectRole(system: string): SimulatedRole {
   if (/strict, fair evaluator/.test(system)) return "evaluator";
   if (/You reflect on an attempt/.test(system)) return "reflector";
   if (/You review JSON objects/.test(system)) return "reviewer";

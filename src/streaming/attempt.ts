@@ -57,20 +57,20 @@ export interface StoppedAnswer {
 }
 
 /** A stopped answer, as its attempt's draft carries it to the validate node: with the errors already certain. */
-export interface StoppedDraft extends StoppedAnswer {
+interface StoppedDraft extends StoppedAnswer {
   errors: string[];
 }
 
 /** Characters after which a partial event is published even when no value closed (a long string growing). */
-export const PARTIAL_EVERY_CHARS = 64;
+const PARTIAL_EVERY_CHARS = 64;
 /**
  * Past this many characters, a partial is published only once the answer has
  * grown by a sixteenth since the last one: each event copies the value so far,
  * so a long answer gets a number of events that grows with its logarithm.
  */
-export const SMALL_ANSWER_CHARS = 4_096;
+const SMALL_ANSWER_CHARS = 4_096;
 
-export interface AttemptWatchOptions {
+interface AttemptWatchOptions {
   spec: Spec;
   attempt: number;
   policy: StopPolicy;
@@ -82,7 +82,7 @@ export interface AttemptWatchOptions {
 }
 
 /** What one model call is given: where its answer's text goes, and the signal that stops it. */
-export interface CallWatch {
+interface CallWatch {
   write(text: string): void;
   stop: AbortSignal;
 }

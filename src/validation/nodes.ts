@@ -447,7 +447,7 @@ function resultOf(verdict: Verdict): unknown {
  * The model that makes the next attempt: with an escalation list, each model makes its attempts in turn
  * (counted from the start of the run, or of a person's new request) and the last makes the rest.
  */
-export function modelForAttempt(run: RunSettings, attemptsMade: number): string {
+function modelForAttempt(run: RunSettings, attemptsMade: number): string {
   if (run.models === undefined || run.models.length === 0) return run.model;
   let index = attemptsMade - (run.attemptLimit - run.maxAttempts);
   for (const step of run.models.slice(0, -1)) {

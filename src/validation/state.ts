@@ -8,7 +8,7 @@ import { RETRY_WITH } from "../settings.js";
 import { STOP_POLICIES } from "../streaming/partial-check.js";
 import { ANSWER_MODES, OUTPUT_MODES } from "./output-mode.js";
 
-export const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"]).meta({
+const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"]).meta({
   title: "Stop reason",
   description:
     "Why the run ended: valid output (the model's or a person's), out of attempts, the same errors twice in a row, a person rejected it, " +
@@ -17,7 +17,7 @@ export const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", 
 /** Why a validation run ended. */
 export type StopReason = z.infer<typeof StopReasonSchema>;
 
-export const AttemptRecordSchema = z
+const AttemptRecordSchema = z
   .object({
     attempt: z.number().meta({ title: "Attempt", description: "1-based attempt number" }),
     output: z.string().meta({ title: "Model output", description: "The model's raw answer (bounded)" }),
@@ -124,7 +124,7 @@ const outcome = {
 export const ValidationOutputSchema = stateObject(outcome);
 
 /** The settings a run was started with, fixed for the whole run (a resume uses these, whatever it passes). */
-export const RunSettingsSchema = z
+const RunSettingsSchema = z
   .object({
     request: z.string(),
     spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
