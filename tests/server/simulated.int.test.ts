@@ -2,10 +2,12 @@
  * The dev server with LLM_MODEL=simulated and no model provider at all (what `LLM_MODEL=simulated npm start`
  * gives a newcomer): a validation run and a Reflexion run through the SDK end valid, and each says that its
  * answers come from the built-in simulated model: the validation run's settings name the model, and the
- * Reflexion run's evaluations open with the model's label.
+ * Reflexion run's evaluations open with the model's label. Studio's configuration forms show it as the
+ * model field's default (the model in effect).
  */
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SIMULATED_MODEL } from "../../src/environment.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { checkValue } from "../../src/specs/check.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
@@ -40,6 +42,17 @@ describe("LangGraph server with LLM_MODEL=simulated and no provider", () => {
       },
       TEST_TIMEOUT,
     );
+
+  test("Studio's forms show the model in effect: each graph's model field defaults to simulated", async () => {
+    const assistants = await client.assistants.search({ limit: 100 });
+    expect(assistants.map((a) => a.graph_id).sort()).toEqual(["reflexion", "validation"]);
+    for (const assistant of assistants) {
+      const schemas = await client.assistants.getSchemas(assistant.assistant_id);
+      for (const schema of [schemas.config_schema, schemas.context_schema] as Array<{ properties: Record<string, { default?: unknown }> }>) {
+        expect(schema.properties.model, assistant.graph_id).toMatchObject({ title: "Model", default: SIMULATED_MODEL });
+      }
+    }
+  });
 
   test("a validation run ends valid after its errors are fed back; the run settings say model: simulated", async () => {
     const thread = await client.threads.create();
