@@ -3,7 +3,8 @@
  * gives a newcomer): a validation run and a Reflexion run through the SDK end valid, and each says that its
  * answers come from the built-in simulated model: the validation run's settings name the model, and the
  * Reflexion run's evaluations open with the model's label. Studio's configuration forms show it as the
- * model field's default (the model in effect).
+ * model field's default (the model in effect). The SDK's samples in the README and docs/ run against it as
+ * written, their server address aside; the one about authentication against a second server with API keys.
  */
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,9 +12,23 @@ import { SIMULATED_MODEL } from "../../src/environment.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { checkValue } from "../../src/specs/check.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
+import { typescriptBlocks } from "../docs/markdown.js";
+import { AUTH_SERVER_BLOCKS, removeBlockFolder, runBlock, SAMPLE_SERVER_URL, SERVER_BLOCKS } from "../docs/samples.js";
 
 const START_TIMEOUT = 180_000;
 const TEST_TIMEOUT = 120_000;
+
+afterAll(removeBlockFolder);
+
+/** A docs block written for the server on 127.0.0.1:8123, run as a program against `url` instead. */
+async function expectBlockRuns(page: string, index: number, url: string, stdout: RegExp): Promise<void> {
+  const code = typescriptBlocks(page)[index];
+  expect(code).toContain(SAMPLE_SERVER_URL);
+  const result = await runBlock(code.replaceAll(SAMPLE_SERVER_URL, url), {});
+  expect(result.code, result.stderr).toBe(0);
+  expect(result.stderr).toBe("");
+  expect(result.stdout).toMatch(stdout);
+}
 
 describe("LangGraph server with LLM_MODEL=simulated and no provider", () => {
   let server: DevServer | undefined;
@@ -77,4 +92,36 @@ describe("LangGraph server with LLM_MODEL=simulated and no provider", () => {
     expect(out.steps[0].length).toBeGreaterThan(0);
     for (const step of out.steps[0]) expect(step.evaluation).toMatch(/^\(built-in simulated model "simulated": seeded rules, not a language model\)/);
   });
+
+  for (const [page, index, stdout] of SERVER_BLOCKS) {
+    test(`${page} block ${index}, the SDK's sample, runs against it`, () => expectBlockRuns(page, index, server!.url, stdout));
+  }
+});
+
+describe("LangGraph server with LLM_MODEL=simulated and API keys for two users", () => {
+  let server: DevServer | undefined;
+  beforeAll(async () => {
+    server = await startDevServer({
+      env: { LLM_MODEL: "simulated", LANGGRAPH_API_KEYS: "alice-secret:alice,bob-secret:bob" },
+      startTimeoutMs: START_TIMEOUT - 20_000,
+    });
+  }, START_TIMEOUT);
+  afterAll(async () => {
+    await server?.stop();
+  }, 60_000);
+
+  for (const [page, index, stdout] of AUTH_SERVER_BLOCKS) {
+    it(
+      `${page} block ${index}, the SDK's sample with two users, runs against it and prints the statuses it says`,
+      async () => {
+        try {
+          await expectBlockRuns(page, index, server!.url, stdout);
+        } catch (error) {
+          if (error instanceof Error) error.message += `\n--- langgraphjs dev output (tail) ---\n${server?.tail(6_000)}`;
+          throw error;
+        }
+      },
+      TEST_TIMEOUT,
+    );
+  }
 });
