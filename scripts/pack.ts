@@ -22,7 +22,7 @@ const BACKUP = join(ROOT, ".package.json.packing");
 export const CHECKOUT_ONLY_FIELDS = ["scripts", "allowScripts"] as const;
 
 /** The package.json the tarball carries: the checkout's without CHECKOUT_ONLY_FIELDS. */
-export function packedManifest(text: string): string {
+function packedManifest(text: string): string {
   const manifest = JSON.parse(text) as Record<string, unknown>;
   for (const field of CHECKOUT_ONLY_FIELDS) delete manifest[field];
   return `${JSON.stringify(manifest, null, 2)}\n`;
