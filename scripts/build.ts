@@ -44,7 +44,7 @@ export function distIsCurrent(): boolean {
   }
 }
 
-function build(): number {
+export function build(): number {
   // The digest is taken before compiling, so an edit made during the build leaves dist/ marked stale.
   const digest = sourcesDigest();
   rmSync(join(ROOT, "dist"), { recursive: true, force: true });

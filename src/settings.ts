@@ -7,7 +7,7 @@
  * settings live in its configuration.ts.
  */
 import { z } from "zod";
-import type { Environment } from "./environment.js";
+import { readEnvironment, type Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
 import { modelNameProblem } from "./model-names.js";
 import { builtinSpecs } from "./specs/registry.js";
@@ -166,6 +166,32 @@ export interface EnsureOptions<T> {
   env?: Environment;
   /** Defaults set by whoever built the graph; run config overrides them. */
   defaults?: Partial<T>;
+}
+
+/**
+ * The model a run uses when it names none: the builder's default model, else the environment's
+ * (LLM_MODEL, else gpt-4o-mini). Undefined when LLM_MODEL is not a model name: a run then says why.
+ */
+export function modelInEffect(options: EnsureOptions<{ model?: string }>): string | undefined {
+  if (typeof options.defaults?.model === "string") return options.defaults.model;
+  try {
+    return (options.env ?? readEnvironment()).model;
+  } catch (error) {
+    if (error instanceof ConfigurationError) return undefined;
+    throw error;
+  }
+}
+
+/**
+ * A run configuration schema whose `model` field shows `model` as its default: Studio fills a field's form
+ * with its default (and shows null without one), so the form says which model a run will use. Only what
+ * the schema says changes, not what it accepts or gives: a run that names no model still gets the model in
+ * effect when it runs.
+ */
+export function showingModelInEffect<T extends z.ZodObject>(schema: T, model: string | undefined): T {
+  const field = schema.shape.model as z.ZodType | undefined;
+  if (field === undefined || model === undefined) return schema;
+  return schema.extend({ model: field.meta({ ...field.meta(), default: model }) }) as unknown as T;
 }
 
 /** Check one request or task: a non-empty string within the size limit. */

@@ -21,6 +21,7 @@ import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@l
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
 import { checkedContext } from "../shared/guards.js";
+import { modelInEffect, showingModelInEffect } from "../settings.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
@@ -63,7 +64,7 @@ export function taskStepLimit(maxLoops: number): number {
  */
 function reflexionContext(options: ReflexionNodeOptions) {
   return checkedContext(
-    ReflexionConfigSchema,
+    showingModelInEffect(ReflexionConfigSchema, modelInEffect(options)),
     (given) => {
       const cfg = ensureReflexionConfig({ context: given }, options);
       if (cfg.spec !== undefined) resolveSpec(cfg.spec);

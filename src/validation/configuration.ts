@@ -12,6 +12,7 @@ import {
   BUILTIN_SPEC_NAMES,
   boundedInt,
   MAX_ATTEMPTS,
+  modelInEffect,
   modelName,
   parseOrThrow,
   retryWithSetting,
@@ -181,8 +182,9 @@ export function ensureValidationConfig(config?: RunConfigLike, options: EnsureOp
   // A provider's own name asks for its own structured output; a bare name keeps the prompt-only default.
   const rest = { ...given, outputMode: outputMode ?? (names.some((name) => parseModelName(name).provider !== undefined) ? "auto" : "text") } as const;
   if (steps === undefined) return { ...rest, model: names[0] };
-  // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model.
-  if (givenByRun(config, "model") && givenByRun(config, "models")) {
+  // Within one run's settings, two answers to "which model" are a mistake; a run's models do override a builder's default model,
+  // and the model in effect, which a form such as Studio's fills in as the field's default (showingModelInEffect).
+  if (givenByRun(config, "model") && givenByRun(config, "models") && parsed.model !== modelInEffect(options)) {
     throw new ConfigurationError("Give either model or models (the escalation list, whose first entry is the first model), not both.");
   }
   const models = steps.map((step) => ({ model: step.model, attempts: step.attempts ?? 1 }));

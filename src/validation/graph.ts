@@ -15,7 +15,7 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { checkRequestText } from "../settings.js";
+import { checkRequestText, modelInEffect, showingModelInEffect } from "../settings.js";
 import { ensureValidationConfig, ValidationConfigSchema } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
@@ -42,7 +42,7 @@ function frontDoor(options: ValidationNodeOptions) {
     request: checkedInput(ValidationInputSchema.shape.request, (value) => void checkRequestText(value, "request")),
   });
   const context = checkedContext(
-    ValidationConfigSchema,
+    showingModelInEffect(ValidationConfigSchema, modelInEffect(defaults)),
     (given) => {
       // Resolving the spec compiles it: a spec that does not compile is refused here.
       resolveSpec(ensureValidationConfig({ context: given }, defaults).spec);

@@ -75,7 +75,7 @@ describe("examples/create-agent.ts through ChatOpenAI", () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(`valid answer after 2 attempt(s): ${JSON.stringify(valid)}\n`);
     await checkConversation(server.requests);
-  }, 60_000);
+  }, 120_000); // a child process through tsx: ~5 s alone
 
   it("works the same when the agent streams (SSE), as under the LangGraph server", async () => {
     server.requests.length = 0;

@@ -13,7 +13,8 @@ const SKIP = new Set(["node_modules", "dist", ".git", ".langgraph_api", "fixture
 function tsFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
-    if (SKIP.has(name)) continue;
+    // The documentation tests write blocks into .docs-check-* folders while they run.
+    if (SKIP.has(name) || name.startsWith(".docs-check")) continue;
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...tsFiles(path));
     else if (/\.(ts|mts|cts)$/.test(name)) out.push(path);

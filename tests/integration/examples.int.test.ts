@@ -1,15 +1,27 @@
 /**
  * Every example runs as written: against the scripted OpenAI-compatible server, and keyless with only
- * LLM_MODEL=simulated (no key, no base URL), as a newcomer's first run does. The examples import the
+ * LLM_MODEL=simulated (no key, no base URL), as a newcomer's first run does. So does every TypeScript
+ * block of the README and docs/ that is a whole program (tests/docs/samples.ts says which is which). The examples import the
  * package by its name; `--conditions=langgraph-trustworthy-output-source` resolves it to the TypeScript
  * source instead of dist/ (a condition of its own, so a consumer's "source" condition never points at
  * files the tarball does not hold).
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runNode, startNode } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { documentationPages, typescriptBlocks } from "../docs/markdown.js";
+import {
+  AUTH_SERVER_BLOCKS,
+  KEYLESS_BLOCKS,
+  OPENAI_BLOCKS,
+  removeBlockFolder,
+  runBlock,
+  SERVER_BLOCKS,
+  STREAMING_PAGE_BLOCKS,
+  UNRUN_BLOCKS,
+} from "../docs/samples.js";
 
 const SOURCE = "--conditions=langgraph-trustworthy-output-source";
 const KEYLESS = { LLM_MODEL: "simulated" };
@@ -117,28 +129,42 @@ describe("every example keyless, with LLM_MODEL=simulated", () => {
   );
 });
 
-describe("docs samples keyless, with LLM_MODEL=simulated", () => {
-  /** A page's first ```ts block, run as a module (plain JavaScript in a TypeScript block). */
-  const firstBlock = (page: string) => /```ts\n([\s\S]*?)```/.exec(readFileSync(page, "utf8"))![1];
+describe("docs samples", () => {
+  afterAll(removeBlockFolder);
+  const block = (page: string, index: number) => typescriptBlocks(page)[index];
 
-  it(
-    "README's embedded example (a zod spec with a refinement): the valid value's replicas",
-    async () => {
-      const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("README.md")], KEYLESS);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stderr).toBe("");
-      expect(result.stdout).toMatch(/^\d+\n$/);
-    },
-    CHILD_MS,
-  );
+  it("every TypeScript block of the README and docs/ is classified: run here, run against the dev server, or not run (and why)", () => {
+    const classified = [...KEYLESS_BLOCKS, ...SERVER_BLOCKS, ...AUTH_SERVER_BLOCKS, ...OPENAI_BLOCKS, ...STREAMING_PAGE_BLOCKS, ...UNRUN_BLOCKS].map(
+      ([page, index]) => `${page}#${index}`,
+    );
+    const blocks = documentationPages().flatMap((page) => typescriptBlocks(page).map((_, index) => `${page}#${index}`));
+    expect(classified.sort()).toEqual(blocks.sort());
+    expect(KEYLESS_BLOCKS.length).toBeGreaterThan(UNRUN_BLOCKS.length * 5);
+  });
 
-  it(
-    "the guarded-tools page's example: the guarded tool runs with a valid configuration",
-    async () => {
-      const result = await runNode([SOURCE, "--input-type=module", "-e", firstBlock("docs/guarded-tools.md")], KEYLESS);
-      expect(result.code, result.stderr).toBe(0);
-      expect(result.stdout).toMatch(/deployed payments-api/);
-    },
-    CHILD_MS,
-  );
+  describe.each(KEYLESS_BLOCKS)("%s block %i, keyless with LLM_MODEL=simulated", (page, index, stdout) => {
+    it(
+      "runs to its end, exit status 0, nothing on stderr",
+      async () => {
+        const result = await runBlock(block(page, index), KEYLESS);
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toBe("");
+        expect(result.stdout).toMatch(stdout);
+      },
+      CHILD_MS,
+    );
+  });
+
+  describe.each(OPENAI_BLOCKS)("%s block %i, naming OpenAI models, against the scripted OpenAI-compatible server", (page, index) => {
+    it(
+      "runs to its end: the first model's answer refused, the run valid",
+      async () => {
+        const result = await runBlock(block(page, index), { OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test" });
+        expect(result.code, result.stderr).toBe(0);
+        expect(result.stderr).toBe("");
+        expect(result.stdout).toContain("gpt-4o-mini");
+      },
+      CHILD_MS,
+    );
+  });
 });

@@ -1,6 +1,7 @@
 /**
- * The package as a user gets it: `npm pack` (which builds through `prepare`,
- * unless dist/ is already the build of the current sources), then the tarball
+ * The package as a user gets it: `npm pack` (whose `prepack` builds dist/
+ * unless it is already the build of the current sources, and gives the
+ * tarball a package.json without the checkout's scripts), then the tarball
  * installed into fresh projects outside the repository that already name their
  * own `@langchain/core`, `@langchain/langgraph` and `zod`, as every LangGraph
  * app does. There are two set-ups: the lowest versions the peer ranges allow,
@@ -17,6 +18,10 @@
  * scripted model ends with a validated outcome). A CommonJS project (the
  * consumer's `cjs/` folder, "type": "commonjs") gets one line from require()
  * saying to use import, and a strict tsc types its import() from a zod spec.
+ * In both kinds of project, ESM and CommonJS, a plain zod schema (no
+ * defineSpec) with `startsWith`, `cuid`, `e164` and a refinement is the spec:
+ * the strict tsc compiles the fixture with its type assertions and emits it,
+ * and the emitted script gets a typed, validated result.
  *
  * The installs use the npm cache (`--prefer-offline`): what `npm ci` filled,
  * plus the lowest supported versions, fetched from the registry the first time.
@@ -27,20 +32,27 @@ import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { distIsCurrent } from "../../scripts/build.js";
+import { CHECKOUT_ONLY_FIELDS } from "../../scripts/pack.js";
 import { checkValue } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 
-// Measured on a 2-core machine shared with other work: npm pack, with its build, 20-47 s; the four npm installs
-// side by side 20 s (12-21 s for one alone); the four tsc runs side by side 15-30 s (3-17 s for one alone); each
-// node script 1-5 s; each npx run 2-8 s. The timeouts leave a margin of about ten times for a busier machine.
-const SETUP_TIMEOUT = 600_000;
+// Measured on a 2-core machine shared with other work: each node script 1-5 s alone (55 s with six tsc runs beside
+// it at load 10); each npx run 2-8 s. STEP_TIMEOUT leaves a margin of ten times or more over each of them alone.
 const STEP_TIMEOUT = 180_000;
+// The set-up and the tsc runs are what a busy machine stretches most: npm pack, with its build, 20-70 s (511 s under
+// `BUSY_LOOPS=4 scripts/busy.sh` at load 25); the four npm installs side by side 20-65 s (12-21 s for one alone); the
+// six tsc runs side by side 15-30 s on a quieter machine and 160 s at load 10 (3-17 s for one alone, about 10 s of
+// CPU). Their budget is CPU time instead (the shell's `ulimit -t`, per process), which waiting for a core does not
+// use up, and what waits for them has no wall-clock limit. npm's own network timeouts bound a fetch that hangs.
+const BUILD_CPU_SECONDS = 600;
+const INSTALL_CPU_SECONDS = 300;
+const TSC_CPU_SECONDS = 180;
 
 interface Run {
   code: number | null;
+  signal?: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
 }
@@ -61,6 +73,11 @@ function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...env, LANGSMITH_TRACING: "false", ...extra };
 }
 
+/** `run` with a CPU-time budget (the shell's `ulimit -t`) for the command and each process it starts. */
+function runWithCpuBudget(seconds: number, command: string, args: string[], cwd: string): Promise<Run> {
+  return run("/bin/sh", ["-c", `ulimit -t ${seconds} && exec "$0" "$@"`, command, ...args], cwd);
+}
+
 function run(command: string, args: string[], cwd: string, extraEnv: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd, env: childEnv(extraEnv), stdio: ["ignore", "pipe", "pipe"] });
@@ -69,11 +86,12 @@ function run(command: string, args: string[], cwd: string, extraEnv: Record<stri
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
     child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
+    child.on("close", (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
 }
 
 function explain(what: string, result: Run): string {
+  if (result.signal === "SIGXCPU" || result.signal === "SIGKILL") return `${what} used up its CPU time (${result.signal})`;
   return `${what} exited with ${result.code}\n--- stdout ---\n${result.stdout.slice(-4000)}\n--- stderr ---\n${result.stderr.slice(-4000)}`;
 }
 
@@ -92,6 +110,29 @@ const repoPackage = JSON.parse(await readFile(join(REPO_ROOT, "package.json"), "
 const BIN = repoPackage.name;
 const CORE = "@langchain/core";
 const LANGGRAPH = "@langchain/langgraph";
+
+interface PlainZodReport {
+  fixed: { success: boolean; stopReason: string; attempts: number; phone: string; result: Record<string, unknown>; firstErrors: string[] };
+  refused: { success: boolean; stopReason: string; attempts: number; errors: string[] };
+  direct: { valid: boolean; errors: string[] };
+}
+
+/**
+ * What the plain-zod fixtures (consumer/plain-zod.ts, consumer/cjs/plain-zod.ts) report: the check step's own
+ * messages for an answer that breaks startsWith, cuid, e164 and the refinement, one per field, each naming its
+ * field; a run fed that answer and then a valid one ends valid with the typed result; a run with one attempt
+ * ends refused with those messages.
+ */
+function expectPlainZodReport(report: PlainZodReport): void {
+  expect(report.direct.valid).toBe(false);
+  expect(report.direct.errors.map((error) => /^(\w+) is /.exec(error)?.[1])).toEqual(["id", "customer", "phone", "deliverBy"]);
+  expect(report.direct.errors[0]).toContain("ord_");
+  expect(report.direct.errors[3]).toContain("deliverBy must not be before shipBy");
+  expect(report.fixed).toMatchObject({ success: true, stopReason: "valid", attempts: 2, firstErrors: report.direct.errors });
+  expect(Object.keys(report.fixed.result).sort()).toEqual(["customer", "deliverBy", "id", "phone", "quantity", "shipBy"]);
+  expect(report.fixed.result.phone).toBe(report.fixed.phone);
+  expect(report.refused).toEqual({ success: false, stopReason: "max_attempts", attempts: 1, errors: report.direct.errors });
+}
 
 /** The lowest version a caret range allows: `^1.2.8` → `1.2.8`. */
 function floorOf(range: string): string {
@@ -139,7 +180,9 @@ interface Project {
   withLangchain: boolean;
   dir: string;
   names: Record<string, string>;
-  /** The strict `tsc --noEmit` of the project's TypeScript consumer, started once the project is installed. */
+  /** What `npm install` of the tarball printed. */
+  install: Run;
+  /** The strict `tsc` of the project's TypeScript consumer (it emits into build/; the /agents project only checks), started once the project is installed. */
   typecheck?: Promise<Run>;
   /** The same for the CommonJS consumer in its `cjs/` folder (projects without langchain). */
   typecheckCommonJs?: Promise<Run>;
@@ -151,6 +194,8 @@ function projectKey(setup: Setup, withLangchain: boolean): string {
 
 let work: string;
 let packed: { filename: string; files: { path: string; mode: number }[] };
+let manifestBeforePack: string;
+let manifestAfterPack: string;
 const projects = new Map<string, Project>();
 const timings: Record<string, number> = {};
 
@@ -182,10 +227,10 @@ async function makeProject(setup: Setup, withLangchain: boolean): Promise<Projec
   );
   const key = projectKey(setup, withLangchain);
   const install = await timed(`npm install (${key})`, () =>
-    run("npm", ["install", join(work, packed.filename), "--save-exact", "--prefer-offline", "--no-audit", "--no-fund"], dir),
+    runWithCpuBudget(INSTALL_CPU_SECONDS, "npm", ["install", join(work, packed.filename), "--save-exact", "--prefer-offline", "--no-audit", "--no-fund"], dir),
   );
   if (install.code !== 0) throw new Error(explain(`npm install of the tarball (${key})`, install));
-  return { setup, withLangchain, dir, names };
+  return { setup, withLangchain, dir, names, install };
 }
 
 function projectFor(setup: Setup, withLangchain: boolean): Project {
@@ -218,29 +263,27 @@ async function installedCopies(dir: string, names: string[]): Promise<Record<str
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), "lto-pack-"));
-  // `npm pack` builds through `prepare`. When dist/ is already the build of the sources as they are (npm ci
-  // built it, and scripts/build.ts recorded a digest of the build's inputs), it packs that build as it is.
-  const current = distIsCurrent();
-  const packArgs = ["pack", "--json", "--pack-destination", work, ...(current ? ["--ignore-scripts"] : [])];
-  const pack = await timed(current ? "npm pack (dist current)" : "npm pack", () => run("npm", packArgs, REPO_ROOT));
+  // `npm pack` as a user runs it: its `prepack` (scripts/pack.ts) builds dist/ only when it is not already the
+  // build of the sources as they are (npm ci built it, and scripts/build.ts recorded a digest of the build's inputs).
+  manifestBeforePack = await readFile(join(REPO_ROOT, "package.json"), "utf8");
+  const pack = await timed("npm pack", () => runWithCpuBudget(BUILD_CPU_SECONDS, "npm", ["pack", "--json", "--pack-destination", work], REPO_ROOT));
   if (pack.code !== 0) throw new Error(explain("npm pack", pack));
-  // npm prints the `prepare` script's output before the JSON report.
+  manifestAfterPack = await readFile(join(REPO_ROOT, "package.json"), "utf8");
+  // A build's output, if any, comes before the JSON report.
   [packed] = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m)));
 
   // The four projects install side by side, sharing the npm cache.
   const made = await timed("npm installs (side by side)", () => Promise.all(SETUPS.flatMap((setup) => [makeProject(setup, false), makeProject(setup, true)])));
   // The type checks are the slowest steps: they run side by side with each other and with the tests below.
   const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
+  const typecheck = (dir: string) => runWithCpuBudget(TSC_CPU_SECONDS, process.execPath, [tsc, "-p", "tsconfig.json"], dir);
   for (const project of made) {
     const key = projectKey(project.setup, project.withLangchain);
-    project.typecheck = timed(`tsc --noEmit (${key})`, () => run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], project.dir));
-    if (!project.withLangchain)
-      project.typecheckCommonJs = timed(`tsc --noEmit cjs (${key})`, () =>
-        run(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], join(project.dir, "cjs")),
-      );
+    project.typecheck = timed(`tsc (${key})`, () => typecheck(project.dir));
+    if (!project.withLangchain) project.typecheckCommonJs = timed(`tsc cjs (${key})`, () => typecheck(join(project.dir, "cjs")));
     projects.set(key, project);
   }
-}, SETUP_TIMEOUT);
+}, 0); // no wall-clock limit: each step's CPU budget bounds it
 
 afterAll(async () => {
   if (Object.keys(timings).length > 0) console.log("pack test timings (ms):", JSON.stringify(timings));
@@ -287,6 +330,17 @@ describe("the packed tarball", () => {
     }
   });
 
+  it("carries the checkout's package.json without its scripts; the checkout's package.json is left as it was", async () => {
+    expect(manifestAfterPack).toBe(manifestBeforePack);
+    expect(existsSync(join(REPO_ROOT, ".package.json.packing"))).toBe(false);
+    const checkout = JSON.parse(manifestBeforePack) as Record<string, unknown>;
+    expect(Object.keys(checkout.scripts as object)).toEqual(expect.arrayContaining(["prepare", "prepack", "postpack", "test", "build"]));
+    const shipped = JSON.parse(await readFile(join(projectFor(SETUPS[0], false).dir, "node_modules", repoPackage.name, "package.json"), "utf8"));
+    for (const field of CHECKOUT_ONLY_FIELDS) delete checkout[field];
+    expect(shipped).toEqual(checkout);
+    expect(shipped).not.toHaveProperty("scripts");
+  });
+
   it("is ignored by git where `npm pack` writes it, in the checkout", async () => {
     const ignored = await run("git", ["check-ignore", "--quiet", packed.filename], REPO_ROOT);
     expect(ignored.code, explain("git check-ignore", ignored)).toBe(0);
@@ -311,6 +365,14 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
     expect(copies[LANGGRAPH]).toEqual([`${setup.langgraph} at node_modules/${LANGGRAPH}`]);
     // The checkpointer base class both LangGraph and the Postgres saver (a runtime dependency) extend.
     expect(copies["@langchain/langgraph-checkpoint"]).toHaveLength(1);
+  });
+
+  it("installs with no warning: the installed package.json has no scripts (no `prepare` to approve)", async () => {
+    const { install, dir } = projectFor(setup, false);
+    expect(`${install.stdout}${install.stderr}`).not.toMatch(/install-scripts|prepare/i);
+    const installed = JSON.parse(await readFile(join(dir, "node_modules", repoPackage.name, "package.json"), "utf8")) as Record<string, unknown>;
+    expect(installed).not.toHaveProperty("scripts");
+    expect(installed.version).toBe(repoPackage.version);
   });
 
   it("installs with the runtime dependencies only", () => {
@@ -386,13 +448,13 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
   );
 
   it(
-    "compiles a TypeScript consumer with a strict tsc --noEmit against the shipped declarations",
+    "compiles a TypeScript consumer with a strict tsc against the shipped declarations",
     async () => {
       const result = await projectFor(setup, false).typecheck!;
       expect(result.code, explain("tsc", result)).toBe(0);
       expect(result.stdout.trim()).toBe("");
     },
-    STEP_TIMEOUT,
+    0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
   );
 
   it(
@@ -411,11 +473,36 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
   );
 
   it(
-    "compiles a CommonJS TypeScript consumer with a strict tsc --noEmit: a static import has no declarations, import() is typed from a zod spec",
+    "compiles a CommonJS TypeScript consumer with a strict tsc: a static import has no declarations, import() is typed from a zod spec",
     async () => {
       const result = await projectFor(setup, false).typecheckCommonJs!;
       expect(result.code, explain("tsc (cjs)", result)).toBe(0);
       expect(result.stdout.trim()).toBe("");
+    },
+    0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
+  );
+
+  it(
+    "ESM: a plain zod schema with startsWith, cuid, e164 and a refinement as the spec: typed by the strict tsc, its run refused then valid",
+    async () => {
+      const compiled = await projectFor(setup, false).typecheck!;
+      expect(compiled.code, explain("tsc", compiled)).toBe(0);
+      const result = await timed(`node build/plain-zod.js (${setup.label})`, () => run(process.execPath, ["build/plain-zod.js"], consumer()));
+      expect(result.code, explain("node build/plain-zod.js", result)).toBe(0);
+      expectPlainZodReport(JSON.parse(result.stdout.trim()));
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    "CommonJS: the same plain zod schema through import(): typed by the strict tsc, its run refused then valid",
+    async () => {
+      const compiled = await projectFor(setup, false).typecheckCommonJs!;
+      expect(compiled.code, explain("tsc (cjs)", compiled)).toBe(0);
+      const cjs = join(consumer(), "cjs");
+      const result = await timed(`node cjs/build/plain-zod.js (${setup.label})`, () => run(process.execPath, ["build/plain-zod.js"], cjs));
+      expect(result.code, explain("node cjs/build/plain-zod.js", result)).toBe(0);
+      expectPlainZodReport(JSON.parse(result.stdout.trim()));
     },
     STEP_TIMEOUT,
   );
@@ -502,6 +589,6 @@ describe.each(SETUPS)("a consumer project with langchain installed beside the ta
       expect(result.code, explain("tsc (agents)", result)).toBe(0);
       expect(result.stdout.trim()).toBe("");
     },
-    STEP_TIMEOUT,
+    0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
   );
 });

@@ -10,6 +10,7 @@
  */
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_MODEL } from "../../src/environment.js";
 import { REFLEXION_PROMPT } from "../../src/reflexion/prompts.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { BAD_INPUTS } from "../../reliability/bad-input.js";
@@ -143,6 +144,8 @@ describe("LangGraph server, auth off", () => {
       expect(props.maxAttempts).toMatchObject({ default: 3 });
       expect(props.maxAttempts.description).toMatch(/1-10/);
       expect(props.model.description).toMatch(/LLM_MODEL/);
+      // The model a run uses when it names none (no LLM_MODEL here), shown as the field's default (Studio shows null without one).
+      expect(props.model).toMatchObject({ default: DEFAULT_MODEL });
       expect(props.stopOnNoProgress).toMatchObject({ default: false });
     }
     const vOutput = validation.output_schema as { properties: Record<string, { description?: string }> };
@@ -160,6 +163,7 @@ describe("LangGraph server, auth off", () => {
       expect(props.memoryCapacity).toMatchObject({ default: 100 });
       expect(props.useMemory).toMatchObject({ default: true });
       expect(props.agentName).toMatchObject({ default: "reflexion-agent" });
+      expect(props.model).toMatchObject({ default: DEFAULT_MODEL });
       for (const field of ["model", "actorModel", "evaluatorModel", "reflectorModel", "systemPrompt", "spec"]) {
         expect(props[field]?.description, field).toBeTruthy();
       }

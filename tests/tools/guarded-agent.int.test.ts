@@ -69,7 +69,7 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     expect(result.stdout).toBe("deploy_service was called 2 time(s); 1 call(s) ran.\nagent: Deployed payments-api.\n");
     checkConversation(server.requests);
     expect(server.requests[2].body.messages.at(-1).content).toBe("deployed payments-api: 8 replicas, 1 CPU");
-  }, 60_000);
+  }, 120_000); // a child process through tsx: ~5 s alone
 
   it("works the same when the agent streams (SSE), as under the LangGraph server", async () => {
     server.requests.length = 0;
@@ -108,7 +108,7 @@ describe("examples/guarded-agent.ts through ChatOpenAI", () => {
     expect(result.stdout).toBe("Deployed payments-api.\n");
     checkConversation(server.requests);
     expect(server.requests[2].body.messages.at(-1).content).toBe("deployed payments-api: 8 replicas");
-  }, 60_000);
+  }, 120_000); // a child process through tsx: ~5 s alone
 
   it("a tool call whose arguments are not JSON never reaches the tool: LangChain files it as invalid and the agent ends", async () => {
     const local = await startScriptedOpenAIServer({

@@ -5,6 +5,7 @@
  */
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
+import { readEnvironment } from "../../src/environment.js";
 import type { ModelRequest } from "../../src/models.js";
 import { addUsage, ZERO_USAGE } from "../../src/shared/usage.js";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
@@ -141,5 +142,17 @@ describe("escalation (models)", () => {
     const graph = buildValidationGraph({ model: (r) => (asked.push(r.model), model), defaults: { model: "builder-default" } });
     await graph.invoke({ request: REQUEST }, { context: { models: [{ model: "first" }, { model: "second" }] } });
     expect(asked).toEqual(["first"]);
+  });
+
+  it("a run's models override the model in effect, which a form (Studio's) fills in as the model field's default", async () => {
+    const model = new ScriptedChatModel({ answers: [JSON.stringify(VALID)] });
+    const asked: string[] = [];
+    const graph = buildValidationGraph({ model: (r) => (asked.push(r.model), model), env: readEnvironment({ LLM_MODEL: "local-default" }) });
+    await graph.invoke({ request: REQUEST }, { context: { model: "local-default", models: [{ model: "first" }, { model: "second" }] } });
+    expect(asked).toEqual(["first"]);
+    // Another model beside models is still two answers to one question.
+    await expect(graph.invoke({ request: REQUEST }, { context: { model: "other", models: [{ model: "first" }] } })).rejects.toThrow(
+      /Give either model or models/,
+    );
   });
 });
