@@ -7,7 +7,7 @@
 import { ConfigurationError, registerSecret } from "./errors.js";
 import { modelNameProblem } from "./model-names.js";
 
-const DEFAULT_MODEL = "gpt-4o-mini";
+export const DEFAULT_MODEL = "gpt-4o-mini";
 /**
  * The model name of the built-in simulated model (src/simulated/model.ts): seeded rules, not a language
  * model, no provider needed. Chosen only by this exact name, never as a fallback for a missing provider.

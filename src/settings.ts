@@ -40,7 +40,7 @@ export function countOption(name: string, value: unknown, fallback: number, min:
  */
 export const RETRY_WITH = ["answer", "corrections", "auto"] as const;
 export type RetryWith = (typeof RETRY_WITH)[number];
-export const DEFAULT_RETRY_WITH: RetryWith = "answer";
+const DEFAULT_RETRY_WITH: RetryWith = "answer";
 
 /** The `retryWith` run setting, with its default and what Studio shows. */
 export const retryWithSetting = () =>
@@ -122,7 +122,7 @@ export interface RunConfigLike {
 }
 
 /** The keys a schema knows, taken from defaults, then `configurable`, then `context` (context wins). */
-export function gather(shape: Record<string, unknown>, config: RunConfigLike | undefined, defaults?: object): Record<string, unknown> {
+function gather(shape: Record<string, unknown>, config: RunConfigLike | undefined, defaults?: object): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const sources = [defaults, config?.configurable, config?.context];
   for (const source of sources) {

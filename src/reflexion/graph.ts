@@ -52,7 +52,7 @@ export interface ReflexionGraphOptions extends ReflexionNodeOptions {
 }
 
 /** Graph steps one task's loop takes at most: its input, then 4 nodes per iteration, with room to spare. */
-export function taskStepLimit(maxLoops: number): number {
+function taskStepLimit(maxLoops: number): number {
   return 4 * maxLoops + 5;
 }
 
@@ -80,7 +80,7 @@ const onUnlessFailed =
     state.failure !== null ? END : next;
 
 /** One task's loop: the reference's iterations of act (or refine), evaluate, reflect. */
-export function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: BaseStore) {
+function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: BaseStore) {
   const ops = makeReflexionOperations(options);
   const nodes = makeTaskNodes(ops, store);
   const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY };

@@ -30,9 +30,9 @@ import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
 /** Most models in one run's escalation list. */
-export const MAX_ESCALATION_MODELS = 5;
+const MAX_ESCALATION_MODELS = 5;
 /** Largest token budget a run may set. */
-export const MAX_TOKEN_BUDGET = 100_000_000;
+const MAX_TOKEN_BUDGET = 100_000_000;
 
 /**
  * Bounds of a run's ruleContext. It is kept with the run's settings (a resumed
@@ -160,12 +160,12 @@ export const ValidationConfigSchema = z.object({
 });
 
 /** One step of a run's escalation, with its attempts filled in. */
-export interface ModelStep {
+interface ModelStep {
   model: string;
   attempts: number;
 }
 
-export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
+type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
   model: string;
   outputMode: RequestedMode;
   /** The escalation list with every step's attempts filled in; absent when the run names one model. */

@@ -35,14 +35,15 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
 export const STREAMING_PAGE_BLOCKS: readonly BlockRef[] = [
   ["docs/streaming.md", 0],
   ["docs/streaming.md", 1],
-  ["docs/streaming.md", 3],
+  ["docs/streaming.md", 2],
+  ["docs/streaming.md", 4],
 ];
 
 /** The SDK's programs against the server on http://127.0.0.1:8123 (the dev server with auth off), and what stdout must show. */
 export const SERVER_BLOCKS: ReadonlyArray<readonly [page: string, index: number, stdout: RegExp]> = [
   ["README.md", 1, /success: true/],
   ["docs/server.md", 0, /^true \d+ \{/m],
-  ["docs/streaming.md", 2, /\[ 'validate' \]/],
+  ["docs/streaming.md", 3, /\[ 'validate' \]/],
 ];
 
 /** The SDK's program against the server with LANGGRAPH_API_KEYS=alice-secret:alice,bob-secret:bob: the statuses its comments give. */

@@ -30,8 +30,8 @@ describe("docs/streaming.md", () => {
   const runnable = blocks.filter((code) => !code.includes("@langchain/langgraph-sdk"));
 
   it("has its examples", () => {
-    expect(blocks).toHaveLength(4);
-    expect(runnable).toHaveLength(3);
+    expect(blocks).toHaveLength(5);
+    expect(runnable).toHaveLength(4);
   });
 
   runnable.forEach((code, i) => {
