@@ -20,7 +20,17 @@ export {
   type SpecOutput,
 } from "./specs/spec.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
-export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
+export {
+  checkText,
+  checkTextSync,
+  checkValue,
+  checkValueSync,
+  validateAgainstSpec,
+  type CheckLimits,
+  type CheckOptions,
+  type Reader,
+  type Verdict,
+} from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
 export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./shared/json.js";

@@ -138,32 +138,40 @@ export function givenAsText(given: unknown, verdict: Verdict): string {
 }
 
 /**
- * The check step, synchronously, for callers that cannot wait (a benchmark, a
+ * `checkValue`, synchronously, for callers that cannot wait (a benchmark, a
  * pure function of a spec and a value). Identical verdicts, except that a
  * zod spec with asynchronous refinements cannot be judged here: such a value
  * is invalid, with a message pointing to `checkValue`.
  *
  * @example
  * ```ts
- * import { resolveSpec, validateAgainstSpec } from "langgraph-trustworthy-output";
+ * import { checkValueSync } from "langgraph-trustworthy-output";
  *
- * const report = validateAgainstSpec(resolveSpec("deployment-config"), { service_name: "api", replicas: 8 });
- * console.log(report.valid, report.errors); // false, every problem with its field path
+ * const verdict = checkValueSync("deployment-config", { service_name: "api", replicas: 8 });
+ * console.log(verdict.valid, verdict.errors); // false, every problem with its field path
  * ```
  */
-export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+export function checkValueSync<T, C>(given: SpecLike<T, C>, value: unknown, options: Pick<CheckOptions<C>, "limits" | "context"> = {}): Verdict<T> {
   let spec: Spec<T, C> | undefined;
   try {
     spec = specOf(given);
-    const data = readData(value, limits);
+    const data = readData(value, options.limits);
     if (!data.ok) return refused([data.error]);
-    return judgeSync(spec, data.value, limits, context);
+    return { ...judgeSync(spec, data.value, options.limits, options.context), parsed: data.value };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }
 }
 
-/** `checkText`, synchronously (see validateAgainstSpec for the one difference). */
+/**
+ * @deprecated Renamed `checkValueSync(spec, value, { limits, context })`, one of the check family with
+ * `checkValue`, `checkText` and `checkTextSync`; this name goes in a later minor release.
+ */
+export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+  return checkValueSync(given, value, { limits, context });
+}
+
+/** `checkText`, synchronously (see checkValueSync for the one difference). */
 export function checkTextSync<T, C>(
   given: SpecLike<T, C>,
   text: unknown,

@@ -295,3 +295,20 @@ describe("budgets take only what a provider can mean", () => {
     expect(out.usage.totalTokens).toBeGreaterThanOrEqual(0);
   });
 });
+
+describe("one check family", () => {
+  it("checkValueSync gives checkValue's verdict synchronously, and validateAgainstSpec (deprecated) is the same judgement", async () => {
+    const { checkValue, checkValueSync, validateAgainstSpec } = await import("../../src/specs/check.js");
+    const bad = {
+      service_name: "Payments API",
+      replicas: 8,
+      resources: { cpu_limit: 0.5, memory_limit_mb: 512 },
+      health_check: { path: "/healthz", timeout_seconds: 2, interval_seconds: 10 },
+    };
+    const sync = checkValueSync("deployment-config", bad, { limits: { maxErrors: 5 } });
+    expect(sync).toEqual(await checkValue("deployment-config", bad, { limits: { maxErrors: 5 } }));
+    expect(sync.valid).toBe(false);
+    expect(sync.errors).toHaveLength(2);
+    expect(validateAgainstSpec("deployment-config", bad, { maxErrors: 5 })).toEqual(sync);
+  });
+});
