@@ -20,7 +20,7 @@ import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
 import { dialectOf, refReplacesSiblings, withCanonicalSchemaUri, type Dialect } from "./dialect.js";
 import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
-import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
+import { addStandardFormats, refuseUnjudgedFormats, unknownFormatsOf } from "./formats.js";
 import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
 import { ecmaPatternToRe2 } from "./regex.js";
 
@@ -141,11 +141,12 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
   });
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
+  for (const name of new Set(unknownFormatsOf(schema).map((i) => i.format!))) ajv.addFormat(name, true); // an unknown format is an annotation
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
   for (const keyword of LATER_KEYWORDS[dialect] ?? []) ajv.removeKeyword(keyword);
   // Unknown keywords are annotations (keywords.ts): ajv is told to ignore them, or they are removed (ajv-gaps.ts).
-  for (const keyword of new Set(ignoredKeywordsOf(schema).map((i) => i.keyword))) {
+  for (const keyword of new Set(ignoredKeywordsOf(schema).flatMap((i) => (i.format === undefined ? [i.keyword] : [])))) {
     if (registrable(keyword) && !readByAjvAlone(keyword, dialect)) ajv.addKeyword({ keyword });
   }
   // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
@@ -165,7 +166,7 @@ export function ignoredKeywordsOf(schema: Record<string, unknown>): readonly Ign
   let found = ignored.get(schema);
   if (found === undefined) {
     const dialect = dialectOf(schema);
-    found = Object.freeze(unknownKeywords(schema, (keyword) => defines(dialect, keyword)));
+    found = Object.freeze([...unknownKeywords(schema, (keyword) => defines(dialect, keyword)), ...unknownFormatsOf(schema)]);
     ignored.set(schema, found);
   }
   return found;
