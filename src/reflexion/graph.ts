@@ -65,7 +65,7 @@ function reflexionContext(options: ReflexionNodeOptions) {
     ReflexionConfigSchema,
     (given) => {
       const cfg = ensureReflexionConfig({ context: given }, options);
-      if (cfg.spec !== undefined) resolveSpec(cfg.spec);
+      if (cfg.spec !== undefined) resolveSpec(cfg.spec, { specLimits: options.specLimits });
     },
     ["memoryOwner"],
   );
@@ -143,7 +143,7 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   function fixed(cfg: ReflexionConfig): FixedSettings {
     const { spec, ...rest } = cfg;
     if (spec === undefined) return rest;
-    const resolved = resolveSpec(spec);
+    const resolved = resolveSpec(spec, { specLimits: options.specLimits });
     if (!resolved.untrusted && !codeSpecs.includes(resolved)) {
       codeSpecs.push(resolved);
       if (codeSpecs.length > 64) codeSpecs.shift();
@@ -154,7 +154,7 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   /** The run context the task's loop reads its settings from. */
   function contextOf(settings: FixedSettings): Record<string, unknown> {
     const { specRecord, ...rest } = settings;
-    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs) } : rest;
+    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs, { specLimits: options.specLimits }) } : rest;
   }
 
   /** The reference's `run()`: each task in order, with the memories relevant to it. */

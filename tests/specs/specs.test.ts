@@ -208,7 +208,7 @@ describe("inline specs", () => {
 
   it("refuses an inline spec over the size limit before parsing it", () => {
     const text = `{"type":"object","description":"${"x".repeat(MAX_INLINE_SPEC_CHARS)}"}`;
-    expect(specError(() => resolveSpec(text)).message).toContain(`over the limit of ${MAX_INLINE_SPEC_CHARS}`);
+    expect(specError(() => resolveSpec(text)).message).toContain(`over the limit maxChars (${MAX_INLINE_SPEC_CHARS})`);
     const broken = `{"description": "${"x".repeat(MAX_INLINE_SPEC_CHARS)}`;
     expect(specError(() => resolveSpec(broken)).message).toContain("over the limit");
   });
