@@ -147,14 +147,14 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
   { name: "a remote $ref", schema: { $ref: "https://example.com/schema.json" }, refused: /only JSON pointers into the spec itself/ },
   { name: "a $ref to nothing", schema: { type: "object", properties: { a: { $ref: "#/$defs/missing" } } }, refused: /points to nothing/ },
   {
-    name: "3,200 patterns",
-    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 3_200 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
-    refused: /over the limit maxCompiledChars|the limit maxCompiledChars/,
+    name: "6,400 patterns",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 6_400 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
+    refused: /over the limit maxCompiledChars/,
   },
   {
-    name: "50,000 fields (refused before compiling)",
-    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`${i}`, { type: "integer" }])) },
-    refused: /50000 subschemas would compile to more than \d+ characters of code, the limit maxCompiledChars/,
+    name: "30,000 fields (refused before compiling)",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`${i}`, { type: "integer" }])) },
+    refused: /30001 subschemas would compile to more than \d+ characters of code, over the limit maxCompiledChars/,
   },
   {
     name: "a pattern over the length limit",
@@ -253,7 +253,7 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
     ],
   },
   {
-    name: "a large flat spec (1,000 fields, 100 patterns)",
+    name: "a large flat spec (250 fields, 50 patterns)",
     schema: largeFlat(),
     probes: () => {
       const fields = (last: number) =>

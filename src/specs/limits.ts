@@ -64,7 +64,7 @@ export function checkCompiledEstimate(schema: Record<string, unknown>, limits: S
   for (const { schema: s } of subschemas(schema)) if (Object.keys(s).length > 0) count++;
   if (count * MIN_COMPILED_CHARS_PER_SUBSCHEMA > limits.maxCompiledChars) {
     throw new SpecError(
-      `its ${count} subschemas would compile to more than ${limits.maxCompiledChars} characters of code, the limit maxCompiledChars; ${raise}.`,
+      `its ${count} subschemas would compile to more than ${limits.maxCompiledChars} characters of code, over the limit maxCompiledChars (${limits.maxCompiledChars}); ${raise}.`,
     );
   }
 }

@@ -191,8 +191,8 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
     : "raise it with defineSpec's limits option ({ limits: { maxCompiledChars } }), or simplify the spec";
   try {
     checkSpecSafety(schema);
-    if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema, limits);
     checkCompiledEstimate(schema, limits, raise);
+    if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema, limits);
     checkSchema(schema);
     verdict = compileSchema(schema, { untrusted, allErrors: false, maxCompiledChars: limits.maxCompiledChars, onCompiled: (chars) => (compiledChars = chars) });
     refuseUnrunnable(verdict);
