@@ -7,7 +7,7 @@
  *   npm run bench -- --only validator,memory
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory. Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, peers, calls, memory, corpus (when JSONSchemaBench is on disk). Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -18,6 +18,7 @@ import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table,
 import * as checkpoints from "./checkpoint-growth.js";
 import * as calls from "./calls-tokens.js";
 import * as concurrency from "./concurrency.js";
+import * as corpus from "./corpus.js";
 import * as overhead from "./graph-overhead.js";
 import * as peers from "./peers.js";
 import type { ConcurrencyResult } from "./concurrency.js";
@@ -36,12 +37,13 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "peers", run: peers.run },
   { id: "calls", run: calls.run },
   { id: "streaming", run: streaming.run },
+  { id: "corpus", run: corpus.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls"];
+const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls", "streaming", "corpus"];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */
 function sourceState(): string {

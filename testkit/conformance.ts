@@ -79,12 +79,12 @@ export interface SchemaOutcome {
 
 const MAX_INSTANCES = 24;
 
-/** The corpus's instances, values drawn for the schema, and mutations of the valid-looking ones (deduplicated, at most MAX_INSTANCES). */
-export function instancesOf(entry: CorpusEntry, seed: number): Instance[] {
+/** The corpus's instances, values drawn for the schema, and mutations of the valid-looking ones (deduplicated, at most `max`). */
+export function instancesOf(entry: CorpusEntry, seed: number, max = MAX_INSTANCES): Instance[] {
   const out: Instance[] = [];
   const seen = new Set<string>();
   const push = (data: unknown, origin: Instance["origin"], label?: boolean) => {
-    if (data === undefined || out.length >= MAX_INSTANCES) return;
+    if (data === undefined || out.length >= max) return;
     const key = JSON.stringify(data);
     if (key === undefined || seen.has(key)) return;
     seen.add(key);
@@ -208,7 +208,10 @@ async function packageVerdict(spec: Spec, data: unknown): Promise<boolean | { th
  * Define the entry's schema in both modes, judge its instances with the package (in each mode that
  * accepted it) and the reference validator, and say where they differ.
  */
-export async function judgeEntry(entry: CorpusEntry, options: { seed?: number; limits?: Partial<RuntimeSpecLimits> } = {}): Promise<SchemaOutcome> {
+export async function judgeEntry(
+  entry: CorpusEntry,
+  options: { seed?: number; limits?: Partial<RuntimeSpecLimits>; maxInstances?: number } = {},
+): Promise<SchemaOutcome> {
   const outcome: SchemaOutcome = {
     file: entry.file,
     source: entry.source,
@@ -240,7 +243,7 @@ export async function judgeEntry(entry: CorpusEntry, options: { seed?: number; l
     return outcome;
   }
   try {
-    for (const instance of instancesOf(entry, options.seed ?? 1)) {
+    for (const instance of instancesOf(entry, options.seed ?? 1, options.maxInstances)) {
       let expected: boolean;
       try {
         expected = reference.judge(instance.data);

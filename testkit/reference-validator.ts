@@ -9,9 +9,36 @@ import "@hyperjump/json-schema/draft-06";
 import "@hyperjump/json-schema/draft-07";
 import "@hyperjump/json-schema/draft-2019-09";
 import { registerSchema, setShouldValidateFormat, unregisterSchema, validate } from "@hyperjump/json-schema/draft-2020-12";
+import { addKeyword, getKeyword } from "@hyperjump/json-schema/experimental";
 import "@hyperjump/json-schema/formats";
+import * as Instance from "@hyperjump/json-schema/instance/experimental";
 
 setShouldValidateFormat(true);
+
+// The reference's multipleOf compares a floating-point remainder within a tolerance (it refuses -1001 as a
+// multiple of 0.01); the standard means exact arithmetic, so it is decided here on the decimals as written.
+const MULTIPLE_OF = "https://json-schema.org/keyword/multipleOf";
+addKeyword({
+  ...getKeyword<number>(MULTIPLE_OF),
+  interpret: (divisor: number, instance: never) => Instance.typeOf(instance) !== "number" || isDecimalMultiple(Instance.value(instance) as number, divisor),
+} as never);
+
+/** A finite number as an integer times a power of ten, from its shortest round-trip decimal form. */
+function decimal(n: number): { digits: bigint; exponent: number } {
+  const [mantissa, e = "0"] = String(n).toLowerCase().split("e");
+  const [whole, fraction = ""] = mantissa.split(".");
+  return { digits: BigInt(`${whole}${fraction}`), exponent: Number(e) - fraction.length };
+}
+
+/** Whether `value` is an integer multiple of `divisor`, exactly, on their decimal forms. */
+export function isDecimalMultiple(value: number, divisor: number): boolean {
+  if (!Number.isFinite(value) || !Number.isFinite(divisor) || divisor <= 0) return false;
+  const v = decimal(value);
+  const d = decimal(divisor);
+  const e = Math.min(v.exponent, d.exponent);
+  const scaled = (x: { digits: bigint; exponent: number }) => x.digits * 10n ** BigInt(x.exponent - e);
+  return scaled(v) % scaled(d) === 0n;
+}
 
 /** Each dialect's identifier as the reference knows it, by the draft a `$schema` names. */
 const DIALECTS: Array<[RegExp, string]> = [
@@ -34,16 +61,11 @@ export async function referenceValidator(schema: Record<string, unknown>): Promi
   const given = typeof copy.$schema === "string" ? copy.$schema : "";
   const dialect = DIALECTS.find(([pattern]) => pattern.test(given))?.[1] ?? DIALECTS[2][1];
   if (given !== "") copy.$schema = dialect;
-  // Registered under its own address: an `$id` of its own is kept, resolved against it.
-  const retrieval = `https://reference.invalid/corpus/${next++}/schema.json`;
+  // Registered under its own `$id` when that is an absolute http(s) URI (its references may name it), else under an address of its own.
   const idKey = dialect.includes("draft-04") ? "id" : "$id";
-  const id = typeof copy[idKey] === "string" ? (copy[idKey] as string) : "";
-  let address = retrieval;
-  try {
-    if (id !== "") address = new URL(id, retrieval).href.replace(/#.*$/, "");
-  } catch {
-    // An $id that is no URI reference: the reference validator will refuse the schema.
-  }
+  const id = typeof copy[idKey] === "string" ? (copy[idKey] as string).replace(/#.*$/, "") : "";
+  const retrieval = /^https?:\/\/[^#]+$/.test(id) ? id : `https://reference.invalid/corpus/${next++}/schema.json`;
+  const address = retrieval;
   registerSchema(copy as never, retrieval, dialect);
   const release = () => {
     try {
