@@ -9,8 +9,18 @@
 export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "./errors.js";
 
 // Specs and validation (pure: no model, no graph)
-export { defineSpec, type BusinessRule, type FieldType, type JsonSchema, type Spec, type SpecDefinition, type SpecOutput } from "./specs/spec.js";
-export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRef } from "./specs/registry.js";
+export {
+  defineSpec,
+  type BusinessRule,
+  type DefineSpecOptions,
+  type FieldType,
+  type JsonSchema,
+  type Spec,
+  type SpecDefinition,
+  type SpecOutput,
+} from "./specs/spec.js";
+export { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits, type SpecCostLimits } from "./specs/limits.js";
+export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRef } from "./specs/registry.js";
 export { checkText, checkValue, validateAgainstSpec, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
