@@ -49,8 +49,7 @@ const tree = (depth: number, bad: boolean): unknown =>
 function largeFlat(): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   for (let i = 0; i < 250; i++) {
-    properties[`f${i}`] =
-      i < 50 ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` } : { type: "integer", minimum: i, maximum: i + 1000 };
+    properties[`f${i}`] = i < 50 ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` } : { type: "integer", minimum: i, maximum: i + 1000 };
   }
   return { type: "object", required: Object.keys(properties).slice(0, 20), properties };
 }
