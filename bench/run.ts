@@ -7,7 +7,7 @@
  *   npm run bench -- --only validator,memory
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory. Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk). Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -20,6 +20,7 @@ import * as history from "./checkpoint-bytes.js";
 import * as calls from "./calls-tokens.js";
 import * as corrections from "./corrections.js";
 import * as concurrency from "./concurrency.js";
+import * as corpus from "./corpus.js";
 import * as overhead from "./graph-overhead.js";
 import * as peers from "./peers.js";
 import type { ConcurrencyResult } from "./concurrency.js";
@@ -40,12 +41,13 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "history", run: history.run },
   { id: "corrections", run: corrections.run },
   { id: "streaming", run: streaming.run },
+  { id: "corpus", run: corpus.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls", "history", "corrections"];
+const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls", "history", "corrections", "streaming", "corpus"];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */
 function sourceState(): string {

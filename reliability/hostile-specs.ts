@@ -45,19 +45,16 @@ const recursive = { type: "object", required: ["name"], properties: { name: { ty
 const tree = (depth: number, bad: boolean): unknown =>
   depth === 0 ? (bad ? { name: 7 } : { name: "leaf" }) : { name: `n${depth}`, children: [tree(depth - 1, bad)] };
 
-/** The largest flat spec the limits accept: as many fields as allowed, every pattern allowed. */
-function largestAccepted(): Record<string, unknown> {
+/** A large flat spec, as real ones are: 250 fields, 50 of them with a pattern (what the old count limits refused outright). */
+function largeFlat(): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
-  for (let i = 0; i < RUNTIME_SPEC_LIMITS.maxSubschemas - 1; i++) {
-    properties[`f${i}`] =
-      i < RUNTIME_SPEC_LIMITS.maxPatterns
-        ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` }
-        : { type: "integer", minimum: i, maximum: i + 1000 };
+  for (let i = 0; i < 250; i++) {
+    properties[`f${i}`] = i < 50 ? { type: "string", pattern: `^[a-z]{1,${i + 1}}x${i}(foo|bar)*[0-9]+$` } : { type: "integer", minimum: i, maximum: i + 1000 };
   }
   return { type: "object", required: Object.keys(properties).slice(0, 20), properties };
 }
 
-/** The most work per item the limits allow: 16 subschemas and 2 patterns on every string of a 1 MB array. */
+/** The most subschemas per item the limits allow, two of them patterns, on every string of the largest answer they let it check. */
 const heaviestPerItem = {
   type: "array",
   items: {
@@ -67,6 +64,8 @@ const heaviestPerItem = {
     ],
   },
 };
+/** How many items of it one answer may hold: the answer's applications bound over the items' (the array itself is one value more). */
+const heaviestItems = () => Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / resolveSpec(heaviestPerItem).applicationsPerValue!) - 1;
 
 export const HOSTILE_SPECS: HostileSpecCase[] = [
   { name: "$async: true at the root", schema: { $async: true, type: "object" }, refused: /"\$async".*not allowed/ },
@@ -147,36 +146,61 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
   { name: "a remote $ref", schema: { $ref: "https://example.com/schema.json" }, refused: /only JSON pointers into the spec itself/ },
   { name: "a $ref to nothing", schema: { type: "object", properties: { a: { $ref: "#/$defs/missing" } } }, refused: /points to nothing/ },
   {
-    name: "3,200 patterns",
-    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 3_200 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
-    refused: /over the limit of 20000|more than 16 patterns|more than 128 subschemas/,
+    name: "6,400 patterns",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 6_400 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
+    refused: /over the limit maxCompiledChars/,
   },
   {
-    name: "17 patterns",
-    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`p${i}`, { type: "string", pattern: `^a${i}$` }])) },
-    refused: /more than 16 patterns/,
+    name: "30,000 fields (refused before compiling)",
+    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 30_000 }, (_, i) => [`${i}`, { type: "integer" }])) },
+    refused: /30001 subschemas would compile to more than \d+ characters of code, over the limit maxCompiledChars/,
   },
-  { name: "a 2,000-character pattern", schema: { type: "string", pattern: `^${"a?".repeat(1_000)}$` }, refused: /2002 characters long/ },
+  {
+    name: "a pattern over the length limit",
+    schema: { type: "string", pattern: `^${"a?".repeat(RUNTIME_SPEC_LIMITS.maxPatternChars)}$` },
+    refused: /characters long, over the limit maxPatternChars/,
+  },
   {
     name: "three patterns on one string",
     schema: { type: "string", allOf: [{ pattern: "a" }, { pattern: "b" }, { pattern: "c" }] },
-    refused: /3 patterns can apply to one string/,
+    probes: () => [
+      { text: '"abc"', valid: true },
+      { text: '"ab"', valid: false },
+    ],
   },
   {
-    name: "129 subschemas",
-    schema: { type: "object", properties: Object.fromEntries(Array.from({ length: 128 }, (_, i) => [`f${i}`, { type: "integer" }])) },
-    refused: /more than 128 subschemas/,
+    name: "a spec over the size limit",
+    schema: {
+      type: "object",
+      properties: Object.fromEntries(Array.from({ length: RUNTIME_SPEC_LIMITS.maxChars / 20 }, (_, i) => [`field${i}`, { type: "integer" }])),
+    },
+    refused: /characters of JSON, over the limit maxChars/,
   },
   {
-    name: "nesting 40 levels deep",
-    schema: Array.from({ length: 40 }).reduce<Record<string, unknown>>((inner) => ({ type: "object", properties: { a: inner } }), { type: "string" }),
-    refused: /nests deeper than 32 levels/,
+    name: "nesting past the depth limit",
+    schema: Array.from({ length: RUNTIME_SPEC_LIMITS.maxDepth + 8 }).reduce<Record<string, unknown>>(
+      (inner) => ({ type: "object", properties: { a: inner } }),
+      { type: "string" },
+    ),
+    refused: /nests deeper than \d+ levels .*the limit maxDepth/,
   },
-  { name: "anyOf with 17 branches", schema: { anyOf: Array.from({ length: 17 }, (_, i) => ({ const: i })) }, refused: /17 branches/ },
   {
-    name: "combinators multiplied through items (8 × 8 per item)",
-    schema: { type: "array", items: { anyOf: Array.from({ length: 8 }, () => ({ anyOf: Array.from({ length: 8 }, (_, j) => ({ const: j })) })) } },
-    refused: /more than 16 subschemas can apply to one value/,
+    name: "anyOf with 17 branches (accepted)",
+    schema: { anyOf: Array.from({ length: 17 }, (_, i) => ({ const: i })) },
+    probes: () => [
+      { text: "16", valid: true },
+      { text: "17", valid: false },
+    ],
+  },
+  {
+    name: "combinators multiplied through items (8 × 8 × 8 per item)",
+    schema: {
+      type: "array",
+      items: {
+        anyOf: Array.from({ length: 8 }, () => ({ anyOf: Array.from({ length: 8 }, () => ({ anyOf: Array.from({ length: 8 }, (_, j) => ({ const: j })) })) })),
+      },
+    },
+    refused: /subschemas can apply to one value of an answer .*the limit maxApplicationsPerValue/,
   },
   {
     name: "combinators doubling at every level through $ref",
@@ -186,7 +210,20 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
         { type: "array", items: { $ref: "#" } },
       ],
     },
-    refused: /more than 16 subschemas can apply to one value/,
+    refused: /subschemas can apply to one value of an answer .*the limit maxApplicationsPerValue/,
+  },
+  {
+    name: "$ref bomb: each definition refers to the one before twice, 40 levels",
+    schema: {
+      definitions: Object.fromEntries(
+        Array.from({ length: 40 }, (_, i) => [
+          `d${i}`,
+          i === 0 ? { type: "integer" } : { allOf: [{ $ref: `#/definitions/d${i - 1}` }, { $ref: `#/definitions/d${i - 1}` }] },
+        ]),
+      ),
+      $ref: "#/definitions/d39",
+    },
+    refused: /subschemas can apply to one value of an answer .*the limit maxApplicationsPerValue/,
   },
   {
     name: "uniqueItems on untyped items, over a 1 MB answer (checked in linear time)",
@@ -215,13 +252,13 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
     ],
   },
   {
-    name: "the largest accepted spec (127 fields, 16 patterns)",
-    schema: largestAccepted(),
+    name: "a large flat spec (250 fields, 50 patterns)",
+    schema: largeFlat(),
     probes: () => {
-      const fields = (last: number) =>
-        JSON.stringify(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, i < 16 ? `ax${i}9` : i === 19 ? last : i])));
+      // The 20 required fields have patterns; f60 is an integer from 60 to 1060.
+      const fields = (last: number) => JSON.stringify({ ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, `ax${i}9`])), f60: last });
       return [
-        { text: fields(19), valid: true },
+        { text: fields(60), valid: true },
         { text: fields(-5), valid: false },
       ];
     },
@@ -230,10 +267,10 @@ export const HOSTILE_SPECS: HostileSpecCase[] = [
     name: "the most work per item allowed, over a 1 MB answer",
     schema: heaviestPerItem,
     probes: () => [
-      // 16 subschemas an item: up to 31,250 items may be checked; a larger answer is refused, never passed.
-      { text: strings(31_000, () => "abab"), valid: true },
-      { text: strings(31_000, (i) => (i === 30_000 ? "abc" : "abab")), valid: false },
-      { text: manyStrings(() => "abab"), valid: false },
+      // As many items as the limits let one answer hold pass; one more is refused, never passed.
+      { text: strings(heaviestItems(), () => "abab"), valid: true },
+      { text: strings(heaviestItems(), (i) => (i === heaviestItems() - 2 ? "abc" : "abab")), valid: false },
+      { text: strings(heaviestItems() + 1, () => "abab"), valid: false },
     ],
   },
   {

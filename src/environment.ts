@@ -4,7 +4,8 @@
  * own. The LangGraph dev server and the command line also load `.env` into
  * the environment first; this module does not read files.
  */
-import { ConfigurationError, registerSecret } from "./errors.js";
+import { ConfigurationError, registerSecret, SpecError } from "./errors.js";
+import { checkedSpecLimits, type RuntimeSpecLimits } from "./specs/limits.js";
 import { modelNameProblem } from "./model-names.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
@@ -33,6 +34,8 @@ export interface Environment {
   maxRetries: number;
   /** postgres://… enables durable checkpoints and store (DATABASE_URL). */
   databaseUrl?: string;
+  /** Limits on specs supplied at run time other than the defaults (RUNTIME_SPEC_LIMITS, a JSON object such as {"maxChars": 200000}). */
+  specLimits: Partial<RuntimeSpecLimits>;
 }
 
 function nonEmpty(value: string | undefined): string | undefined {
@@ -71,8 +74,29 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
     databaseUrl: nonEmpty(env.DATABASE_URL),
+    specLimits: readSpecLimits(env),
   };
   // Error text that echoes a provider key read here is redacted (a key passed in code is registered where it is used).
   for (const key of [environment.openaiApiKey, environment.anthropicApiKey, environment.googleApiKey]) registerSecret(key);
   return environment;
+}
+
+/**
+ * The operator's limits on specs supplied at run time (RUNTIME_SPEC_LIMITS: a JSON object naming the
+ * limits to change, e.g. {"maxChars": 200000, "maxApplicationsPerValue": 64}); none when unset.
+ */
+export function readSpecLimits(env: NodeJS.ProcessEnv = process.env): Partial<RuntimeSpecLimits> {
+  const raw = nonEmpty(env.RUNTIME_SPEC_LIMITS);
+  if (raw === undefined) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ConfigurationError(`RUNTIME_SPEC_LIMITS must be a JSON object such as {"maxChars": 200000}; got ${JSON.stringify(raw.slice(0, 80))}.`);
+  }
+  try {
+    return checkedSpecLimits(parsed, "RUNTIME_SPEC_LIMITS");
+  } catch (error) {
+    throw error instanceof SpecError ? new ConfigurationError(error.message) : error;
+  }
 }

@@ -12,6 +12,7 @@ export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, Trustw
 export {
   defineSpec,
   type BusinessRule,
+  type DefineSpecOptions,
   type FieldType,
   type JsonSchema,
   type RuleOutcome,
@@ -19,7 +20,8 @@ export {
   type SpecDefinition,
   type SpecOutput,
 } from "./specs/spec.js";
-export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
+export { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits, type SpecCostLimits } from "./specs/limits.js";
+export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
 export {
   checkText,
   checkTextSync,

@@ -67,7 +67,7 @@ function reflexionContext(options: ReflexionNodeOptions) {
     showingModelInEffect(ReflexionConfigSchema, modelInEffect(options)),
     (given) => {
       const cfg = ensureReflexionConfig({ context: given }, options);
-      if (cfg.spec !== undefined) resolveSpec(cfg.spec);
+      if (cfg.spec !== undefined) resolveSpec(cfg.spec, { specLimits: options.specLimits });
     },
     ["memoryOwner"],
   );
@@ -145,7 +145,7 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   function fixed(cfg: ReflexionConfig): FixedSettings {
     const { spec, ...rest } = cfg;
     if (spec === undefined) return rest;
-    const resolved = resolveSpec(spec);
+    const resolved = resolveSpec(spec, { specLimits: options.specLimits });
     if (!resolved.untrusted && !codeSpecs.includes(resolved)) {
       codeSpecs.push(resolved);
       if (codeSpecs.length > 64) codeSpecs.shift();
@@ -156,7 +156,7 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   /** The run context the task's loop reads its settings from. */
   function contextOf(settings: FixedSettings): Record<string, unknown> {
     const { specRecord, ...rest } = settings;
-    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs) } : rest;
+    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs, { specLimits: options.specLimits }) } : rest;
   }
 
   /** The reference's `run()`: each task in order, with the memories relevant to it. */

@@ -15,6 +15,7 @@ import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";
+import type { RuntimeSpecLimits } from "../specs/limits.js";
 import { checkText } from "../specs/check.js";
 import { admitsToLongTerm, DEFAULT_RETRIEVAL_LIMIT, getRelevantMemories, type StepRecord } from "./memory.js";
 import { memoryNamespace, StoreMemory } from "./memory-store.js";
@@ -26,6 +27,8 @@ import type { ModelCall, TaskStateType, TaskUpdate } from "./state.js";
 export interface ReflexionNodeOptions extends EnsureOptions<ReflexionConfigInput> {
   /** The chat model for every role, or a factory asked per run and role. */
   model?: ModelSource;
+  /** Limits on the specs runs supply (inline JSON) other than the defaults and the operator's RUNTIME_SPEC_LIMITS; a run cannot change them. */
+  specLimits?: Partial<RuntimeSpecLimits>;
 }
 
 /** Used when the graph runs without a store (plain invoke): memory then lives in this process only. */
@@ -84,7 +87,7 @@ export function makeReflexionOperations(options: ReflexionNodeOptions) {
     /** The check step's errors for a response against the run's spec (empty only when valid); null when the run has no spec. */
     async gate(cfg: ReflexionConfig, response: string): Promise<string[] | null> {
       if (cfg.spec === undefined) return null;
-      const verdict = await checkText(resolveSpec(cfg.spec), response, "model");
+      const verdict = await checkText(resolveSpec(cfg.spec, { specLimits: options.specLimits }), response, "model");
       return verdict.valid ? [] : verdict.errors;
     },
     async act(cfg: ReflexionConfig, task: string, memories: readonly StepRecord[], config?: RunnableConfig): Promise<Answer> {

@@ -211,8 +211,20 @@ function needsRewrite(schema: Node, isRoot: boolean, dialect: Dialect): boolean 
     Object.keys(schema).some((key) => removedKeyword(key, dialect)) ||
     (isNode(properties) && Object.hasOwn(properties, PROTO)) ||
     (isNode(dependencies) && Object.hasOwn(dependencies, PROTO)) ||
-    (!isRoot && typeof own(schema, idKeyword(dialect)) === "string" && Object.hasOwn(schema, "$ref"))
+    (!isRoot && typeof own(schema, idKeyword(dialect)) === "string" && Object.hasOwn(schema, "$ref")) ||
+    standardIgnores(schema, dialect).length > 0
   );
+}
+
+/**
+ * Keywords the standard ignores where they stand, which ajv's strict mode refuses: "additionalItems"
+ * beside a single "items" schema or none, "then" and "else" without "if". They are left out of what ajv compiles.
+ */
+function standardIgnores(schema: Node, dialect: Dialect): string[] {
+  const ignored: string[] = [];
+  if (dialect !== "2020-12" && Object.hasOwn(schema, "additionalItems") && !Array.isArray(own(schema, "items"))) ignored.push("additionalItems");
+  if (!Object.hasOwn(schema, "if")) ignored.push(...["then", "else"].filter((key) => Object.hasOwn(schema, key)));
+  return ignored;
 }
 
 /** An object with these own fields; `Object.fromEntries` defines "__proto__" as a field, where `obj[key] = …` would set the prototype. */
@@ -220,7 +232,8 @@ const withFields = (entries: Array<[string, unknown]>): Node => Object.fromEntri
 
 /** A copy of the schema (and of the subschemas that change), in a form ajv judges right. */
 function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
-  let entries = Object.entries(node).filter(([key]) => !removedKeyword(key, dialect));
+  const ignores = standardIgnores(node, dialect);
+  let entries = Object.entries(node).filter(([key]) => !removedKeyword(key, dialect) && !ignores.includes(key));
   const get = (key: string) => entries.find(([k]) => k === key)?.[1];
   const set = (key: string, value: unknown) => {
     entries = entries.some(([k]) => k === key) ? entries.map(([k, v]) => [k, k === key ? value : v]) : [...entries, [key, value]];

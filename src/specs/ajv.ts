@@ -20,7 +20,7 @@ import { RE2JS } from "re2js";
 import { SpecError } from "../errors.js";
 import { dialectOf, refReplacesSiblings, withCanonicalSchemaUri, type Dialect } from "./dialect.js";
 import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
-import { addStandardFormats, refuseUnjudgedFormats } from "./formats.js";
+import { addStandardFormats, refuseUnjudgedFormats, unknownFormatsOf } from "./formats.js";
 import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
 import { ecmaPatternToRe2 } from "./regex.js";
 
@@ -100,6 +100,7 @@ const baseOptions: Options = {
   strictTuples: false,
   strictRequired: false,
   allowUnionTypes: true,
+  allowMatchingProperties: true, // a field named in "properties" that a "patternProperties" key also matches meets both, as the standard says
   logger: false,
 };
 
@@ -129,8 +130,19 @@ export function checkSchema(schema: Record<string, unknown>): void {
  * at the first error, so its cost is that of reading the answer once) or the
  * explanation (every error, with the offending values, for the messages).
  */
-export function compileSchema(schema: Record<string, unknown>, options: { untrusted: boolean; allErrors: boolean }): ValidateFunction {
+export function compileSchema(
+  schema: Record<string, unknown>,
+  options: { untrusted: boolean; allErrors: boolean; maxCompiledChars?: number; onCompiled?: (chars: number) => void },
+): ValidateFunction {
   const dialect = dialectOf(schema);
+  // The size of the generated code bounds the time and memory compiling takes: counted per function as ajv makes it, stopped past the bound.
+  let compiledChars = 0;
+  const max = options.maxCompiledChars ?? Number.POSITIVE_INFINITY;
+  const measure = (code: string) => {
+    compiledChars += code.length;
+    if (compiledChars > max) throw new CompiledTooLarge(max);
+    return code;
+  };
   const ajv = newAjv(dialect, {
     ...baseOptions,
     allErrors: options.allErrors,
@@ -138,20 +150,31 @@ export function compileSchema(schema: Record<string, unknown>, options: { untrus
     validateSchema: false,
     // ajv's option for the standard's meaning of "$ref" up to draft-07 (by default it applies the siblings too).
     ignoreKeywordsWithRef: refReplacesSiblings(dialect),
-    ...(options.untrusted ? { code: { regExp: re2Engine } } : {}),
+    code: { process: measure, ...(options.untrusted ? { regExp: re2Engine } : {}) },
   });
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
+  for (const name of new Set(unknownFormatsOf(schema).map((i) => i.format!))) ajv.addFormat(name, true); // an unknown format is an annotation
   replaceUniqueItems(ajv);
   correctKeywords(ajv, dialect, schema);
   for (const keyword of LATER_KEYWORDS[dialect] ?? []) ajv.removeKeyword(keyword);
   // Unknown keywords are annotations (keywords.ts): ajv is told to ignore them, or they are removed (ajv-gaps.ts).
-  for (const keyword of new Set(ignoredKeywordsOf(schema).map((i) => i.keyword))) {
+  for (const keyword of new Set(ignoredKeywordsOf(schema).flatMap((i) => (i.format === undefined ? [i.keyword] : [])))) {
     if (registrable(keyword) && !readByAjvAlone(keyword, dialect)) ajv.addKeyword({ keyword });
   }
   // Where ajv would misjudge the schema, it compiles a rewrite of it or the spec is refused (ajv-gaps.ts).
   const compiled = withCanonicalSchemaUri(schemaForAjv(schema, dialect), dialect);
   refuseUnjudgedFormats(schema, dialect);
-  return ajv.compile(compiled);
+  const validate = ajv.compile(compiled);
+  options.onCompiled?.(compiledChars);
+  return validate;
+}
+
+/** Thrown while compiling once the generated code passes its bound (the caller names the limit and how to raise it). */
+export class CompiledTooLarge extends Error {
+  override readonly name = "CompiledTooLarge";
+  constructor(readonly limit: number) {
+    super(`the compiled validator would be over ${limit} characters of code`);
+  }
 }
 
 const ignored = new WeakMap<Record<string, unknown>, readonly IgnoredKeyword[]>();
@@ -165,7 +188,7 @@ export function ignoredKeywordsOf(schema: Record<string, unknown>): readonly Ign
   let found = ignored.get(schema);
   if (found === undefined) {
     const dialect = dialectOf(schema);
-    found = Object.freeze(unknownKeywords(schema, (keyword) => defines(dialect, keyword)));
+    found = Object.freeze([...unknownKeywords(schema, (keyword) => defines(dialect, keyword)), ...unknownFormatsOf(schema)]);
     ignored.set(schema, found);
   }
   return found;

@@ -7,7 +7,9 @@
  * optional format tests (tests/specs/official-suite.test.ts). A format the
  * standard defines but no validator here judges exactly and in bounded time
  * is refused when the spec is defined, naming it; a format the standard does
- * not define is refused by ajv as unknown.
+ * not define (`int32`, `color`, `utc-millisec`) is an annotation, as the
+ * standard says of unknown formats: ignored, and listed on the spec with the
+ * unknown keywords.
  *
  * Draft-07 lets a validator assert `contentEncoding` and `contentMediaType`,
  * and this package does for the values it can judge exactly ("base64",
@@ -19,6 +21,7 @@ import * as rfc from "@hyperjump/json-schema-formats";
 import { isIdnHostname } from "idn-hostname";
 import { SpecError } from "../errors.js";
 import type { Dialect } from "./dialect.js";
+import type { IgnoredKeyword } from "./keywords.js";
 import { subschemas } from "./limits.js";
 
 /** Formats of the standard refused at definition, and why. */
@@ -91,6 +94,17 @@ const invalidOnThrow = (validate: (value: string) => boolean) => (value: string)
     return false;
   }
 };
+
+/** Every `format` of a schema the standard does not define, with where it is: annotations, which validation ignores. */
+export function unknownFormatsOf(schema: Record<string, unknown>): IgnoredKeyword[] {
+  const found: IgnoredKeyword[] = [];
+  for (const { schema: s, path } of subschemas(schema)) {
+    const format = Object.hasOwn(s, "format") ? s.format : undefined;
+    if (typeof format === "string" && !Object.hasOwn(FORMATS, format) && !Object.hasOwn(REFUSED_FORMATS, format))
+      found.push({ keyword: "format", at: path, format });
+  }
+  return found;
+}
 
 /** Register the standard's formats, and in draft-07 the asserted content keywords, on a fresh ajv instance. */
 export function addStandardFormats(ajv: Ajv, dialect: Dialect): void {

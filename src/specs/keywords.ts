@@ -6,7 +6,8 @@
  * the author meant: a likely misspelling of a validating keyword
  * (`minLenght`, `additonalProperties`, `oneof`), and a custom keyword that
  * reads as a constraint (`min`, `max`, `errorMessage`). Vendor extensions
- * (`x-…`) are always ignored.
+ * (`x-…`) and keywords set aside with a leading underscore (`_format`, the
+ * usual way to switch a keyword off while keeping it) are always ignored.
  */
 import { SpecError } from "../errors.js";
 import { subschemas } from "./limits.js";
@@ -18,6 +19,8 @@ export interface IgnoredKeyword {
   keyword: string;
   /** Where it is, as a JSON pointer into the schema ("#/properties/name"). */
   at: string;
+  /** For `format`: the format's name, one the standard does not define (an annotation, as an unknown keyword is). */
+  format?: string;
 }
 
 /** The keywords that constrain a value, as every dialect names them: what a misspelling is measured against. */
@@ -136,7 +139,7 @@ export function unknownKeywords(schema: Node, known: (keyword: string) => boolea
     schemas.add(node);
     for (const keyword of Object.keys(node)) {
       if (known(keyword)) continue;
-      if (!keyword.startsWith("x-")) refuseMeant(keyword, path, known);
+      if (!keyword.startsWith("x-") && !keyword.startsWith("_")) refuseMeant(keyword, path, known);
       found.push({ keyword, at: path });
     }
   }

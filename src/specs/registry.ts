@@ -10,7 +10,8 @@ import { apiRequestSpec } from "./builtin/api-request.js";
 import { dbQuerySpec } from "./builtin/db-query.js";
 import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
-import { RUNTIME_SPEC_LIMITS } from "./limits.js";
+import { readSpecLimits } from "../environment.js";
+import { checkedSpecLimits, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits } from "./limits.js";
 import { defineSpec, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
 
 /** The built-in specs, by name (deployment-config, api-request, db-query, signup-form). */
@@ -31,8 +32,22 @@ export interface InlineSpec {
   schema: JsonSchema;
 }
 
-/** Largest inline spec accepted, as JSON text. */
+/** Largest inline spec accepted by default, as JSON text (the limit maxChars). */
 export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
+
+/** How a spec reference is resolved. */
+export interface ResolveSpecOptions {
+  /**
+   * Limits for a spec supplied at run time other than the defaults (RUNTIME_SPEC_LIMITS) and the
+   * operator's RUNTIME_SPEC_LIMITS setting, which they override. Built-in and code-defined specs are unaffected.
+   */
+  specLimits?: Partial<RuntimeSpecLimits>;
+}
+
+/** The limits a run-time spec is resolved under: the defaults, then the operator's setting, then the caller's. */
+export function runtimeSpecLimits(given?: Partial<RuntimeSpecLimits>): RuntimeSpecLimits {
+  return { ...RUNTIME_SPEC_LIMITS, ...readSpecLimits(), ...checkedSpecLimits(given) };
+}
 /** How many distinct inline specs stay compiled; the least recently used beyond it are dropped. */
 export const INLINE_SPEC_CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
@@ -70,8 +85,8 @@ function zodSpec(schema: z.ZodType): Spec {
  * console.log(builtin.name, inline.name);
  * ```
  */
-export function resolveSpec<R extends SpecRef>(ref: R): Spec<SpecOutput<R>>;
-export function resolveSpec(ref: SpecRef): Spec {
+export function resolveSpec<R extends SpecRef>(ref: R, options?: ResolveSpecOptions): Spec<SpecOutput<R>>;
+export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spec {
   if (isSpec(ref)) return ref;
   if (isZodSchema(ref)) return zodSpec(ref);
   if (typeof ref === "string") {
@@ -79,38 +94,45 @@ export function resolveSpec(ref: SpecRef): Spec {
     const builtin = builtinSpecs.get(trimmed);
     if (builtin) return builtin;
     if (trimmed.startsWith("{")) {
-      if (trimmed.length > MAX_INLINE_SPEC_CHARS) {
-        throw new SpecError(`The inline spec is ${trimmed.length} characters of JSON, over the limit of ${MAX_INLINE_SPEC_CHARS}.`);
-      }
+      const limits = runtimeSpecLimits(options.specLimits);
+      refuseTooLong(trimmed.length, limits);
       let parsed: unknown;
       try {
         parsed = JSON.parse(trimmed);
       } catch (error) {
         throw new SpecError(`The inline spec is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
       }
-      return compileInline(parsed, trimmed);
+      return compileInline(parsed, trimmed, limits);
     }
     throw new SpecError(
       `Unknown spec ${JSON.stringify(trimmed.slice(0, 80))}: use one of ${[...builtinSpecs.keys()].join(", ")}, ` +
         `an inline JSON spec such as {"name": "my-spec", "schema": {"type": "object", ...}}, a Spec from defineSpec, or a zod schema.`,
     );
   }
-  if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined);
+  if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined, runtimeSpecLimits(options.specLimits));
   throw new SpecError(
     `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a zod schema; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
   );
 }
 
-function compileInline(value: unknown, text: string | undefined): Spec {
+function refuseTooLong(chars: number, limits: RuntimeSpecLimits): void {
+  if (chars > limits.maxChars) {
+    throw new SpecError(
+      `The inline spec is ${chars} characters of JSON, over the limit maxChars (${limits.maxChars}); raise it with the "maxChars" of RUNTIME_SPEC_LIMITS (server configuration) or of the specLimits option, or send a smaller spec.`,
+    );
+  }
+}
+
+function compileInline(value: unknown, text: string | undefined, limits: RuntimeSpecLimits): Spec {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new SpecError("An inline spec must be a JSON object: a JSON Schema, or {name, description, schema}.");
   }
   // {name, description, schema: a zod schema}: a definition in code, as defineSpec takes it.
   if (isZodSchema((value as { schema?: unknown }).schema)) return defineSpec(value as { name?: string; description?: string; schema: z.ZodType });
-  const key = text ?? safeStringify(value);
-  if (key.length > MAX_INLINE_SPEC_CHARS) {
-    throw new SpecError(`The inline spec is ${key.length} characters of JSON, over the limit of ${MAX_INLINE_SPEC_CHARS}.`);
-  }
+  const json = text ?? safeStringify(value);
+  refuseTooLong(json.length, limits);
+  // The same text under other limits is another spec (it may be refused under one and not the other).
+  const key = `${JSON.stringify(limits)}\n${json}`;
   const cached = inlineCache.get(key);
   if (cached) {
     inlineCache.delete(key); // refresh its place in the LRU order
@@ -126,7 +148,7 @@ function compileInline(value: unknown, text: string | undefined): Spec {
       description: wrapped && typeof obj.description === "string" ? obj.description : "A spec supplied at run time.",
       schema: (wrapped ? obj.schema : obj) as JsonSchema,
     },
-    { untrusted: true },
+    { untrusted: true, limits },
   );
   // A bare schema none of whose own keywords means anything (e.g. {"name": …, "schem": …}) would accept any value:
   // almost surely a wrapped spec with its "schema" field misspelt or missing.
@@ -171,7 +193,7 @@ export function recordSpec(spec: Spec): SpecRecord {
 }
 
 /** The spec a record names; `codeSpecs` are the code-defined specs the resuming graph knows (its own, and those its runs were given). */
-export function specFromRecord(record: SpecRecord, codeSpecs: readonly Spec[] = []): Spec {
+export function specFromRecord(record: SpecRecord, codeSpecs: readonly Spec[] = [], options: ResolveSpecOptions = {}): Spec {
   switch (record.kind) {
     case "builtin": {
       const spec = builtinSpecs.get(record.name);
@@ -179,7 +201,7 @@ export function specFromRecord(record: SpecRecord, codeSpecs: readonly Spec[] = 
       break;
     }
     case "inline":
-      return resolveSpec(record.definition);
+      return resolveSpec(record.definition, options);
     case "code": {
       const match = codeSpecs.find((spec) => spec.name === record.name && fingerprintSpec(spec) === record.fingerprint);
       if (match) return match;

@@ -6,9 +6,17 @@
 import type { ValidateFunction } from "ajv";
 import { z } from "zod";
 import { SpecError } from "../errors.js";
-import { checkSchema, compileSchema, ignoredKeywordsOf } from "./ajv.js";
+import { checkSchema, CompiledTooLarge, compileSchema, ignoredKeywordsOf } from "./ajv.js";
 import type { IgnoredKeyword } from "./keywords.js";
-import { checkRuntimeSpecLimits, checkSpecSafety } from "./limits.js";
+import {
+  checkCompiledEstimate,
+  checkedSpecLimits,
+  checkRuntimeSpecLimits,
+  checkSpecSafety,
+  CODE_SPEC_LIMITS,
+  RUNTIME_SPEC_LIMITS,
+  type RuntimeSpecLimits,
+} from "./limits.js";
 import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
@@ -78,12 +86,24 @@ export interface Spec<T = unknown, C = any> {
   readonly untrusted: boolean;
   /** For a run-time spec: the most subschemas that can apply to one value of an answer. */
   readonly applicationsPerValue?: number;
+  /** For a run-time spec: the limits it was defined under (the answer's cost is bounded by them too). */
+  readonly limits?: Readonly<RuntimeSpecLimits>;
+  /** Characters of code its compiled verdict takes (what the cost bound maxCompiledChars counts). */
+  readonly compiledChars: number;
   /** For a zod spec: the zod schema, whose refinements run as rules and whose output is the typed result. */
   readonly zod?: z.ZodType<T>;
   /** For a zod spec: whether it has asynchronous refinements or transforms (only the asynchronous check step can judge it). */
   readonly zodAsync?: boolean;
   /** For a zod spec: keys of its checks that have no JSON Schema form here, judged by zod alone (see zod.ts). */
   readonly zodOnly?: ReadonlySet<string>;
+}
+
+/** How a spec is defined: as code (trusted), or as supplied at run time (bounded), and under which limits. */
+export interface DefineSpecOptions {
+  /** A spec from run-time JSON: its patterns run on RE2 and its cost is bounded by every run-time limit. */
+  untrusted?: boolean;
+  /** Limits other than the defaults (RUNTIME_SPEC_LIMITS; CODE_SPEC_LIMITS for a code-defined spec, which has only the cost bound maxCompiledChars). */
+  limits?: Partial<RuntimeSpecLimits>;
 }
 
 const NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
@@ -129,7 +149,7 @@ function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; 
  */
 export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
   definition: SpecDefinition<S, C>,
-  options: { untrusted?: boolean } = {},
+  options: DefineSpecOptions = {},
 ): Spec<SpecOutput<S>, C> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
@@ -163,16 +183,26 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
   if (problems.length > 0) throw new SpecError(problems.map((p) => `Spec ${JSON.stringify(name)}: ${p}`));
 
   const untrusted = options.untrusted ?? false;
+  const limits: RuntimeSpecLimits = Object.freeze({ ...RUNTIME_SPEC_LIMITS, ...(untrusted ? {} : CODE_SPEC_LIMITS), ...checkedSpecLimits(options.limits) });
   const schema = jsonSchema;
   let verdict: ValidateFunction;
   let applicationsPerValue: number | undefined;
+  let compiledChars = 0;
+  const raise = untrusted
+    ? 'raise it with the "maxCompiledChars" of RUNTIME_SPEC_LIMITS (server configuration) or of the specLimits option, or simplify the spec'
+    : "raise it with defineSpec's limits option ({ limits: { maxCompiledChars } }), or simplify the spec";
   try {
     checkSpecSafety(schema);
-    if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema);
+    checkCompiledEstimate(schema, limits, raise);
+    if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema, limits);
     checkSchema(schema);
-    verdict = compileSchema(schema, { untrusted, allErrors: false });
+    verdict = compileSchema(schema, { untrusted, allErrors: false, maxCompiledChars: limits.maxCompiledChars, onCompiled: (chars) => (compiledChars = chars) });
+    refuseUnrunnable(verdict);
   } catch (error) {
     const reason = (error as Error).message;
+    if (error instanceof CompiledTooLarge) {
+      throw new SpecError(`Spec ${JSON.stringify(name)} is refused: ${reason}, over the limit maxCompiledChars (${limits.maxCompiledChars}); ${raise}.`);
+    }
     if (error instanceof SpecError) throw new SpecError(`Spec ${JSON.stringify(name)} is refused: ${reason}`);
     const hint = /regexp|Perl syntax/i.test(reason)
       ? " (patterns in specs supplied at run time run on RE2, a linear-time engine: lookaround and backreferences are not supported)"
@@ -190,10 +220,27 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
     ignoredKeywords: ignoredKeywordsOf(schema),
     untrusted,
     applicationsPerValue,
+    ...(untrusted ? { limits } : {}),
+    compiledChars,
     zod,
     zodAsync: zodShape?.async,
     zodOnly,
   }) as Spec<SpecOutput<S>, C>;
+}
+
+/**
+ * The JavaScript engine compiles a validator's code in full on its first call, and refuses code nested
+ * too deeply for it (a RangeError: ajv nests the checks of an object's fields): called once here, so
+ * such a spec is refused when it is defined, not when it meets its first answer.
+ */
+function refuseUnrunnable(verdict: ValidateFunction): void {
+  try {
+    verdict(null);
+  } catch (error) {
+    if (error instanceof RangeError)
+      throw new SpecError("its compiled validator is nested too deeply for the JavaScript engine to run; split its largest objects into parts (allOf).");
+    throw error;
+  }
 }
 
 /** The all-errors validator, compiled the first time a value fails (most specs meet far more valid answers than invalid ones). */

@@ -65,11 +65,11 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
   const pending: PendingRule[] = [];
   if (spec.untrusted) {
     // A run-time spec's cost is bounded per value; the answer's size bounds the rest.
-    const maxValues = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
+    const maxValues = Math.floor((spec.limits ?? RUNTIME_SPEC_LIMITS).maxApplicationsPerAnswer / Math.max(1, spec.applicationsPerValue ?? 1));
     const values = countValues(value, maxValues);
     if (values > maxValues) {
       messages.push(
-        `the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer; send a smaller value`,
+        `the value has more than ${maxValues} JSON values, more than this spec (supplied at run time) may check in one answer (its limit maxApplicationsPerAnswer); send a smaller value`,
       );
       return { messages, schemaPassed: false, pending };
     }

@@ -252,9 +252,9 @@ export class PartialCheck {
     if (values > EXPLAINED_VALUES)
       this.frozen ??= `the answer holds more than ${EXPLAINED_VALUES} JSON values, and the full check then lists only its first schema error`;
     if (this.spec.untrusted) {
-      const max = Math.floor(RUNTIME_SPEC_LIMITS.maxApplicationsPerAnswer / Math.max(1, this.spec.applicationsPerValue ?? 1));
+      const max = Math.floor((this.spec.limits ?? RUNTIME_SPEC_LIMITS).maxApplicationsPerAnswer / Math.max(1, this.spec.applicationsPerValue ?? 1));
       if (values > max)
-        this.tooManyValues ??= `the answer holds more than ${max} JSON values, more than this spec (supplied at run time) may check in one answer`;
+        this.tooManyValues ??= `the answer holds more than ${max} JSON values, more than this spec (supplied at run time) may check in one answer (its limit maxApplicationsPerAnswer)`;
     }
   }
 

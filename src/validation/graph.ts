@@ -45,7 +45,7 @@ function frontDoor(options: ValidationNodeOptions) {
     showingModelInEffect(ValidationConfigSchema, modelInEffect(defaults)),
     (given) => {
       // Resolving the spec compiles it: a spec that does not compile is refused here.
-      resolveSpec(ensureValidationConfig({ context: given }, defaults).spec);
+      resolveSpec(ensureValidationConfig({ context: given }, defaults).spec, { specLimits: options.specLimits });
     },
     // Read from `configurable` only: a run's request to stream model tokens (see streamsTokens).
     [STREAM_TOKENS_KEY],

@@ -9,6 +9,7 @@ import { resolveModel, type ModelSource } from "../models.js";
 import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import { builtinSpecs, fingerprintSpec, isSpec, isZodSchema, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
+import type { RuntimeSpecLimits } from "../specs/limits.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
@@ -29,6 +30,11 @@ export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInp
   spec?: SpecRef;
   /** Default attempt limit for runs that set none (1-10). */
   maxAttempts?: number;
+  /**
+   * Limits on the specs runs supply (inline JSON) other than the defaults and the operator's
+   * RUNTIME_SPEC_LIMITS, e.g. `{ maxChars: 200_000 }` (see docs/specs.md). A run cannot change them.
+   */
+  specLimits?: Partial<RuntimeSpecLimits>;
 }
 
 /** The configuration defaults a builder was given: its `defaults`, with `spec` and `maxAttempts` on top. */
@@ -69,7 +75,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const held = run.spec.kind === "code" ? runSpecs.get(keyOf(run.spec.name, run.spec.fingerprint))?.deref() : undefined;
     if (held !== undefined) return held;
     const known = [...(builderSpec ? [builderSpec] : []), ...[...runSpecs.values()].flatMap((ref) => ref.deref() ?? [])];
-    return specFromRecord(run.spec, known);
+    return specFromRecord(run.spec, known, { specLimits: options.specLimits });
   }
 
   function settingsOf(state: ValidationStateType): RunSettings {
@@ -94,7 +100,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
         "models (escalation) needs a model factory, ({ model }) => BaseChatModel, to ask for each model by name; this graph was built with one chat model.",
       );
     }
-    const spec = resolveSpec(cfg.spec);
+    const spec = resolveSpec(cfg.spec, { specLimits: options.specLimits });
     remember(spec);
     const run: RunSettings = {
       request: checkRequestText(state.request, "request"),

@@ -59,8 +59,13 @@ describe.each(Object.entries(kinds))("%s specs judge each format as its RFC says
     );
   });
 
-  it("refuses a format the standard does not define, naming it", () => {
-    for (const format of ["url", "int32", "telephone"]) expect(() => spec({ type: "string", format })).toThrow(new RegExp(`unknown format "${format}"`));
+  it("ignores a format the standard does not define, as an annotation, and lists it on the spec", () => {
+    for (const format of ["url", "int32", "telephone"]) {
+      const defined = spec({ type: "string", format });
+      expect(defined.ignoredKeywords).toEqual([{ keyword: "format", at: "#", format }]);
+      expect(validateAgainstSpec(defined, "anything").valid).toBe(true);
+      expect(validateAgainstSpec(defined, 5).valid).toBe(false);
+    }
   });
 });
 
@@ -133,12 +138,14 @@ describe("zod specs' formats keep working", () => {
     expect(validateAgainstSpec(spec, { v: bad }).valid).toBe(false);
   });
 
-  it("a zod check whose JSON Schema form names no standard format keeps its pattern; the format itself is refused only in a JSON Schema", () => {
+  it("a zod check whose JSON Schema form names no standard format keeps its pattern; the format itself is an annotation in a JSON Schema", () => {
     const spec = defineSpec({ name: "zod-format", description: "", schema: z.string().startsWith("a") });
     expect(spec.schema).not.toHaveProperty("format");
     expect(validateAgainstSpec(spec, "ab").valid).toBe(true);
     expect(validateAgainstSpec(spec, "ba").valid).toBe(false);
-    expect(() => defineSpec({ name: "json-format", description: "", schema: { type: "string", format: "starts_with" } })).toThrow(SpecError);
+    const annotated = defineSpec({ name: "json-format", description: "", schema: { type: "string", format: "starts_with" } });
+    expect(annotated.ignoredKeywords).toEqual([{ keyword: "format", at: "#", format: "starts_with" }]);
+    expect(validateAgainstSpec(annotated, "ba").valid).toBe(true);
   });
 });
 

@@ -186,9 +186,15 @@ describe("inline specs", () => {
     expect(error.message).toContain('unknown keyword "maxLenght" at #: did you mean "maxLength"?');
   });
 
-  it("refuses a schema with an unknown format", () => {
-    const error = specError(() => resolveSpec(unique({ type: "string", format: "telephone" })));
-    expect(error.message).toContain('unknown format "telephone"');
+  it("ignores an unknown format (an annotation, as the standard says) and lists it", () => {
+    const spec = resolveSpec(unique({ type: "string", format: "telephone" }));
+    expect(spec.ignoredKeywords).toContainEqual({ keyword: "format", at: "#", format: "telephone" });
+    expect(validateAgainstSpec(spec, "not a phone number").valid).toBe(true);
+  });
+
+  it("ignores keywords set aside with a leading underscore, and lists them", () => {
+    const spec = resolveSpec(unique({ type: "string", _format: "email", _uniqueItems: true }));
+    expect(spec.ignoredKeywords.map((k) => k.keyword)).toEqual(["_format", "_uniqueItems"]);
   });
 
   it("refuses a wrapped spec with a bad name or a schema that is not an object", () => {
@@ -202,7 +208,7 @@ describe("inline specs", () => {
 
   it("refuses an inline spec over the size limit before parsing it", () => {
     const text = `{"type":"object","description":"${"x".repeat(MAX_INLINE_SPEC_CHARS)}"}`;
-    expect(specError(() => resolveSpec(text)).message).toContain(`over the limit of ${MAX_INLINE_SPEC_CHARS}`);
+    expect(specError(() => resolveSpec(text)).message).toContain(`over the limit maxChars (${MAX_INLINE_SPEC_CHARS})`);
     const broken = `{"description": "${"x".repeat(MAX_INLINE_SPEC_CHARS)}`;
     expect(specError(() => resolveSpec(broken)).message).toContain("over the limit");
   });

@@ -1,0 +1,151 @@
+/**
+ * Benchmark 9: the whole JSONSchemaBench corpus (github.com/guidance-ai/jsonschemabench, folder maskbench/data,
+ * ~11,300 real-world schemas), when it is on disk (see docs/development.md for fetching it at the pinned commit).
+ * Each schema is defined as a code-defined spec and as a run-time spec under the default limits; its instances
+ * (the corpus's own, values drawn for it, mutations) are judged by the package and by @hyperjump/json-schema.
+ * Reported per source: schemas accepted in each kind, the refusal classes with their counts, false approvals
+ * (a value the reference refuses passing), throws, and false refusals.
+ *
+ *   npm run bench -- --only corpus            # every schema (about an hour on two busy cores)
+ *   npm run bench -- --quick --only corpus    # every 40th
+ *   JSONSCHEMABENCH_DIR=path/to/maskbench/data npm run bench -- --only corpus
+ */
+import { existsSync } from "node:fs";
+import { corpusFiles, judgeEntry, MODES, readCorpusEntry, type Mode, type SchemaOutcome } from "../testkit/conformance.js";
+import { table, type BenchOptions, type BenchResult } from "./common.js";
+
+/** The pinned commit of the corpus (the vendored sample's too: tests/fixtures/jsonschemabench/README.md). */
+export const CORPUS_COMMIT = "ba103c73756198dd9b149ddc7db7867da7a077f6";
+const DEFAULT_DIR = "jsonschemabench/maskbench/data";
+const TITLE = "9. JSONSchemaBench: real-world schemas";
+
+export interface CorpusFigures {
+  sources: Array<{
+    source: string;
+    schemas: number;
+    accepted: Record<Mode, number>;
+    judged: number;
+    falseApprovals: number;
+    throws: number;
+    falseRefusals: number;
+  }>;
+  refusals: Record<Mode, Record<string, number>>;
+  outcomes: SchemaOutcome[];
+}
+
+/** Judge every `every`-th corpus file in `dir` (see testkit/conformance.ts). */
+export async function measureCorpus(dir: string, every = 1, log: (line: string) => void = () => {}): Promise<CorpusFigures> {
+  const files = corpusFiles(dir).filter((_, i) => i % every === 0);
+  const outcomes: SchemaOutcome[] = [];
+  for (const [i, file] of files.entries()) {
+    outcomes.push(await judgeEntry(readCorpusEntry(dir, file)));
+    if (i % 500 === 499) log(`corpus: ${i + 1} of ${files.length} schemas`);
+  }
+  const refusals = { "code-defined": {}, "run-time": {} } as CorpusFigures["refusals"];
+  for (const o of outcomes) {
+    for (const mode of MODES) {
+      const m = o.modes[mode];
+      if (!m.accepted) refusals[mode][m.refusalClass] = (refusals[mode][m.refusalClass] ?? 0) + 1;
+    }
+  }
+  const sources = [...new Set(outcomes.map((o) => o.source))].sort().map((source) => {
+    const of = outcomes.filter((o) => o.source === source);
+    const count = (pick: (o: SchemaOutcome) => number) => of.reduce((n, o) => n + pick(o), 0);
+    return {
+      source,
+      schemas: of.length,
+      accepted: Object.fromEntries(MODES.map((mode) => [mode, of.filter((o) => o.modes[mode].accepted).length])) as Record<Mode, number>,
+      judged: count((o) => o.judged),
+      falseApprovals: count((o) => o.falseApprovals.length),
+      throws: count((o) => o.throws.length),
+      falseRefusals: count((o) => o.falseRefusals.length),
+    };
+  });
+  return { sources, refusals, outcomes };
+}
+
+const pct = (n: number, of: number) => (of === 0 ? "—" : `${((100 * n) / of).toFixed(1)} %`);
+
+export async function run(opts: BenchOptions): Promise<BenchResult> {
+  const dir = process.env.JSONSCHEMABENCH_DIR ?? DEFAULT_DIR;
+  const base = { id: "corpus", title: TITLE, comparisons: [], checks: [] };
+  if (!existsSync(dir)) {
+    const reason = `the corpus is not at ${dir} (fetch it as docs/development.md says, or set JSONSCHEMABENCH_DIR)`;
+    return { ...base, rows: [], targets: [], markdown: `## ${TITLE}\n\nNot run: ${reason}.`, notRun: [reason] };
+  }
+  const every = opts.quick ? 40 : 1;
+  const figures = await measureCorpus(dir, every, (line) => process.stderr.write(`${line}\n`));
+  const total = (pick: (s: CorpusFigures["sources"][number]) => number) => figures.sources.reduce((n, s) => n + pick(s), 0);
+  const schemas = total((s) => s.schemas);
+  const code = total((s) => s.accepted["code-defined"]);
+  const runtime = total((s) => s.accepted["run-time"]);
+  const falseApprovals = total((s) => s.falseApprovals);
+  const throws = total((s) => s.throws);
+  const rows = [
+    { label: "schemas", value: schemas, unit: "schemas" },
+    { label: "accepted as code-defined specs", value: code, unit: "schemas" },
+    { label: "accepted as run-time specs", value: runtime, unit: "schemas" },
+    { label: "instances judged by both validators", value: total((s) => s.judged), unit: "instances" },
+  ];
+  const refusalTable = (mode: Mode) =>
+    table(
+      ["refusal class", "schemas"],
+      Object.entries(figures.refusals[mode])
+        .sort((a, b) => b[1] - a[1])
+        .map(([name, n]) => [name, n]),
+    );
+  const markdown = [
+    `## ${TITLE}`,
+    "",
+    `The corpus at commit \`${CORPUS_COMMIT.slice(0, 10)}\`, ${opts.quick ? "every 40th schema" : "every schema"} present in \`${dir}\`: each defined as a code-defined spec and as a run-time spec under the default limits, ` +
+      "its instances (the corpus's own, values drawn for it, mutations of the valid ones) judged by the check step and by `@hyperjump/json-schema`. " +
+      "A false approval is a value the reference refuses that the package passes; a false refusal the reverse.",
+    "",
+    table(
+      ["source", "schemas", "code-defined", "run-time", "instances", "false approvals", "throws", "false refusals"],
+      [
+        ...figures.sources.map((s) => [
+          s.source,
+          s.schemas,
+          `${s.accepted["code-defined"]} (${pct(s.accepted["code-defined"], s.schemas)})`,
+          `${s.accepted["run-time"]} (${pct(s.accepted["run-time"], s.schemas)})`,
+          s.judged,
+          s.falseApprovals,
+          s.throws,
+          s.falseRefusals,
+        ]),
+        [
+          "**all**",
+          schemas,
+          `${code} (${pct(code, schemas)})`,
+          `${runtime} (${pct(runtime, schemas)})`,
+          total((s) => s.judged),
+          falseApprovals,
+          throws,
+          total((s) => s.falseRefusals),
+        ],
+      ],
+    ),
+    "",
+    "Refusals of code-defined specs:",
+    "",
+    refusalTable("code-defined"),
+    "",
+    "Refusals of run-time specs:",
+    "",
+    refusalTable("run-time"),
+  ].join("\n");
+  return {
+    ...base,
+    rows,
+    checks: [
+      { description: "no false approval on the corpus", ok: falseApprovals === 0, detail: `${falseApprovals}` },
+      { description: "nothing throws on the corpus", ok: throws === 0, detail: `${throws}` },
+    ],
+    targets: [
+      { description: "code-defined specs accept ≥ 90 % of the schemas as found", met: code >= 0.9 * schemas, detail: pct(code, schemas) },
+      { description: "run-time specs accept ≥ 85 % of the schemas as found (default limits)", met: runtime >= 0.85 * schemas, detail: pct(runtime, schemas) },
+    ],
+    markdown,
+  };
+}
