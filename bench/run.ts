@@ -47,7 +47,20 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
 ];
 
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
-const SECTION_ORDER = ["validator", "overhead", "concurrency", "memory", "prompt", "checkpoints", "peers", "calls", "history", "corrections", "streaming", "corpus"];
+const SECTION_ORDER = [
+  "validator",
+  "overhead",
+  "concurrency",
+  "memory",
+  "prompt",
+  "checkpoints",
+  "peers",
+  "calls",
+  "history",
+  "corrections",
+  "streaming",
+  "corpus",
+];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */
 function sourceState(): string {

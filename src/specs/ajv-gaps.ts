@@ -290,7 +290,7 @@ function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
 // Corrected keywords (ajv's own, with the one fix each needs)
 
 /** JSON equality that reads only the values' own fields, iteratively (an answer may nest deeply). */
-export function jsonEqual(x: unknown, y: unknown): boolean {
+function jsonEqual(x: unknown, y: unknown): boolean {
   const stack: Array<[unknown, unknown]> = [[x, y]];
   while (stack.length > 0) {
     const [a, b] = stack.pop()!;
@@ -435,7 +435,7 @@ function decimalOf(n: number): { digits: bigint; exponent: number } {
  * their decimal forms (0.07 is a multiple of 0.01; 939.1800000000001 is not).
  * Not a number, infinite or a zero divisor: not a multiple.
  */
-export function isMultipleOf(value: number, divisor: number): boolean {
+function isMultipleOf(value: number, divisor: number): boolean {
   if (!Number.isFinite(value) || !Number.isFinite(divisor) || divisor === 0) return false;
   if (Number.isSafeInteger(value) && Number.isSafeInteger(divisor)) return value % divisor === 0;
   const v = decimalOf(value);

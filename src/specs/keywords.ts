@@ -106,7 +106,7 @@ function editDistance(a: string, b: string): number {
  * but for case or a missing "$", or (for keywords long enough that a near
  * miss is rarely a word of its own) one or two letters off.
  */
-export function likelyMeant(keyword: string, known: (keyword: string) => boolean): string | undefined {
+function likelyMeant(keyword: string, known: (keyword: string) => boolean): string | undefined {
   if (keyword.length > 40) return undefined;
   const candidates = VALIDATING.filter(known);
   const lower = keyword.toLowerCase();

@@ -56,7 +56,7 @@ export const CODE_SPEC_LIMITS: Readonly<SpecCostLimits> = Object.freeze({ maxCom
  * large schemas). Code is counted as it is made, but the bulk of it comes in one piece, so a spec whose
  * subschemas alone would pass the bound is refused before compiling, without paying for it.
  */
-export const MIN_COMPILED_CHARS_PER_SUBSCHEMA = 200;
+const MIN_COMPILED_CHARS_PER_SUBSCHEMA = 200;
 
 /** Refuse, before compiling it, a spec too large to compile within the bound whatever its subschemas hold. */
 export function checkCompiledEstimate(schema: Record<string, unknown>, limits: SpecCostLimits, raise: string): void {
@@ -70,10 +70,10 @@ export function checkCompiledEstimate(schema: Record<string, unknown>, limits: S
 }
 
 /** The names of the limits, for messages and the checks of an operator's settings. */
-export const SPEC_LIMIT_NAMES = Object.freeze(Object.keys(RUNTIME_SPEC_LIMITS) as Array<keyof RuntimeSpecLimits>);
+const SPEC_LIMIT_NAMES = Object.freeze(Object.keys(RUNTIME_SPEC_LIMITS) as Array<keyof RuntimeSpecLimits>);
 
 /** Where a message about a run-time limit tells the reader to raise it. */
-export function howToRaise(limit: keyof RuntimeSpecLimits): string {
+function howToRaise(limit: keyof RuntimeSpecLimits): string {
   return `raise it with the ${JSON.stringify(limit)} of RUNTIME_SPEC_LIMITS (server configuration) or of the specLimits option, or simplify the spec`;
 }
 
@@ -255,7 +255,7 @@ function own(node: Node, key: string): unknown {
  * the answer's greatest depth, counting the subschemas that apply there
  * through combinators and `$ref`s. A spec too intricate to bound is refused.
  */
-export function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApplicationsPerValue"> = RUNTIME_SPEC_LIMITS, maxAnswerDepth = 64): number {
+function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApplicationsPerValue"> = RUNTIME_SPEC_LIMITS, maxAnswerDepth = 64): number {
   let worst = 1;
   const seen = new Set<string>();
   const ids = new Map<Node, number>();
