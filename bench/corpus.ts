@@ -1,5 +1,5 @@
 /**
- * Benchmark 9: the whole JSONSchemaBench corpus (github.com/guidance-ai/jsonschemabench, folder maskbench/data,
+ * Benchmark: the whole JSONSchemaBench corpus (github.com/guidance-ai/jsonschemabench, folder maskbench/data,
  * ~11,300 real-world schemas), when it is on disk (see docs/development.md for fetching it at the pinned commit).
  * Each schema is defined as a code-defined spec and as a run-time spec under the default limits; its instances
  * (the corpus's own, values drawn for it, mutations) are judged by the package and by @hyperjump/json-schema.

@@ -29,6 +29,7 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["docs/specs.md", 0, /^\d+\n$/],
   // The simulated model cannot know the services the rule's facts name, so it may run out of attempts.
   ["docs/specs.md", 1, /^(true|false)\n$/],
+  ["docs/specs.md", 2, /^function 10000\n$/],
 ];
 
 /** Whole programs with a scripted model of their own, run by tests/streaming/docs.int.test.ts (which checks they print what the page shows). */
