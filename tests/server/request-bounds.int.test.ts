@@ -5,7 +5,7 @@
  * and the server still writes its state file, so another user's newer thread
  * survives a restart. No model is needed: nothing here runs a graph.
  */
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -17,6 +17,17 @@ const START_TIMEOUT = 180_000;
 
 /** JSON text of an object nested `levels` deep, written out (JSON.stringify cannot write one this deep). */
 const nestedText = (levels: number) => `${'{"a":'.repeat(levels - 1)}{"a":1}${"}".repeat(levels - 1)}`;
+
+/** The file's text once it holds `needle`; undefined if it never does within the test's own time. */
+async function waitForFile(path: string, needle: string, timeoutMs = START_TIMEOUT - 30_000): Promise<string | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const text = await readFile(path, "utf8").catch(() => "");
+    if (text.includes(needle)) return text;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return undefined;
+}
 
 let dir: string | undefined;
 const servers: DevServer[] = [];
@@ -54,8 +65,13 @@ it(
     expect(await runs.json()).toEqual([]);
 
     const other = await client.threads.create({ metadata: { user: "alice" } });
-    await first.stop(); // the server writes its state as it exits
-    expect(await readFile(join(dir, ".langgraph_api", ".langgraphjs_ops.json"), "utf8")).toContain(other.thread_id);
+    // The server writes its state file 3 s after a change (and again as it exits, within a 3 s grace that a busy
+    // machine can overrun): wait for the scheduled write, keep what it wrote, and restart from exactly that.
+    const stateFile = join(dir, ".langgraph_api", ".langgraphjs_ops.json");
+    const written = await waitForFile(stateFile, other.thread_id);
+    expect(written, first.tail(2_000)).toContain(other.thread_id);
+    await first.stop();
+    await writeFile(stateFile, written!);
 
     const second = await start();
     const again = new Client({ apiUrl: second.url, apiKey: null });
