@@ -110,11 +110,33 @@ function sampleString(s: Schema, random: Random): string {
   return max < Infinity ? value.slice(0, max) : value;
 }
 
-/** A value for `schema` (a JSON Schema; `root` is where its `$ref`s point). */
-export function sampleValue(schema: unknown, random: Random, root: unknown = schema, depth = 0): unknown {
+/**
+ * Values drawn for one answer at most: a recursive schema (a meta-schema, a tree of nodes) could otherwise
+ * ask for a value whose size grows as its fields to the power of MAX_DEPTH. Past half of it, or half of
+ * MAX_DEPTH, only required fields and the fewest items are drawn; once spent, what is left is null (the
+ * validator names it).
+ */
+const MAX_NODES = 2_000;
+
+interface Draw {
+  random: Random;
+  root: unknown;
+  left: number;
+}
+
+/** A value for `schema` (a JSON Schema; `root` is where its `$ref`s point), of at most MAX_NODES values. */
+export function sampleValue(schema: unknown, random: Random, root: unknown = schema): unknown {
+  return draw(schema, { random, root, left: MAX_NODES }, 0);
+}
+
+function draw(schema: unknown, ctx: Draw, depth: number): unknown {
+  const { random, root } = ctx;
+  if (ctx.left <= 0) return null;
+  ctx.left--;
   if (schema === true || schema === undefined) return WORDS[integerIn(random, 0, WORDS.length - 1)];
   if (schema === null || typeof schema !== "object" || depth > MAX_DEPTH) return null;
   const s = resolve(schema as Schema, root as Schema);
+  const frugal = ctx.left < MAX_NODES / 2 || depth > MAX_DEPTH / 2;
   if (s.const !== undefined) return structuredClone(s.const);
   if (Array.isArray(s.enum) && s.enum.length > 0) return structuredClone(s.enum[integerIn(random, 0, s.enum.length - 1)]);
   const options = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
@@ -122,7 +144,7 @@ export function sampleValue(schema: unknown, random: Random, root: unknown = sch
     const usable = options.filter((o) => !(o !== null && typeof o === "object" && (o as Schema).type === "null"));
     const { anyOf: _a, oneOf: _o, ...rest } = s;
     const chosen = usable[integerIn(random, 0, Math.max(0, usable.length - 1))] ?? options[0];
-    return sampleValue(chosen !== null && typeof chosen === "object" ? { ...rest, ...(chosen as Schema) } : chosen, random, root, depth + 1);
+    return draw(chosen !== null && typeof chosen === "object" ? { ...rest, ...(chosen as Schema) } : chosen, ctx, depth + 1);
   }
   switch (typeOf(s)) {
     case "null":
@@ -135,14 +157,14 @@ export function sampleValue(schema: unknown, random: Random, root: unknown = sch
       return sampleNumber(s, random, false);
     case "array": {
       const tuple = (Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : []) as unknown[];
-      const min = Math.max(typeof s.minItems === "number" ? s.minItems : 1, tuple.length);
+      const min = Math.max(typeof s.minItems === "number" ? s.minItems : frugal ? 0 : 1, tuple.length);
       const max = typeof s.maxItems === "number" ? s.maxItems : min + 2;
-      const count = Math.min(integerIn(random, min, Math.max(min, Math.min(max, min + 2))), 50);
-      const items: unknown[] = tuple.map((t) => sampleValue(t, random, root, depth + 1));
+      const count = frugal ? min : Math.min(integerIn(random, min, Math.max(min, Math.min(max, min + 2))), 50);
+      const items: unknown[] = tuple.map((t) => draw(t, ctx, depth + 1));
       const rest = Array.isArray(s.items) ? s.additionalItems : s.items;
       const seen = new Set(items.map((v) => JSON.stringify(v)));
-      for (let tries = 0; items.length < count && tries < count * 5; tries++) {
-        const item = sampleValue(rest, random, root, depth + 1);
+      for (let tries = 0; items.length < count && tries < count * 5 && ctx.left > 0; tries++) {
+        const item = draw(rest, ctx, depth + 1);
         if (s.uniqueItems === true && seen.has(JSON.stringify(item))) continue;
         seen.add(JSON.stringify(item));
         items.push(item);
@@ -152,12 +174,13 @@ export function sampleValue(schema: unknown, random: Random, root: unknown = sch
     case "object": {
       const out: Record<string, unknown> = {};
       const properties = (s.properties ?? {}) as Record<string, unknown>;
-      for (const [key, child] of Object.entries(properties)) out[key] = sampleValue(child, random, root, depth + 1);
+      const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+      for (const [key, child] of Object.entries(properties)) if (!frugal || required.has(key)) out[key] = draw(child, ctx, depth + 1);
       // A record (no named fields): one entry.
-      if (Object.keys(properties).length === 0 && s.additionalProperties !== undefined && s.additionalProperties !== false) {
-        out.key = sampleValue(s.additionalProperties, random, root, depth + 1);
+      if (!frugal && Object.keys(properties).length === 0 && s.additionalProperties !== undefined && s.additionalProperties !== false) {
+        out.key = draw(s.additionalProperties, ctx, depth + 1);
       }
-      for (const key of Array.isArray(s.required) ? (s.required as string[]) : []) if (!(key in out)) out[key] = WORDS[0];
+      for (const key of required) if (!(key in out)) out[key] = WORDS[0];
       return out;
     }
     default:

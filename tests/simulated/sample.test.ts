@@ -57,6 +57,20 @@ describe("sampleValue", () => {
     });
   }
 
+  it("draws a bounded value for a recursive schema whose full draw would grow as its fields to the 12th power", async () => {
+    // A tree of nodes where every field refers back to the root (as a meta-schema does): unbounded, a draw nests
+    // 12 levels of ~20 fields. Bounded, it stays small and still passes the schema (no field is required).
+    const fields = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, { anyOf: [{ $ref: "#" }, { type: "array", items: { $ref: "#" } }] }]));
+    const schema: JsonSchema = { type: "object", properties: fields };
+    const spec = defineSpec({ name: "tree", description: "a recursive tree", schema });
+    for (const seed of [1, 2, 3]) {
+      const value = sampleValue(schema, seededRandom(seed));
+      const size = JSON.stringify(value).length;
+      expect(size).toBeLessThan(200_000);
+      expect((await checkValue(spec, value)).valid).toBe(true);
+    }
+  });
+
   it("names a value's leaves as messages name them, with whether their object requires them", () => {
     const schema = schemas["deployment-config"];
     const leaves = leavesOf(sampleValue(schema, seededRandom(1)), schema);
