@@ -22,6 +22,12 @@ import { defineConfig } from "vitest/config";
  */
 const SLOWEST_FIRST = [
   "tests/package/pack.int.test.ts",
+  "tests/integration/examples.int.test.ts",
+  "tests/specs/jsonschemabench.test.ts",
+  "tests/architecture/format.test.ts",
+  "tests/specs/official-suite.test.ts",
+  "tests/reliability/hostile-specs.test.ts",
+  "tests/architecture/public-types.test.ts",
   "tests/bench/bench.smoke.int.test.ts",
   "tests/persistence/service.int.test.ts",
   "tests/server/server.int.test.ts",

@@ -21,9 +21,17 @@ export interface ChildResult {
   stderr: string;
 }
 
+/**
+ * CPU seconds a child may use (the shell's `ulimit -t`): an example or a docs sample takes about 2 s of CPU.
+ * CPU time is what bounds a child here, not wall time, which a busy machine stretches without limit.
+ */
+export const CHILD_CPU_SECONDS = 60;
+
 /** A running `node <nodeArgs…>` with tsx loaded; PATH and HOME are passed through, nothing else but `env`. */
-export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string; stdin?: string } = {}) {
-  const child = spawn(process.execPath, ["--import", TSX, ...nodeArgs], {
+export function startNode(nodeArgs: string[], env: Record<string, string>, options: { cwd?: string; stdin?: string; cpuSeconds?: number } = {}) {
+  const cpu = options.cpuSeconds ?? CHILD_CPU_SECONDS;
+  // `exec` replaces the shell, so the child's pid (and a signal sent to it) is node's own.
+  const child = spawn("/bin/sh", ["-c", `ulimit -t ${cpu} && exec "$0" "$@"`, process.execPath, "--import", TSX, ...nodeArgs], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
     cwd: options.cwd,
     stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
