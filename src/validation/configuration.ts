@@ -27,7 +27,7 @@ import {
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
 import { parseModelName } from "../model-names.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js";
-import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
+import { OUTPUT_MODES } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
