@@ -60,7 +60,8 @@ export {
   type StopPolicy,
   type EarlyStopReason,
 } from "./validation/stream.js";
-export type { AttemptRecord, StopReason } from "./validation/state.js";
+export type { AttemptRecord, StopReason, ValidationGraphOutput } from "./validation/state.js";
+export type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "./shared/outcome.js";
 export type { ReviewAnswer, ReviewRequest } from "./review.js";
 
 // The Reflexion graph and agent

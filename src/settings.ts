@@ -32,6 +32,11 @@ export function countOption(name: string, value: unknown, fallback: number, min:
   return count;
 }
 
+/** What happens when an answer does not end valid (the `onFailure` setting): end with the failure, or pause for a person. */
+export const ON_FAILURE = ["end", "interrupt"] as const;
+/** The `onFailure` setting's refusal, in the words of every place that reads it. */
+export const ON_FAILURE_ERROR = `onFailure must be ${ON_FAILURE.map((m) => JSON.stringify(m)).join(" or ")}`;
+
 /**
  * How a retry asks the model to fix a rejected answer (the `retryWith` setting): "answer", the whole answer
  * again; "corrections", only the corrections, as a JSON Patch (RFC 6902) applied to the last answer, which is

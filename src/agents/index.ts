@@ -52,3 +52,4 @@ export const guardTools = guardToolsMiddleware;
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";
 export type { AnswerProgress, ResponseFailureBase, ResponseOutcome, ResponseOutcomeBase, ResponseStopReason } from "./outcome.js";
+export type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";

@@ -5,50 +5,38 @@
  * are usable without the optional peer.
  */
 import { z } from "zod";
+import { ANSWERED_BY, type OutcomeBase, type OutcomeFailure, type OutcomeSuccess } from "../shared/outcome.js";
 
+const RESPONSE_STOP_REASONS = ["max_attempts", "no_answer", "rejected"] as const;
 /** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
-export type ResponseStopReason = "max_attempts" | "no_answer" | "rejected";
+export type ResponseStopReason = (typeof RESPONSE_STOP_REASONS)[number];
 
-/** What every structured-answer outcome carries, valid or not. */
-export interface ResponseOutcomeBase {
-  /** Name of the spec the answer was held to. */
-  spec: string;
-  /** Answers the model gave in this run (a person's answer at the review is not counted). */
-  attempts: number;
-}
+/** @deprecated The shared `OutcomeBase` (every outcome's fields); this name goes in 0.3. */
+export type ResponseOutcomeBase = OutcomeBase;
 
-/** What a refused answer leaves: its errors, and the answer as it was given (bounded). */
-export interface ResponseFailureBase extends ResponseOutcomeBase {
-  success: false;
-  errors: string[];
-  lastAnswer: string;
-}
+/** @deprecated The shared `OutcomeFailure` (every outcome's failure); this name goes in 0.3. */
+export type ResponseFailureBase = OutcomeFailure;
 
 /**
- * How the agent's structured answer stands. On success `value` is the spec's
+ * How the agent's structured answer stands, in the vocabulary of every outcome
+ * here (OutcomeSuccess, OutcomeFailure). On success `value` is the spec's
  * output (zod transforms and defaults applied), typed from the spec, and is
  * also the agent's `structuredResponse`; on failure there is no value, only
  * the errors and the last answer as it was given (bounded). While the run is
  * paused for a person (`onFailure: "interrupt"`), the stop reason is
  * `"awaiting_review"`: the answer has not ended, and resuming the run ends it.
  */
-export type ResponseOutcome<T = unknown> =
-  | (ResponseOutcomeBase & { success: true; stopReason: "valid"; value: T; by: "model" | "human"; errors: [] })
-  | (ResponseFailureBase & { stopReason: ResponseStopReason })
-  | (ResponseFailureBase & { stopReason: "awaiting_review" });
-
-/** Every stop reason, declared once (the type above checks it). */
-const STOP_REASONS = ["valid", "max_attempts", "no_answer", "rejected", "awaiting_review"] as const satisfies ReadonlyArray<ResponseOutcome["stopReason"]>;
+export type ResponseOutcome<T = unknown> = OutcomeSuccess<T> | OutcomeFailure<ResponseStopReason> | OutcomeFailure<"awaiting_review">;
 
 const outcomeShape = z
   .object({
     success: z.boolean().meta({ description: "True only when an answer passed the spec" }),
-    stopReason: z.enum(STOP_REASONS).meta({
+    stopReason: z.enum(["valid", ...RESPONSE_STOP_REASONS, "awaiting_review"]).meta({
       description:
         "Why the answer ended: valid, out of attempts, no answer (only other tools called), rejected at the review; awaiting_review while the run waits for a person",
     }),
     value: z.unknown().optional().meta({ description: "The accepted answer (the spec's output); absent on failure" }),
-    by: z.enum(["model", "human"]).optional().meta({ description: "Who gave the accepted answer" }),
+    by: z.enum(ANSWERED_BY).optional().meta({ description: "Who gave the accepted answer" }),
     errors: z.array(z.string()).meta({ description: "The last answer's errors; empty on success" }),
     lastAnswer: z.string().optional().meta({ description: "The last refused answer as given (bounded); absent on success" }),
     attempts: z.number().meta({ description: "Answers the model gave" }),

@@ -23,7 +23,7 @@ import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../feedback.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
-import { attemptsOption, countOption } from "../settings.js";
+import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
 import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
@@ -39,7 +39,7 @@ export interface ValidatedResponseOptions<T> {
   /** Model turns that call the agent's other tools in a run; a turn past them ends the answer without one, stop reason "no_answer" (0-20, default 5). */
   maxToolTurns?: number;
   /** When the model runs out of attempts (or tool turns): end the run with the failure (default), or pause for a person (needs a checkpointer). */
-  onFailure?: "end" | "interrupt";
+  onFailure?: (typeof ON_FAILURE)[number];
   /** Size, depth and message limits of the check step; the defaults are the validation graph's. */
   limits?: Partial<CheckLimits>;
   /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context` (the context the run started with; resuming it keeps them). */
@@ -83,8 +83,7 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_ANSWER_ATTEMPTS);
   const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
-  if (onFailure !== "end" && onFailure !== "interrupt")
-    throw new ConfigurationError(`onFailure must be "end" or "interrupt"; got ${JSON.stringify(onFailure)}.`);
+  if (!ON_FAILURE.includes(onFailure)) throw new ConfigurationError(`${ON_FAILURE_ERROR}; got ${JSON.stringify(onFailure)}.`);
   const { limits, ruleContext } = options;
   const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);

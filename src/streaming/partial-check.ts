@@ -44,7 +44,7 @@ interface PartialCheckOptions {
 
 /** Why the rest of an answer cannot make it valid, whatever it says. */
 interface Hopeless {
-  reason: "broken-json" | "wrong-root" | "too-large";
+  reason: Exclude<EarlyStopReason, "too-many-errors" | "first-error">;
   /** What is wrong, in words. */
   detail: string;
 }
@@ -314,15 +314,15 @@ export class PartialCheck {
   }
 }
 
+export const STOP_POLICIES = ["never", "useless", "first-error"] as const;
 /** How much of an answer the stop policy lets through: "never" stops nothing, "useless" stops an answer that cannot help, "first-error" stops at the first certain error. */
-export type StopPolicy = "never" | "useless" | "first-error";
-
-export const STOP_POLICIES = ["never", "useless", "first-error"] as const satisfies readonly StopPolicy[];
+export type StopPolicy = (typeof STOP_POLICIES)[number];
 /** The policy a run stops by when it names none. */
 export const DEFAULT_STOP_EARLY: StopPolicy = "useless";
 
+export const EARLY_STOP_REASONS = ["broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"] as const;
 /** Why a streaming answer was stopped early: its rest could not make it valid. */
-export type EarlyStopReason = Hopeless["reason"] | "too-many-errors" | "first-error";
+export type EarlyStopReason = (typeof EARLY_STOP_REASONS)[number];
 
 interface StopDecision {
   reason: EarlyStopReason;

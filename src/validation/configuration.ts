@@ -14,6 +14,8 @@ import {
   MAX_ATTEMPTS,
   modelInEffect,
   modelName,
+  ON_FAILURE,
+  ON_FAILURE_ERROR,
   parseOrThrow,
   retryWithSetting,
   specRef,
@@ -25,7 +27,7 @@ import {
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
 import { parseModelName } from "../model-names.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js";
-import { OUTPUT_MODES, type RequestedMode } from "./output-mode.js";
+import { OUTPUT_MODES } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
@@ -65,12 +67,14 @@ const escalationStep = z
         title: "Model",
         description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server.",
       }),
-      attempts: boundedInt("each models entry's attempts", 1, MAX_ATTEMPTS).optional().meta({
-        title: "Attempts",
-        description: "Attempts this model makes before the next model takes over (1-10, default 1). The last model makes every attempt left.",
-      }),
+      attempts: boundedInt("each models entry's attempts", 1, MAX_ATTEMPTS)
+        .optional()
+        .meta({
+          title: "Attempts",
+          description: `Attempts this model makes before the next model takes over (1-${MAX_ATTEMPTS}, default 1). The last model makes every attempt left.`,
+        }),
     },
-    { error: 'each models entry must be {"model": "<name>", "attempts"?: <1-10>}' },
+    { error: `each models entry must be {"model": "<name>", "attempts"?: <1-${MAX_ATTEMPTS}>}` },
   )
   .meta({ title: "Model step" });
 
@@ -151,7 +155,7 @@ export const ValidationConfigSchema = z.object({
         "Most tokens (input + output, over every attempt) the run may spend. Before each model call, when the tokens spent plus the call's input (estimated as the prompt's characters ÷ 4) " +
         'would pass it, the call is not made and the run ends with stopReason "budget", keeping the last answer, its errors and the usage. Unset: no budget.',
     }),
-  onFailure: withDefault(z.enum(["end", "interrupt"], { error: 'onFailure must be "end" or "interrupt"' }), "end").meta({
+  onFailure: withDefault(z.enum(ON_FAILURE, { error: ON_FAILURE_ERROR }), "end").meta({
     title: "On failure",
     description:
       'What happens when the run does not end valid (out of attempts, no progress, refused by the provider, or stopped by its token budget): "end" ends with success: false; "interrupt" pauses the run for a person, ' +
@@ -159,18 +163,17 @@ export const ValidationConfigSchema = z.object({
   }),
 });
 
-/** One step of a run's escalation, with its attempts filled in. */
-interface ModelStep {
-  model: string;
-  attempts: number;
-}
-
-type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
-  model: string;
-  outputMode: RequestedMode;
+/**
+ * The configuration ensureValidationConfig gives: every setting above, complete (the model in effect, the
+ * output mode asked for, each escalation step's attempts). A run records it (state.ts derives its settings
+ * from it), so each setting is declared once, here.
+ */
+export const EnsuredConfigSchema = ValidationConfigSchema.required({ model: true, outputMode: true }).extend({
   /** The escalation list with every step's attempts filled in; absent when the run names one model. */
-  models?: ModelStep[];
-};
+  models: z.array(escalationStep.required()).optional(),
+});
+
+type ValidationConfig = z.output<typeof EnsuredConfigSchema>;
 
 export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 

@@ -9,16 +9,14 @@ import type { ModelSource } from "../models.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
+import type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";
 import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js";
 
 /** Run settings of the validation graph (the `context` of a run); unknown keys are compile errors and refused at run time. */
 export type ValidationSettings = Partial<ValidationConfigInput>;
 
-/** What every validation outcome carries, valid or not. */
-export interface ValidationOutcomeBase {
-  attempts: number;
-  /** Name of the spec the output was validated against. */
-  spec: string;
+/** What every validation outcome carries, valid or not: the shared fields, the attempts' records and the usage. */
+export interface ValidationOutcomeBase extends OutcomeBase {
   history: AttemptRecord[];
   /** Tokens and calls of the whole run. */
   usage: TokenUsage;
@@ -26,34 +24,58 @@ export interface ValidationOutcomeBase {
   usageByModel: Record<string, TokenUsage>;
 }
 
-/** What a validation run ended with: on success the result has the spec's type; on failure it is whatever the model last produced. */
+/**
+ * What a validation run ended with, in the vocabulary of every outcome here
+ * (OutcomeSuccess, OutcomeFailure): on success `value` has the spec's type; on
+ * failure it is the JSON value the last answer was read as (null when there was none).
+ */
 export type ValidationOutcome<T = unknown> =
-  | (ValidationOutcomeBase & { success: true; stopReason: "valid"; result: T; errors: [] })
-  | (ValidationOutcomeBase & {
-      success: false;
-      stopReason: Exclude<StopReason, "valid">;
-      result: unknown;
-      errors: string[];
-      /** The provider's refusal (secrets redacted), when the run ended "refused". */
-      refusal?: string;
-    });
+  | (ValidationOutcomeBase &
+      OutcomeSuccess<T> & {
+        /** @deprecated Renamed `value` (the name of every outcome's judged value); this name goes in 0.3. Not copied by spread or JSON. */
+        readonly result: T;
+      })
+  | (ValidationOutcomeBase &
+      OutcomeFailure<Exclude<StopReason, "valid">> & {
+        value: unknown;
+        /** @deprecated Renamed `value` (the name of every outcome's judged value); this name goes in 0.3. Not copied by spread or JSON. */
+        readonly result: unknown;
+        /** The provider's refusal (secrets redacted), when the run ended "refused". */
+        refusal?: string;
+      });
 
-/** The outcome a run's final state says. */
+/**
+ * The outcome a run's final state says. The graph's state keeps its own names
+ * (its `result` channel is what a server thread's state and Studio show); the
+ * outcome speaks the shared vocabulary, with `result` kept as a deprecated alias.
+ */
 export function outcomeOf<T = unknown>(
   state: Pick<ValidationStateType, "success" | "stopReason" | "result" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">,
 ): ValidationOutcome<T> {
-  return {
-    success: state.success,
-    stopReason: state.stopReason,
-    result: state.result,
-    errors: state.errors,
+  const judged = state.success
+    ? { success: true, stopReason: "valid", value: state.result, by: state.history.at(-1)?.by ?? "model", errors: [] }
+    : { success: false, stopReason: state.stopReason, value: state.result, errors: state.errors, lastAnswer: lastAnswerOf(state.history) };
+  const outcome = {
+    ...judged,
     attempts: state.attempts,
     spec: state.spec,
     history: state.history,
     usage: state.usage,
     usageByModel: state.usageByModel ?? {},
     ...(state.refusal !== null && state.refusal !== undefined ? { refusal: state.refusal } : {}),
-  } as ValidationOutcome<T>;
+  };
+  // The old name reads the same value, without being one more field to print or copy.
+  return Object.defineProperty(outcome, "result", { get: () => outcome.value, enumerable: false }) as unknown as ValidationOutcome<T>;
+}
+
+/**
+ * The last answer given, the model's or a person's, as its record keeps it (bounded). A refusal is not an
+ * answer, nor are the review's marks of a rejection or a new request (a person's record with no errors
+ * that is not valid: a person's refused answer always has errors).
+ */
+function lastAnswerOf(history: readonly AttemptRecord[]): string {
+  const answer = history.findLast((record) => record.refusal === undefined && !(record.by === "human" && !record.valid && record.errors.length === 0));
+  return answer?.output ?? "";
 }
 
 /** Options of generateValidated and streamValidated: the spec, the request, the model and the run's settings. */
@@ -111,7 +133,7 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  * import { generateValidated } from "langgraph-trustworthy-output";
  *
  * const outcome = await generateValidated({ spec: "deployment-config", request: "payments-api with 8 replicas", maxAttempts: 3 });
- * if (outcome.success) console.log(outcome.result);
+ * if (outcome.success) console.log(outcome.value);
  * else console.error(outcome.stopReason, outcome.errors);
  * ```
  */

@@ -20,7 +20,7 @@ export const ANSWER_MODES = ["text", "json_object", "json_schema", "tool"] as co
 /** What a run may ask for: an answer mode, or "auto" (each provider's own). */
 export const OUTPUT_MODES = ["auto", ...ANSWER_MODES] as const;
 /** What a run asks for: a mode, or "auto" (the provider's own structured output, chosen per model). */
-export type RequestedMode = (typeof OUTPUT_MODES)[number];
+type RequestedMode = (typeof OUTPUT_MODES)[number];
 /** The mode an answer was asked in. */
 export type OutputMode = Exclude<RequestedMode, "auto">;
 

@@ -3,10 +3,11 @@ import { registry, type UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { ANSWERED_BY } from "../shared/outcome.js";
 import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
-import { RETRY_WITH } from "../settings.js";
-import { STOP_POLICIES } from "../streaming/partial-check.js";
-import { ANSWER_MODES, OUTPUT_MODES } from "./output-mode.js";
+import { EARLY_STOP_REASONS } from "../streaming/partial-check.js";
+import { EnsuredConfigSchema } from "./configuration.js";
+import { ANSWER_MODES } from "./output-mode.js";
 
 const StopReasonSchema = z.enum(["valid", "max_attempts", "no_progress", "rejected", "refused", "budget"]).meta({
   title: "Stop reason",
@@ -32,7 +33,7 @@ const AttemptRecordSchema = z
         "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them",
     }),
     by: z
-      .enum(["model", "human"])
+      .enum(ANSWERED_BY)
       .optional()
       .meta({ title: "By", description: "Who made this attempt: the model, or a person at the review step (absent: the model)" }),
     model: z.string().optional().meta({ title: "Model", description: "The model name that made this attempt (absent for a person's answer)" }),
@@ -65,9 +66,7 @@ const AttemptRecordSchema = z
     stopped: z
       .object({
         at: z.number().meta({ title: "At", description: "Characters of the answer received when it was stopped" }),
-        reason: z
-          .enum(["broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"])
-          .meta({ title: "Reason", description: "Why the rest of the answer could not help" }),
+        reason: z.enum(EARLY_STOP_REASONS).meta({ title: "Reason", description: "Why the rest of the answer could not help" }),
         detail: z.string().meta({ title: "Detail", description: "The reason in words" }),
       })
       .optional()
@@ -122,32 +121,26 @@ const outcome = {
 };
 
 export const ValidationOutputSchema = stateObject(outcome);
+/**
+ * The validation graph's output: what its `invoke` returns, and what a server thread's state and Studio show.
+ * Its channels keep their names (the value is `result`); generateValidated's outcome speaks the shared
+ * vocabulary of outcomes (the value is `value`).
+ */
+export type ValidationGraphOutput = z.output<typeof ValidationOutputSchema>;
 
-/** The settings a run was started with, fixed for the whole run (a resume uses these, whatever it passes). */
-const RunSettingsSchema = z
-  .object({
+/**
+ * The settings a run was started with, fixed for the whole run (a resume uses these, whatever it passes):
+ * every run setting as ensureValidationConfig completes it (declared once, in configuration.ts), and what
+ * the run adds: its request, its spec as recorded, and the budgets a person's new request renews.
+ */
+export const RunSettingsSchema = EnsuredConfigSchema
+  // Absent in runs started before they were recorded: stop when useless, repair syntax, retry with the whole answer.
+  .partial({ stopEarly: true, repairSyntax: true, retryWith: true })
+  .extend({
     request: z.string(),
     spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
-    maxAttempts: z.number(),
-    model: z.string(),
-    temperature: z.number(),
-    stopOnNoProgress: z.boolean(),
-    onFailure: z.enum(["end", "interrupt"]),
-    outputMode: z.enum(OUTPUT_MODES),
     /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
     attemptLimit: z.number(),
-    /** When a streamed answer's request is stopped (fixed for the run, so a resume keeps it; absent in runs started before it was recorded). */
-    stopEarly: z.enum(STOP_POLICIES).optional(),
-    /** Whether the model's syntax slips are repaired (absent in runs started before it was recorded: repaired). */
-    repairSyntax: z.boolean().optional(),
-    /** How a retry asks for the fix (absent in runs started before it was recorded: the whole answer). */
-    retryWith: z.enum(RETRY_WITH).optional(),
-    /** Facts the spec's code rules read, given with the run. */
-    ruleContext: z.record(z.string(), z.unknown()).optional(),
-    /** The escalation list (each step's attempts filled in); absent when the run names one model. */
-    models: z.array(z.object({ model: z.string(), attempts: z.number() })).optional(),
-    /** The token budget the run was given. */
-    maxTokens: z.number().optional(),
     /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
     tokenLimit: z.number().optional(),
   })

@@ -63,7 +63,7 @@ export interface ValidationStream<T = unknown> extends AsyncGenerator<Validation
  * for await (const event of streamValidated({ spec: "deployment-config", request: "payments-api with 8 replicas" })) {
  *   if (event.kind === "partial") console.log(event.attempt, event.value, event.errors);
  *   else if (event.kind === "final" && event.stopped) console.log("stopped:", event.stopped.reason);
- *   else if (event.kind === "outcome") console.log(event.outcome.success ? event.outcome.result : event.outcome.errors);
+ *   else if (event.kind === "outcome") console.log(event.outcome.success ? event.outcome.value : event.outcome.errors);
  * }
  *
  * // Or as the AI SDK's streamObject reads:

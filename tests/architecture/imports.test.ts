@@ -73,6 +73,9 @@ describe("each setting's values are declared once", () => {
   it.each([
     ["the answer modes", '"text", "json_object", "json_schema", "tool"'],
     ["the stop policies", '"never", "useless", "first-error"'],
+    ["the early stop reasons", '"broken-json", "wrong-root", "too-large", "too-many-errors", "first-error"'],
+    ["the onFailure choices", '"end", "interrupt"'],
+    ["who gives an answer", '"model", "human"'],
   ])("%s are written out once in src/", (_what, list) => {
     expect(count(list)).toBe(1);
   });

@@ -112,7 +112,7 @@ const CORE = "@langchain/core";
 const LANGGRAPH = "@langchain/langgraph";
 
 interface PlainZodReport {
-  fixed: { success: boolean; stopReason: string; attempts: number; phone: string; result: Record<string, unknown>; firstErrors: string[] };
+  fixed: { success: boolean; stopReason: string; attempts: number; phone: string; value: Record<string, unknown>; firstErrors: string[] };
   refused: { success: boolean; stopReason: string; attempts: number; errors: string[] };
   direct: { valid: boolean; errors: string[] };
 }
@@ -129,8 +129,8 @@ function expectPlainZodReport(report: PlainZodReport): void {
   expect(report.direct.errors[0]).toContain("ord_");
   expect(report.direct.errors[3]).toContain("deliverBy must not be before shipBy");
   expect(report.fixed).toMatchObject({ success: true, stopReason: "valid", attempts: 2, firstErrors: report.direct.errors });
-  expect(Object.keys(report.fixed.result).sort()).toEqual(["customer", "deliverBy", "id", "phone", "quantity", "shipBy"]);
-  expect(report.fixed.result.phone).toBe(report.fixed.phone);
+  expect(Object.keys(report.fixed.value).sort()).toEqual(["customer", "deliverBy", "id", "phone", "quantity", "shipBy"]);
+  expect(report.fixed.value.phone).toBe(report.fixed.phone);
   expect(report.refused).toEqual({ success: false, stopReason: "max_attempts", attempts: 1, errors: report.direct.errors });
 }
 
@@ -408,8 +408,8 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
         attempts: 2,
         firstErrors: ['code is "SAVE40"; percent=40 requires a code starting with "VIP-"'],
         builtins: [...builtinSpecs.keys()],
-        // A zod spec through generateValidated: the refinement fed back, the result zod's output (default applied).
-        zod: { success: true, result: { start: 5, end: 9, label: "window" }, attempts: 2, firstErrors: ["end is 1; end must be greater than start"] },
+        // A zod spec through generateValidated: the refinement fed back, the value zod's output (default applied).
+        zod: { success: true, value: { start: 5, end: 9, label: "window" }, attempts: 2, firstErrors: ["end is 1; end must be greater than start"] },
         // Only the entry point is exported, so internals cannot become a dependency.
         deepImport: "ERR_PACKAGE_PATH_NOT_EXPORTED",
       });
@@ -427,7 +427,7 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
         // The package imports the project's copies, so the project's classes are the package's classes.
         sameCopy: { core: true, langgraph: true },
         ownModel: { success: true, attempts: 2, calls: 2 },
-        fakeList: { success: true, attempts: 2, result: { a: 2 } },
+        fakeList: { success: true, attempts: 2, value: { a: 2 } },
         review: { responseSchema: "object", success: true, by: "human" },
       });
     },

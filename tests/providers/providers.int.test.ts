@@ -188,7 +188,7 @@ describe("ollama/… through ChatOllama and /api/chat", () => {
       next = await stream.next();
     }
     expect(kinds.has("partial")).toBe(true);
-    expect(next.value).toMatchObject({ success: true, attempts: 1, result: SPEC.example });
+    expect(next.value).toMatchObject({ success: true, attempts: 1, value: SPEC.example });
   });
 });
 

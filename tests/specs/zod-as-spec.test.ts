@@ -37,9 +37,9 @@ describe("a zod schema is a spec", () => {
     expectTypeOf(outcome).toEqualTypeOf<ValidationOutcome<z.output<typeof Account>>>();
     expect(outcome.success).toBe(true);
     if (!outcome.success) throw new Error("unreachable");
-    expectTypeOf(outcome.result.phone).toEqualTypeOf<string>();
-    expectTypeOf(outcome.result.nickname).toEqualTypeOf<string | undefined>();
-    expect(outcome.result).toEqual(good);
+    expectTypeOf(outcome.value.phone).toEqualTypeOf<string>();
+    expectTypeOf(outcome.value.nickname).toEqualTypeOf<string | undefined>();
+    expect(outcome.value).toEqual(good);
     expect(outcome.attempts).toBe(2);
     expect(outcome.spec).toBe("output");
     const feedback = String(model.calls[1].messages.at(-1)!.content);
@@ -56,7 +56,7 @@ describe("a zod schema is a spec", () => {
     const events = [];
     for await (const event of streamValidated({ model: scriptedModel([JSON.stringify(good)]), spec: Account, request: "x" })) events.push(event);
     const last = events.at(-1)!;
-    expect(last).toMatchObject({ kind: "outcome", outcome: { success: true, result: good } });
+    expect(last).toMatchObject({ kind: "outcome", outcome: { success: true, value: good } });
     const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify(good)]), spec: Account });
     expect(await graph.invoke({ request: "x" })).toMatchObject({ success: true, result: good });
     expect(resolveSpec(Account)).toBe(resolveSpec(Account));
@@ -134,8 +134,8 @@ describe("SpecOutput", () => {
     const Trimmed = z.object({ tag: z.string().transform((s) => s.length) });
     const outcome = await generateValidated({ model: scriptedModel([JSON.stringify({ tag: "abc" })]), spec: Trimmed, request: "x", maxAttempts: 1 });
     if (!outcome.success) throw new Error(outcome.errors.join("; "));
-    expectTypeOf(outcome.result.tag).toEqualTypeOf<number>();
-    expect(outcome.result.tag).toBe(3);
+    expectTypeOf(outcome.value.tag).toEqualTypeOf<number>();
+    expect(outcome.value.tag).toBe(3);
   });
 });
 

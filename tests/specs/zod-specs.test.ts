@@ -73,7 +73,7 @@ describe("zod specs", () => {
     const outcome = await generateValidated({ model, spec, request: "payments with 8 replicas", maxAttempts: 3 });
     expect(outcome.success).toBe(true);
     if (!outcome.success) throw new Error("unreachable");
-    const region: string = outcome.result.region; // typed from the zod schema
+    const region: string = outcome.value.region; // typed from the zod schema
     expect(region).toBe("eu-west-1");
     expect(outcome.attempts).toBe(2);
     expect(String(model.calls[1].messages.at(-1)!.content)).toContain("resources.cpu_limit is 0.5; replicas=8 needs a cpu_limit of at least 1.0");

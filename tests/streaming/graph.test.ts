@@ -192,7 +192,7 @@ describe("streamValidated in the AI SDK's shape (partialObjectStream, outcome)",
     const partials: unknown[] = [];
     for await (const partial of stream.partialObjectStream) partials.push(structuredClone(partial));
     const outcome = await stream.outcome; // read after the stream ended: still there
-    expect(outcome).toMatchObject({ success: true, attempts: 2, result: example });
+    expect(outcome).toMatchObject({ success: true, attempts: 2, value: example });
     expect(partials[0]).toEqual({});
     // Each attempt's value as it ended is among them: the bad name, then the valid value last.
     expect(partials).toContainEqual({ ...example, service_name: "Payments API" });

@@ -34,7 +34,7 @@ describe("correction retries", () => {
   it("the retry asks for a JSON Patch; the corrected answer is judged whole and recorded with the correction", async () => {
     const model = new ScriptedChatModel({ answers: [JSON.stringify(BROKEN), FIX] });
     const outcome = await generateValidated({ model, spec: "deployment-config", request, retryWith: "corrections" });
-    expect(outcome).toMatchObject({ success: true, attempts: 2, result: FIXED, stopReason: "valid" });
+    expect(outcome).toMatchObject({ success: true, attempts: 2, value: FIXED, stopReason: "valid" });
     const [first, second] = prompts(model);
     expect(isCorrectionRequest(first)).toBe(false);
     // The retry shows the whole previous value (the paths point into it) and the exact errors.
@@ -56,7 +56,7 @@ describe("correction retries", () => {
     ]);
     expect(outcome.history[1].errors).toEqual([ERROR]);
     expect(prompts(model).map(isCorrectionRequest)).toEqual([false, true, true]);
-    expect(outcome.result).toEqual(FIXED);
+    expect(outcome.value).toEqual(FIXED);
   });
 
   const fallbacks: Array<[string, string, RegExp]> = [
@@ -76,7 +76,7 @@ describe("correction retries", () => {
     it(`a correction with ${what} is set aside: the attempt counts, the answer stays, and the next retry asks for the whole answer`, async () => {
       const model = new ScriptedChatModel({ answers: [JSON.stringify(BROKEN), correction, JSON.stringify(VALID)] });
       const outcome = await generateValidated({ model, spec: "deployment-config", request, retryWith: "corrections", maxAttempts: 3 });
-      expect(outcome).toMatchObject({ success: true, attempts: 3, result: VALID });
+      expect(outcome).toMatchObject({ success: true, attempts: 3, value: VALID });
       const set = outcome.history[1];
       expect(set.valid).toBe(false);
       expect(set.correction).toMatchObject({ text: correction, applied: false });
@@ -93,7 +93,7 @@ describe("correction retries", () => {
   it("a correction set aside at the last attempt ends the run with the previous answer and its errors", async () => {
     const model = new ScriptedChatModel({ answers: [JSON.stringify(BROKEN), "nope"] });
     const outcome = await generateValidated({ model, spec: "deployment-config", request, retryWith: "corrections", maxAttempts: 2 });
-    expect(outcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2, result: BROKEN });
+    expect(outcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2, value: BROKEN });
     expect(outcome.errors.slice(1)).toEqual([ERROR]);
   });
 
@@ -169,7 +169,7 @@ describe("correction retries", () => {
       retryWith: "corrections",
       maxTokens: first.usage.totalTokens + 10,
     });
-    expect(outcome).toMatchObject({ success: false, stopReason: "budget", attempts: 1, result: BROKEN });
+    expect(outcome).toMatchObject({ success: false, stopReason: "budget", attempts: 1, value: BROKEN });
   });
 
   it("streaming: the corrected value is published whole for its attempt; no partial check reads the patch", async () => {
@@ -178,7 +178,7 @@ describe("correction retries", () => {
     for await (const event of streamValidated({ model, spec: "deployment-config", request, retryWith: "corrections", stopEarly: "first-error" }))
       events.push(event);
     const outcome = events.at(-1)!;
-    expect(outcome).toMatchObject({ kind: "outcome", outcome: { success: true, attempts: 2, result: FIXED } });
+    expect(outcome).toMatchObject({ kind: "outcome", outcome: { success: true, attempts: 2, value: FIXED } });
     const second = events.filter((e) => e.kind !== "outcome" && e.attempt === 2);
     expect(second.map((e) => e.kind)).toEqual(["partial", "final"]);
     expect(second[1]).toMatchObject({ value: FIXED, complete: [""], stopped: null, chars: FIX.length });

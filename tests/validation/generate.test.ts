@@ -14,11 +14,11 @@ describe("generateValidated", () => {
     const model = scriptedModel(['{"n": 2}', JSON.stringify(VALID), '{"n": 200}', '{"n": 3}']);
     const small = defineSpec({ name: "small", description: "", schema: z.object({ n: z.number().max(10) }).transform((v) => ({ doubled: v.n * 2 })) });
     const first = await generateValidated({ model, spec: small, request: "a small number" });
-    expect(first).toMatchObject({ success: true, result: { doubled: 4 }, spec: "small" });
+    expect(first).toMatchObject({ success: true, value: { doubled: 4 }, spec: "small" });
     const second = await generateValidated({ model, spec: "deployment-config", request: "a deployment", maxAttempts: 1 });
-    expect(second).toMatchObject({ success: true, result: VALID, spec: "deployment-config" });
+    expect(second).toMatchObject({ success: true, value: VALID, spec: "deployment-config" });
     const third = await generateValidated({ model, spec: small, request: "a small number", maxAttempts: 2 });
-    expect(third).toMatchObject({ success: true, attempts: 2, result: { doubled: 6 } });
+    expect(third).toMatchObject({ success: true, attempts: 2, value: { doubled: 6 } });
     expect(third.history[0].errors).toEqual(["n is 200; it must be <= 10"]);
   });
 

@@ -36,7 +36,9 @@ class ReplayChatModel extends BaseChatModel {
 }
 
 const own = new ReplayChatModel([JSON.stringify(BROKEN), JSON.stringify(VALID)]);
-const ownRun = await buildValidationGraph({ model: own, spec: "deployment-config", maxAttempts: 3 }).invoke({ request: "A deployment config for payments-api" });
+const ownRun = await buildValidationGraph({ model: own, spec: "deployment-config", maxAttempts: 3 }).invoke({
+  request: "A deployment config for payments-api",
+});
 
 const listed = await generateValidated({
   model: new FakeListChatModel({ responses: ['{"a": 1.5}', '{"a": 2}'] }),
@@ -61,7 +63,7 @@ console.log(
     versions: { core: fromProject("@langchain/core/package.json").version, langgraph: fromProject("@langchain/langgraph/package.json").version },
     sameCopy: { core: sameCopy("@langchain/core"), langgraph: sameCopy("@langchain/langgraph") },
     ownModel: { success: ownRun.success, attempts: ownRun.attempts, calls: own.calls },
-    fakeList: { success: listed.success, attempts: listed.attempts, result: listed.result },
+    fakeList: { success: listed.success, attempts: listed.attempts, value: listed.value },
     review: { responseSchema: typeof pending?.response_schema, success: resumed.success, by: resumed.history.at(-1).by },
   }),
 );

@@ -17,14 +17,13 @@ const spec = defineSpec({
       id: "big-discounts-need-vip-codes",
       description: "percent > 30 requires a code starting with VIP-.",
       inputs: { code: "string", percent: "integer" },
-      check: (v) => (v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null),
+      check: (v) =>
+        v.percent > 30 && !v.code.startsWith("VIP-") ? `code is ${JSON.stringify(v.code)}; percent=${v.percent} requires a code starting with "VIP-"` : null,
     },
   ],
 });
 
-const model = fakeModel()
-  .respond(new AIMessage('{"code": "SAVE40", "percent": 40}'))
-  .respond(new AIMessage('{"code": "VIP-SAVE40", "percent": 40}'));
+const model = fakeModel().respond(new AIMessage('{"code": "SAVE40", "percent": 40}')).respond(new AIMessage('{"code": "VIP-SAVE40", "percent": 40}'));
 const out = await buildValidationGraph({ model, spec, maxAttempts: 3 }).invoke({ request: "A 40% discount code" });
 
 // A zod spec: its refinement is a business rule fed back to the model, and the result is zod's output.
@@ -54,7 +53,7 @@ console.log(
     attempts: out.attempts,
     firstErrors: out.history[0].errors,
     builtins: [...builtinSpecs.keys()],
-    zod: { success: zodOutcome.success, result: zodOutcome.result, attempts: zodOutcome.attempts, firstErrors: zodOutcome.history[0].errors },
+    zod: { success: zodOutcome.success, value: zodOutcome.value, attempts: zodOutcome.attempts, firstErrors: zodOutcome.history[0].errors },
     deepImport,
   }),
 );

@@ -20,14 +20,14 @@ export async function windowLabel(answers: string[]): Promise<string | null> {
   for (const answer of answers) model.respond(new AIMessage(answer));
   const outcome: ValidationOutcome<z.output<typeof Window>> = await generateValidated({ model, spec: windowSpec, request: "a window", maxAttempts: 2 });
   if (!outcome.success) {
-    // @ts-expect-error on failure the result is unknown, not the spec's type
-    const unchecked: string = outcome.result.label;
+    // @ts-expect-error on failure the value is unknown, not the spec's type
+    const unchecked: string = outcome.value.label;
     void unchecked;
     return null;
   }
-  const label: string = outcome.result.label;
-  // @ts-expect-error the result is typed from the zod schema: there is no field `duration`
-  void outcome.result.duration;
+  const label: string = outcome.value.label;
+  // @ts-expect-error the value is typed from the zod schema: there is no field `duration`
+  void outcome.value.duration;
   return label;
 }
 

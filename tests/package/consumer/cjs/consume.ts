@@ -12,7 +12,7 @@ export async function discountPercent(): Promise<number | null> {
   const { defineSpec, generateValidated } = await import("langgraph-trustworthy-output");
   const spec = defineSpec({ name: "discount", description: "A discount.", schema: z.object({ code: z.string(), percent: z.number().int() }) });
   const outcome = await generateValidated({ spec, request: "A discount", maxAttempts: 1 });
-  return outcome.success ? outcome.result.percent : null;
+  return outcome.success ? outcome.value.percent : null;
 }
 
 void required;

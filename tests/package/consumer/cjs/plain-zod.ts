@@ -40,21 +40,21 @@ async function main(): Promise<void> {
     for (const answer of answers) model.respond(new AIMessage(JSON.stringify(answer)));
     const outcome = await generateValidated({ model, spec: Order, request: "Order 42 for customer cjld2cjxh0000qzrmn831i7rn", maxAttempts });
     if (outcome.success) {
-      assertType<Equal<typeof outcome.result, Order>>();
-      const phone: string = outcome.result.phone;
-      // @ts-expect-error the result is typed from the zod schema: there is no field `total`
-      void outcome.result.total;
+      assertType<Equal<typeof outcome.value, Order>>();
+      const phone: string = outcome.value.phone;
+      // @ts-expect-error the value is typed from the zod schema: there is no field `total`
+      void outcome.value.total;
       return {
         success: true,
         stopReason: outcome.stopReason,
         attempts: outcome.attempts,
         phone,
-        result: outcome.result,
+        value: outcome.value,
         firstErrors: outcome.history[0]?.errors,
       };
     }
-    // @ts-expect-error on failure the result is unknown, not the schema's type
-    const unchecked: string = outcome.result.phone;
+    // @ts-expect-error on failure the value is unknown, not the schema's type
+    const unchecked: string = outcome.value.phone;
     void unchecked;
     return { success: false, stopReason: outcome.stopReason, attempts: outcome.attempts, errors: outcome.errors };
   }

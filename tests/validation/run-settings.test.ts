@@ -1,0 +1,62 @@
+/**
+ * Each run setting is declared once: the settings a run records (RunSettingsSchema, the state's `run`)
+ * are derived from the run configuration (ValidationConfigSchema), and a run records every setting it
+ * was given. A setting declared in one and not the other fails here.
+ */
+import { MemorySaver } from "@langchain/langgraph";
+import { describe, expect, it } from "vitest";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { ValidationConfigSchema, type ValidationConfigInput } from "../../src/validation/configuration.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { RunSettingsSchema } from "../../src/validation/state.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
+
+/** What a run records beside its settings: the request, and the budgets a person's new request renews. */
+const RUN_ONLY = ["request", "attemptLimit", "tokenLimit"];
+
+const settingKeys = Object.keys(ValidationConfigSchema.shape).sort();
+const recordedKeys = Object.keys(RunSettingsSchema.shape).sort();
+
+describe("the settings a run records", () => {
+  it("are the run configuration's settings, and only the run's own additions besides", () => {
+    expect(settingKeys.length).toBeGreaterThan(10);
+    expect(recordedKeys.filter((key) => !RUN_ONLY.includes(key))).toEqual(settingKeys);
+    expect(RUN_ONLY.filter((key) => settingKeys.includes(key))).toEqual([]);
+  });
+
+  it("a run given every setting records each of them", async () => {
+    const every = {
+      spec: "deployment-config",
+      maxAttempts: 2,
+      models: [{ model: "gpt-4o-mini" }],
+      temperature: 0.5,
+      stopOnNoProgress: true,
+      outputMode: "text",
+      stopEarly: "never",
+      repairSyntax: false,
+      retryWith: "corrections",
+      ruleContext: { team: "payments" },
+      maxTokens: 100_000,
+      onFailure: "end",
+    } satisfies Omit<Required<ValidationConfigInput>, "model">;
+    // `model` is the one setting not given beside `models` (an escalation's first entry is its model).
+    expect([...Object.keys(every), "model"].sort()).toEqual(settingKeys);
+
+    const graph = buildValidationGraph({
+      model: scriptedModel([JSON.stringify(builtinSpecs.get("deployment-config")!.example)]),
+      checkpointer: new MemorySaver(),
+    });
+    const config = { configurable: { thread_id: "every-setting" } };
+    await graph.invoke({ request: "A deployment config for payments-api" }, { ...config, context: every });
+    const run = (await graph.getState(config)).values.run as Record<string, unknown>;
+    expect(Object.keys(run).sort()).toEqual(recordedKeys);
+    expect(run).toMatchObject({
+      ...every,
+      spec: { name: "deployment-config" },
+      model: "gpt-4o-mini",
+      models: [{ model: "gpt-4o-mini", attempts: 1 }],
+      attemptLimit: 2,
+      tokenLimit: 100_000,
+    });
+  });
+});
