@@ -90,6 +90,26 @@ function re2Engine(pattern: string, flags: string): { test: (s: string) => boole
 }
 re2Engine.code = 'require("re2js").RE2JS';
 
+/**
+ * The regExp hook of code-defined specs: RE2 too wherever RE2 can give a pattern its ECMA-262 meaning, so a
+ * pattern with nested quantifiers (`^(?:[a-z]+-?)+[a-z]$`) cannot backtrack for minutes on a model's answer;
+ * a pattern that needs backtracking (lookaround, backreferences) runs on JavaScript's RegExp, as written. A
+ * code-defined spec is the developer's own, so no budget is counted: RE2's time grows linearly with the text.
+ */
+function linearWhereExpressible(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
+  let translated: string;
+  try {
+    translated = ecmaPatternToRe2(pattern);
+  } catch (error) {
+    if (!(error instanceof SpecError)) throw error;
+    return new RegExp(pattern, flags);
+  }
+  const compiled = RE2JS.compile(translated);
+  const key = `re2-code:/${pattern}/${flags}`;
+  return { test: (s: string) => compiled.matcher(s).find(), toString: () => key };
+}
+linearWhereExpressible.code = 'require("re2js").RE2JS';
+
 const baseOptions: Options = {
   allErrors: true,
   $data: true,
@@ -150,7 +170,7 @@ export function compileSchema(
     validateSchema: false,
     // ajv's option for the standard's meaning of "$ref" up to draft-07 (by default it applies the siblings too).
     ignoreKeywordsWithRef: refReplacesSiblings(dialect),
-    code: { process: measure, ...(options.untrusted ? { regExp: re2Engine } : {}) },
+    code: { process: measure, regExp: options.untrusted ? re2Engine : linearWhereExpressible },
   });
   addStandardFormats(ajv, dialect); // formats (and draft-07's content keywords) judged as the standard says (formats.ts)
   for (const name of new Set(unknownFormatsOf(schema).map((i) => i.format!))) ajv.addFormat(name, true); // an unknown format is an annotation

@@ -6,7 +6,7 @@
 import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
 import { SpecError } from "../../src/errors.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync, validateAgainstSpec } from "../../src/specs/check.js";
 import { ecmaPatternToRe2 } from "../../src/specs/regex.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
@@ -266,5 +266,29 @@ describe("translated patterns agree with JavaScript's RegExp (the u flag) on gen
     }
     expect(disagreements).toEqual([]);
     expect(compared).toBeGreaterThan(40_000);
+  });
+});
+
+describe("code-defined specs' patterns", () => {
+  // A classic catastrophic-backtracking pattern, found in real schemas (JSONSchemaBench's Github_medium).
+  const nested = "^(?:[A-Za-z0-9]+[-]?)+[A-Za-z0-9]$";
+  const spec = defineSpec({ name: "org", schema: { type: "object", properties: { org: { type: "string", pattern: nested } } } });
+
+  it("run on RE2 where RE2 can give them their meaning: an answer made to backtrack is judged at once", () => {
+    // On a backtracking engine this string takes 2^60 steps to fail; RE2 reads it once.
+    const hostile = `${"a".repeat(60)}!`;
+    expect(checkValueSync(spec, { org: hostile }).valid).toBe(false);
+    expect(checkValueSync(spec, { org: "acme-labs" }).valid).toBe(true);
+    expect(checkValueSync(spec, { org: "acme-" }).valid).toBe(false);
+  });
+
+  it("that need backtracking (lookaround, backreferences) still run as written on JavaScript's RegExp", () => {
+    const backtracking = defineSpec({
+      name: "pair",
+      schema: { type: "object", properties: { twice: { type: "string", pattern: "^(\\w+)-\\1$" }, notTest: { type: "string", pattern: "^(?!test)\\w+$" } } },
+    });
+    expect(checkValueSync(backtracking, { twice: "ab-ab", notTest: "prod" }).valid).toBe(true);
+    expect(checkValueSync(backtracking, { twice: "ab-ba" }).valid).toBe(false);
+    expect(checkValueSync(backtracking, { notTest: "testing" }).valid).toBe(false);
   });
 });
