@@ -11,7 +11,8 @@
  *   JSONSCHEMABENCH_DIR=path/to/maskbench/data npm run bench -- --only corpus
  */
 import { existsSync } from "node:fs";
-import { corpusFiles, judgeEntry, MODES, readCorpusEntry, type Mode, type SchemaOutcome } from "../testkit/conformance.js";
+import { Worker } from "node:worker_threads";
+import { corpusFiles, corpusSource, MODES, type Mode, type SchemaOutcome } from "../testkit/conformance.js";
 import { table, type BenchOptions, type BenchResult } from "./common.js";
 
 /** The pinned commit of the corpus (the vendored sample's too: tests/fixtures/jsonschemabench/README.md). */
@@ -33,13 +34,35 @@ export interface CorpusFigures {
   outcomes: SchemaOutcome[];
 }
 
-/** Judge every `every`-th corpus file in `dir` (see testkit/conformance.ts). */
-export async function measureCorpus(dir: string, every = 1, log: (line: string) => void = () => {}): Promise<CorpusFigures> {
+/** The worker's entry: tsx's loader registered in the worker's own thread, then the TypeScript worker. */
+const WORKER_ENTRY = `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))}).then(({ register }) => { register(); return import(${JSON.stringify(new URL("./corpus-worker.ts", import.meta.url).href)}); });`;
+
+/** How long one schema may take to judge (its usual time is well under a second) before its worker is stopped. */
+export const SCHEMA_WATCHDOG_MS = 120_000;
+
+/**
+ * Judge every `every`-th corpus file in `dir` (see testkit/conformance.ts), each in a worker thread that is
+ * stopped, and replaced, when a schema takes longer than `watchdogMs`: the outcome then says which validator
+ * never came back. A hang of the package counts as a throw; one of the reference leaves the schema unjudged.
+ */
+export async function measureCorpus(dir: string, every = 1, log: (line: string) => void = () => {}, watchdogMs = SCHEMA_WATCHDOG_MS): Promise<CorpusFigures> {
   const files = corpusFiles(dir).filter((_, i) => i % every === 0);
   const outcomes: SchemaOutcome[] = [];
-  for (const [i, file] of files.entries()) {
-    outcomes.push(await judgeEntry(readCorpusEntry(dir, file)));
-    if (i % 500 === 499) log(`corpus: ${i + 1} of ${files.length} schemas`);
+  let worker: Worker | undefined;
+  try {
+    for (const [i, file] of files.entries()) {
+      worker ??= new Worker(WORKER_ENTRY, { eval: true });
+      const outcome = await judgeInWorker(worker, dir, file, watchdogMs);
+      if (outcome.hung !== undefined) {
+        await worker.terminate();
+        worker = undefined;
+        log(`corpus: ${file} did not come back within ${watchdogMs} ms (${outcome.hung})`);
+      }
+      outcomes.push(outcome);
+      if (i % 500 === 499) log(`corpus: ${i + 1} of ${files.length} schemas`);
+    }
+  } finally {
+    await worker?.terminate();
   }
   const refusals = { "code-defined": {}, "run-time": {} } as CorpusFigures["refusals"];
   for (const o of outcomes) {
@@ -62,6 +85,62 @@ export async function measureCorpus(dir: string, every = 1, log: (line: string) 
     };
   });
   return { sources, refusals, outcomes };
+}
+
+function judgeInWorker(worker: Worker, dir: string, file: string, watchdogMs: number): Promise<SchemaOutcome> {
+  return new Promise((resolve, reject) => {
+    let phase = "starting";
+    let modes = {} as SchemaOutcome["modes"];
+    const done = () => {
+      clearTimeout(timer);
+      worker.off("message", onMessage);
+      worker.off("error", onError);
+    };
+    const onMessage = (message: { type: "phase"; phase: string; modes: SchemaOutcome["modes"] } | { type: "outcome"; outcome: SchemaOutcome }) => {
+      if (message.type === "phase") ({ phase, modes } = message);
+      else {
+        done();
+        resolve(message.outcome);
+      }
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const timer = setTimeout(() => {
+      done();
+      const byPackage = phase.startsWith("the package");
+      const hung = `${phase}, after ${watchdogMs} ms`;
+      for (const mode of MODES) modes[mode] ??= { accepted: false, refusalClass: "hung", message: hung };
+      resolve({
+        file,
+        source: corpusSource(file),
+        modes,
+        judged: 0,
+        falseApprovals: [],
+        falseRefusals: [],
+        throws: byPackage ? [{ file, mode: "code-defined", instance: "(hung)", detail: hung }] : [],
+        labelDisagreements: 0,
+        hung,
+        ...(byPackage ? {} : { referenceFailed: `hung: ${hung}` }),
+      });
+    }, watchdogMs);
+    worker.on("message", onMessage);
+    worker.on("error", onError);
+    worker.postMessage({ dir, file });
+  });
+}
+
+/** The schemas compared with nothing: the reference could not compile them, or a step never came back. */
+function referenceGaps(outcomes: SchemaOutcome[]): string {
+  const failed = outcomes.filter((o) => o.referenceFailed !== undefined);
+  const hung = outcomes.filter((o) => o.hung !== undefined);
+  const lines = [
+    `Schemas whose instances were not compared: ${failed.length} the reference validator could not compile or judge` +
+      ` (${failed.filter((o) => o.hung !== undefined).length} of them hung on an instance), and ${hung.length} in all stopped by the watchdog:`,
+  ];
+  for (const o of hung) lines.push(`- ${o.file}: ${o.hung}`);
+  return lines.join("\n");
 }
 
 const pct = (n: number, of: number) => (of === 0 ? "—" : `${((100 * n) / of).toFixed(1)} %`);
@@ -126,6 +205,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         ],
       ],
     ),
+    "",
+    referenceGaps(figures.outcomes),
     "",
     "Refusals of code-defined specs:",
     "",

@@ -45,6 +45,8 @@ export function readCorpusEntry(dir: string, file: string): CorpusEntry {
 }
 
 export type Mode = "code-defined" | "run-time";
+/** What judgeEntry is doing: which validator, at which step. */
+export type Phase = string;
 export const MODES: readonly Mode[] = ["code-defined", "run-time"];
 
 export interface Instance {
@@ -75,6 +77,8 @@ export interface SchemaOutcome {
   throws: Finding[];
   /** The package and the reference agree, and the corpus's label says otherwise. */
   labelDisagreements: number;
+  /** Judging never came back within the watchdog's time (bench/corpus.ts): what was running then. */
+  hung?: Phase;
 }
 
 const MAX_INSTANCES = 24;
@@ -210,7 +214,13 @@ async function packageVerdict(spec: Spec, data: unknown): Promise<boolean | { th
  */
 export async function judgeEntry(
   entry: CorpusEntry,
-  options: { seed?: number; limits?: Partial<RuntimeSpecLimits>; maxInstances?: number } = {},
+  options: {
+    seed?: number;
+    limits?: Partial<RuntimeSpecLimits>;
+    maxInstances?: number;
+    /** Told which validator is about to run, so a watchdog can say which one never came back. */
+    onPhase?: (phase: Phase, sofar: SchemaOutcome) => void;
+  } = {},
 ): Promise<SchemaOutcome> {
   const outcome: SchemaOutcome = {
     file: entry.file,
@@ -222,9 +232,11 @@ export async function judgeEntry(
     throws: [],
     labelDisagreements: 0,
   };
+  const phase = (what: Phase) => options.onPhase?.(what, outcome);
   const specs: Array<[Mode, Spec]> = [];
   for (const mode of MODES) {
     try {
+      phase(`the package defining the spec (${mode})`);
       specs.push([mode, defineIn(mode, entry.schema, options.limits)]);
       outcome.modes[mode] = { accepted: true };
     } catch (error) {
@@ -237,6 +249,7 @@ export async function judgeEntry(
   if (specs.length === 0) return outcome;
   let reference: Awaited<ReturnType<typeof referenceValidator>>;
   try {
+    phase("the reference compiling the schema");
     reference = await referenceValidator(entry.schema as Record<string, unknown>);
   } catch (error) {
     outcome.referenceFailed = String((error as Error)?.message ?? error).slice(0, 200);
@@ -246,6 +259,7 @@ export async function judgeEntry(
     for (const instance of instancesOf(entry, options.seed ?? 1, options.maxInstances)) {
       let expected: boolean;
       try {
+        phase("the reference judging an instance");
         expected = reference.judge(instance.data);
       } catch {
         continue; // the reference could not judge this one
@@ -254,6 +268,7 @@ export async function judgeEntry(
       if (instance.label !== undefined && instance.label !== expected) outcome.labelDisagreements++;
       const text = JSON.stringify(instance.data).slice(0, 200);
       for (const [mode, spec] of specs) {
+        phase(`the package judging an instance (${mode})`);
         const got = await packageVerdict(spec, instance.data);
         if (typeof got === "object") outcome.throws.push({ file: entry.file, mode, instance: text, detail: got.threw });
         else if (got && !expected)
