@@ -28,6 +28,7 @@ const SLOWEST_FIRST = [
   "tests/specs/official-suite.test.ts",
   "tests/reliability/hostile-specs.test.ts",
   "tests/architecture/public-types.test.ts",
+  "tests/architecture/type-tests.test.ts",
   "tests/bench/bench.smoke.int.test.ts",
   "tests/persistence/service.int.test.ts",
   "tests/server/server.int.test.ts",
