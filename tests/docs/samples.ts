@@ -58,11 +58,11 @@ export const OPENAI_BLOCKS: readonly BlockRef[] = [
   ["docs/embedded.md", 1],
 ];
 
-/** Not run: declarations only (a function), or models of other providers (Ollama, Anthropic). */
-export const UNRUN_BLOCKS: readonly BlockRef[] = [
-  ["docs/agents.md", 1],
-  ["docs/providers.md", 0],
-];
+/** Programs that name Ollama and Anthropic models: run against scripted servers speaking each one's wire format. */
+export const PROVIDER_BLOCKS: readonly BlockRef[] = [["docs/providers.md", 0]];
+
+/** Not run: declarations only (a function). */
+export const UNRUN_BLOCKS: readonly BlockRef[] = [["docs/agents.md", 1]];
 
 /** The server address the SDK's samples are written for, replaced by a test's own server. */
 export const SAMPLE_SERVER_URL = "http://127.0.0.1:8123";

@@ -11,11 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { runNode, startNode } from "../../testkit/cli.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { startScriptedAnthropicServer, startScriptedOllamaServer } from "../../testkit/provider-servers.js";
 import { documentationPages, typescriptBlocks } from "../docs/markdown.js";
 import {
   AUTH_SERVER_BLOCKS,
   KEYLESS_BLOCKS,
   OPENAI_BLOCKS,
+  PROVIDER_BLOCKS,
   removeBlockFolder,
   runBlock,
   SERVER_BLOCKS,
@@ -136,9 +138,15 @@ describe.concurrent("docs samples", () => {
   const block = (page: string, index: number) => typescriptBlocks(page)[index];
 
   it("every TypeScript block of the README and docs/ is classified: run here, run against the dev server, or not run (and why)", () => {
-    const classified = [...KEYLESS_BLOCKS, ...SERVER_BLOCKS, ...AUTH_SERVER_BLOCKS, ...OPENAI_BLOCKS, ...STREAMING_PAGE_BLOCKS, ...UNRUN_BLOCKS].map(
-      ([page, index]) => `${page}#${index}`,
-    );
+    const classified = [
+      ...KEYLESS_BLOCKS,
+      ...SERVER_BLOCKS,
+      ...AUTH_SERVER_BLOCKS,
+      ...OPENAI_BLOCKS,
+      ...PROVIDER_BLOCKS,
+      ...STREAMING_PAGE_BLOCKS,
+      ...UNRUN_BLOCKS,
+    ].map(([page, index]) => `${page}#${index}`);
     const blocks = documentationPages().flatMap((page) => typescriptBlocks(page).map((_, index) => `${page}#${index}`));
     expect(classified.sort()).toEqual(blocks.sort());
     expect(KEYLESS_BLOCKS.length).toBeGreaterThan(UNRUN_BLOCKS.length * 5);
@@ -152,6 +160,30 @@ describe.concurrent("docs samples", () => {
         expect(result.code, result.stderr).toBe(0);
         expect(result.stderr).toBe("");
         expect(result.stdout).toMatch(stdout);
+      },
+      CHILD_MS,
+    );
+  });
+
+  describe.each(PROVIDER_BLOCKS)("%s block %i, naming Ollama and Anthropic models, against scripted servers of each", (page, index) => {
+    it(
+      "runs to its end: each model called through its own client and wire format, in the order the page gives",
+      async ({ expect }) => {
+        const example = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
+        const broken = JSON.stringify({ ...example, replicas: 8 });
+        const ollama = await startScriptedOllamaServer([{ text: broken }, { text: broken }]);
+        const anthropic = await startScriptedAnthropicServer([{ toolUse: { input: JSON.stringify(example) } }]);
+        try {
+          const env = { OLLAMA_BASE_URL: ollama.baseURL, ANTHROPIC_BASE_URL: anthropic.baseURL, ANTHROPIC_API_KEY: "sk-ant-test", LLM_MAX_RETRIES: "0" };
+          const result = await runBlock(block(page, index), env);
+          expect(result.code, result.stderr).toBe(0);
+          expect(result.stderr).toBe("");
+          expect(result.stdout).toMatch(/ollama\/llama3\.2[\s\S]*ollama\/llama3\.2[\s\S]*anthropic\/claude-sonnet-4-5/);
+          expect(ollama.requests.map((q) => q.body.model)).toEqual(["llama3.2", "llama3.2"]);
+          expect(anthropic.requests.map((q) => q.body.model)).toEqual(["claude-sonnet-4-5"]);
+        } finally {
+          await Promise.all([ollama.close(), anthropic.close()]);
+        }
       },
       CHILD_MS,
     );
