@@ -5,6 +5,7 @@
  */
 import { readFileSync, statSync } from "node:fs";
 import { ConfigurationError } from "../errors.js";
+import { lineAndColumn } from "../shared/text.js";
 
 /** Larger files are not specs; refusing them early keeps `--spec /dev/zero` from reading forever. */
 const MAX_SPEC_FILE_BYTES = 1_048_576;
@@ -37,21 +38,10 @@ export function readSpecFile(path: string, builtinNames: string[]): unknown {
   return JSON.parse(text);
 }
 
-function lineAndColumn(text: string, offset: number): { line: number; column: number } {
-  let line = 1;
-  let start = 0;
-  for (let i = 0; i < offset; i++) {
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      start = i + 1;
-    }
-  }
-  return { line, column: offset - start + 1 };
-}
-
 /**
  * Where a text stops being JSON, and what was expected there; undefined when it is JSON.
- * Its own scanner, because V8's JSON.parse messages quote the text around the error.
+ * Its own scanner, not the answer readers' (src/shared/json.ts): their messages quote the text around the
+ * error, which here could be a secret (`--spec .env`), and V8's JSON.parse messages do too.
  */
 function findJsonError(text: string): { offset: number; expected: string } | undefined {
   let i = 0;
