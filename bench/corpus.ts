@@ -51,12 +51,12 @@ export async function measureCorpus(dir: string, every = 1, log: (line: string) 
   let worker: Worker | undefined;
   try {
     for (const [i, file] of files.entries()) {
-      worker ??= new Worker(WORKER_ENTRY, { eval: true });
+      worker ??= new Worker(WORKER_ENTRY, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 4_096 } });
       const outcome = await judgeInWorker(worker, dir, file, watchdogMs);
       if (outcome.hung !== undefined) {
         await worker.terminate();
         worker = undefined;
-        log(`corpus: ${file} did not come back within ${watchdogMs} ms (${outcome.hung})`);
+        log(`corpus: ${file} stopped (${outcome.hung})`);
       }
       outcomes.push(outcome);
       if (i % 500 === 499) log(`corpus: ${i + 1} of ${files.length} schemas`);
@@ -88,7 +88,7 @@ export async function measureCorpus(dir: string, every = 1, log: (line: string) 
 }
 
 function judgeInWorker(worker: Worker, dir: string, file: string, watchdogMs: number): Promise<SchemaOutcome> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolve) => {
     let phase = "starting";
     let modes = {} as SchemaOutcome["modes"];
     const done = () => {
@@ -103,14 +103,12 @@ function judgeInWorker(worker: Worker, dir: string, file: string, watchdogMs: nu
         resolve(message.outcome);
       }
     };
-    const onError = (error: Error) => {
-      done();
-      reject(error);
-    };
-    const timer = setTimeout(() => {
+    const onError = (error: Error) => stopped(`the worker failed: ${String(error?.message ?? error).slice(0, 200)}`);
+    // A step that never came back, or a worker that died (out of memory): the outcome says which validator it was in.
+    const stopped = (why: string) => {
       done();
       const byPackage = phase.startsWith("the package");
-      const hung = `${phase}, after ${watchdogMs} ms`;
+      const hung = `${phase}: ${why}`;
       for (const mode of MODES) modes[mode] ??= { accepted: false, refusalClass: "hung", message: hung };
       resolve({
         file,
@@ -124,7 +122,8 @@ function judgeInWorker(worker: Worker, dir: string, file: string, watchdogMs: nu
         hung,
         ...(byPackage ? {} : { referenceFailed: `hung: ${hung}` }),
       });
-    }, watchdogMs);
+    };
+    const timer = setTimeout(() => stopped(`no answer after ${watchdogMs} ms`), watchdogMs);
     worker.on("message", onMessage);
     worker.on("error", onError);
     worker.postMessage({ dir, file });
