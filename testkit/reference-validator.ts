@@ -9,11 +9,22 @@ import "@hyperjump/json-schema/draft-06";
 import "@hyperjump/json-schema/draft-07";
 import "@hyperjump/json-schema/draft-2019-09";
 import { registerSchema, setShouldValidateFormat, unregisterSchema, validate } from "@hyperjump/json-schema/draft-2020-12";
-import { addKeyword, getKeyword } from "@hyperjump/json-schema/experimental";
+import { addKeyword, getKeyword, setFormatHandler } from "@hyperjump/json-schema/experimental";
 import "@hyperjump/json-schema/formats";
 import * as Instance from "@hyperjump/json-schema/instance/experimental";
+import { subschemas } from "../src/specs/limits.js";
 
 setShouldValidateFormat(true);
+
+// The package asserts every format it knows in every dialect (src/specs/formats.ts; a draft may add formats of
+// its own, and `uuid` or `duration` in a draft-07 schema is meant as written). The reference's older dialects
+// know only their draft's list, so each is given the later drafts' formats it lacks, through its public hook.
+const LATEST_FORMATS = (getKeyword("https://json-schema.org/keyword/format") as unknown as { formats: Record<string, string> }).formats;
+for (const draft of ["draft-04", "draft-06", "draft-07"]) {
+  const keyword = `https://json-schema.org/keyword/${draft}/format`;
+  const known = (getKeyword(keyword) as unknown as { formats: Record<string, string> }).formats;
+  for (const [name, uri] of Object.entries(LATEST_FORMATS)) if (!Object.hasOwn(known, name)) setFormatHandler(keyword, name, uri);
+}
 
 // The reference's multipleOf compares a floating-point remainder within a tolerance (it refuses -1001 as a
 // multiple of 0.01); the standard means exact arithmetic, so it is decided here on the decimals as written.
@@ -52,6 +63,18 @@ const DIALECTS: Array<[RegExp, string]> = [
 let next = 0;
 
 /**
+ * Up to draft-07 a subschema's `"id": "<the resource's own URI>#name"` names a location in the same resource
+ * (a plain-name fragment: an anchor). The reference reads such an id as a second resource at that URI, which
+ * replaces the first; written as the equivalent `"#name"`, it reads it as the anchor it is.
+ */
+function relativeAnchors(root: Record<string, unknown>, idKey: string, base: string): void {
+  for (const { schema, path } of subschemas(root)) {
+    const id = path === "#" ? undefined : schema[idKey];
+    if (typeof id === "string" && id.startsWith(`${base}#`) && /^#[A-Za-z][\w.:-]*$/.test(id.slice(base.length))) schema[idKey] = id.slice(base.length);
+  }
+}
+
+/**
  * Compile a schema in the reference validator; returns a function judging one
  * instance (true: valid). Without `$schema` the schema is read as draft-07,
  * as the package reads it. Call `release` when done with the schema.
@@ -64,6 +87,7 @@ export async function referenceValidator(schema: Record<string, unknown>): Promi
   // Registered under its own `$id` when that is an absolute http(s) URI (its references may name it), else under an address of its own.
   const idKey = dialect.includes("draft-04") ? "id" : "$id";
   const id = typeof copy[idKey] === "string" ? (copy[idKey] as string).replace(/#.*$/, "") : "";
+  if (id !== "") relativeAnchors(copy, idKey, id);
   const retrieval = /^https?:\/\/[^#]+$/.test(id) ? id : `https://reference.invalid/corpus/${next++}/schema.json`;
   const address = retrieval;
   registerSchema(copy as never, retrieval, dialect);
