@@ -165,7 +165,7 @@ interface ModelStep {
   attempts: number;
 }
 
-type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
+export type ValidationConfig = Omit<z.output<typeof ValidationConfigSchema>, "models" | "outputMode"> & {
   model: string;
   outputMode: RequestedMode;
   /** The escalation list with every step's attempts filled in; absent when the run names one model. */
