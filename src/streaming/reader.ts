@@ -79,8 +79,9 @@ export class AnswerReader {
   tooLarge?: string;
   /** The value read so far: containers grow as members close (live; `snapshot` copies it). */
   root: unknown = undefined;
-  /** The string being written at a value's place, not closed yet. */
-  partial?: { path: Step[]; text: string };
+  /** The string being written at a value's place, not closed yet: its place in the innermost open container, and its text so far. */
+  private partialStep?: Step;
+  private partialText = "";
   /** Values closed so far. */
   closedValues = 0;
 
@@ -134,7 +135,7 @@ export class AnswerReader {
   /** The value so far, with the string being written in its place: a copy, safe to hand on. */
   snapshot(): unknown {
     const copy = copyJson(this.root);
-    if (this.partial && copy !== undefined) setAt(copy, this.partial.path, this.partial.text);
+    if (this.partialStep !== undefined && copy !== undefined) setAt(copy, [...this.path, this.partialStep], this.partialText);
     return copy;
   }
 
@@ -437,7 +438,7 @@ export class AnswerReader {
     this.frames.length = 0;
     this.path.length = 0;
     this.root = undefined;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.closedValues = 0;
     this.phase = "looking";
     this.listener.restarted();
@@ -446,7 +447,7 @@ export class AnswerReader {
   private unsure(why: string): void {
     this.phase = "unsure";
     this.problem = why;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.tokenizer = undefined;
   }
 
@@ -454,7 +455,7 @@ export class AnswerReader {
     this.phase = "broken";
     this.problem = why;
     this.certain = certain;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.tokenizer = undefined;
   }
 
@@ -463,11 +464,12 @@ export class AnswerReader {
     const top = this.frames[this.frames.length - 1];
     if (partial) {
       if (token === TokenType.STRING && top && (top.expect === "value" || top.expect === "value-or-close")) {
-        this.partial = { path: [...this.path, top.array ? top.index : top.key!], text: value as string };
+        this.partialStep = top.array ? top.index : top.key!;
+        this.partialText = value as string;
       }
       return;
     }
-    this.partial = undefined;
+    this.partialStep = undefined;
     if (top === undefined) {
       if (token !== TokenType.LEFT_BRACE && token !== TokenType.LEFT_BRACKET) throw new Error(`unexpected ${TokenType[token]} after the value`);
       return this.open(token === TokenType.LEFT_BRACKET, undefined);

@@ -75,14 +75,7 @@ export interface ValidationStream<T = unknown> extends AsyncGenerator<Validation
  */
 export function streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): ValidationStream<T> {
   let finished: ValidationOutcome<T> | undefined;
-  const events = fanOut(
-    (async function* () {
-      for await (const event of runEvents<T, C>(options)) {
-        if (event.kind === "outcome") finished = event.outcome;
-        yield event;
-      }
-    })(),
-  );
+  const events = fanOut(runEvents<T, C>(options, (outcome) => (finished = outcome)));
   const finalOutcome = (): ValidationOutcome<T> => {
     if (finished === undefined) throw new TrustworthyOutputError("the validation stream was closed before the run ended, so it has no outcome");
     return finished;
@@ -129,7 +122,10 @@ export function streamValidated<T = unknown, C = Record<string, unknown>>(option
  * stream, which hands each one through several web streams; only the states
  * ("values") go through the graph's stream. Same events, same order.
  */
-async function* runEvents<T, C>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
+async function* runEvents<T, C>(
+  options: StreamValidatedOptions<T, C>,
+  onOutcome: (outcome: ValidationOutcome<T>) => void,
+): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const { graph, input, config } = prepareRun(options);
   const events: Array<PartialEvent<T> | AttemptEndEvent<T>> = [];
   let wake: (() => void) | undefined;
@@ -182,7 +178,9 @@ async function* runEvents<T, C>(options: StreamValidatedOptions<T, C>): AsyncGen
   }
   if (failure) throw failure.error;
   if (last === undefined) throw new TrustworthyOutputError("the validation run ended without a state");
-  yield { kind: "outcome", outcome: outcomeOf<T>(last) };
+  const outcome = outcomeOf<T>(last);
+  onOutcome(outcome);
+  yield { kind: "outcome", outcome };
 }
 
 function isAttemptEvent(chunk: unknown): boolean {
