@@ -380,7 +380,7 @@ interface EndToEndFigures {
  */
 async function measureEndToEnd(opts: BenchOptions): Promise<EndToEndFigures> {
   const sizes = opts.quick ? [6] : [24, 60];
-  const cycles = opts.quick ? 3 : 15;
+  const cycles = opts.quick ? 3 : 25;
   const runs = opts.quick ? 1 : 3;
   const dir = mkdtempSync(join(tmpdir(), "streaming-bench-"));
   const servers = sizes.map((items) => {
@@ -543,7 +543,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const markdown = [
     "## Validated streaming",
     "",
-    `Measured by \`npx tsx bench/streaming.ts\`${opts.quick ? " --quick (tiny sizes: not representative)" : ""} on ${m.cpuModel}, ${m.cores} cores, Node.js ${m.node}, ${m.date}; load average ${load.map((x) => x.toFixed(2)).join(" / ")} at the start. ` +
+    `Measured by bench/streaming.ts${opts.quick ? " in quick mode (tiny sizes: not representative)" : ""} on ${m.cpuModel}, ${m.cores} cores, Node.js ${m.node}, ${m.date}; load average ${load.map((x) => x.toFixed(2)).join(" / ")} at the start. ` +
       `**The model is simulated** (tests/streaming/token-model.ts), not an LLM: it streams ${policies.tokens} tokens per catalog answer (${policies.items} items, 4 characters a token), ` +
       `the first after ${policies.pace.firstTokenMs} ms, then one every ${policies.pace.tokenMs} ms plus up to ${policies.pace.jitterMs} ms of seeded jitter, and stops generating when its request is aborted. ` +
       'Its retry fixes exactly the defects its feedback names. Every run goes through the real validation graph (maxAttempts 10): "no streaming checks" is `generateValidated` (whole-answer calls that take as long as streaming every token), the policies are `streamValidated` with `stopEarly`. ' +
@@ -570,7 +570,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       [
         [
           `**${CHECKS_ALONE}**`,
-          `the simulated stream (one valid catalog, one with an error in every item; ${cpu.tokens} tokens a round) read with the partial checks and their events (an \`AttemptWatch\` fed each piece) ÷ read plainly (LangChain's \`model.stream\`), ${cpu.ratios.length} rounds`,
+          `the simulated stream (one valid catalog, one with an error in every item; ${fmt(cpu.tokens)} tokens a round) read with the partial checks and their events (an \`AttemptWatch\` fed each piece) ÷ read plainly (LangChain's \`model.stream\`), ${cpu.ratios.length} rounds`,
           `**${range(checksAlone)}**`,
           `${fmt(checksAlone.value)} ÷ ${fmt(checksAlone.reference)}`,
           `${fmtLoad(checksLoad)} → ${fmtLoad(checksLoadAfter)}`,
