@@ -113,7 +113,8 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     const given = settingsGiven(fromContext ? config.context : config.configurable);
     const alsoConfigurable = fromContext && Object.keys(settingsGiven(config.configurable) ?? {}).length > 0;
     if (given !== undefined && !alsoConfigurable) {
-      for (let i = checked.length - 1; i >= 0; i--) if (jsonEqual(checked[i].given, given)) return checked[i].settings;
+      // Taken, not shared: each check serves one run (its settings hold the run's own copy of its ruleContext).
+      for (let i = checked.length - 1; i >= 0; i--) if (jsonEqual(checked[i].given, given)) return checked.splice(i, 1)[0].settings;
     }
     return ensureValidationConfig(config, ensure);
   }
