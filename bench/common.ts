@@ -66,6 +66,8 @@ export interface BenchResult {
   markdown: string;
   /** Anything the benchmark could not run, with the reason. */
   notRun?: string[];
+  /** A page of its own with the same figures (written with BENCHMARKS.md, so the two always agree). */
+  page?: { path: string; text: string };
 }
 
 /** A figure measured once next to its reference: one repetition, ratio = value ÷ reference. */

@@ -11,7 +11,7 @@
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
 import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table, type BenchOptions, type BenchResult, runIfMain } from "./common.js";
@@ -102,14 +102,68 @@ function crossChecks(results: BenchResult[]): void {
       : `${concurrencyResult.markdown.slice(0, at)}${agreement}\n\n${concurrencyResult.markdown.slice(at)}`;
 }
 
+/** A benchmark's rows in the summary's first table: each comparison beside its reference. */
+function headlineRows(r: BenchResult): string[][] {
+  return r.comparisons.map((c) => [r.title, c.label, `${fmt(c.value)} ${c.unit}`, `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`, fmtComparisonRatio(c)]);
+}
+
+/** A benchmark's rows in the summary's table of targets. */
+function targetRows(r: BenchResult): string[][] {
+  return r.targets.map((t) => [r.title, t.description, t.met === null ? "not measured" : t.met ? "met" : "not met", t.detail]);
+}
+
+/**
+ * The report `existing` with these benchmarks' sections and summary rows in
+ * place of their old ones (a section not there yet is added at the end),
+ * each marked as regenerated on its own; every other section and row stays
+ * as the full run wrote it.
+ */
+export function updateReport(existing: string, results: BenchResult[], loads: SectionLoads = {}, when = new Date().toISOString()): string {
+  let text = existing;
+  for (const r of results) {
+    const [heading, ...rest] = withLoad(r.markdown, loads[r.id]).split("\n");
+    const note = `*This section was regenerated on its own by \`npm run bench -- --only ${r.id} --update\` (${sourceState()}, ${when}); the other sections are from the full run above.*`;
+    const section = [heading, "", note, ...rest].join("\n");
+    const at = text.indexOf(`\n${heading}\n`);
+    if (at < 0) text = `${text.trimEnd()}\n\n${section}\n`;
+    else {
+      const end = text.indexOf("\n## ", at + 1);
+      text = `${text.slice(0, at + 1)}${section}\n${end < 0 ? "" : text.slice(end)}`;
+    }
+    const regenerated = (rows: string[][]) => rows.map((row) => [...row.slice(0, -1), `${row.at(-1)} (section regenerated on its own)`]);
+    text = replaceSummaryRows(text, 0, r.title, regenerated(headlineRows(r)));
+    text = replaceSummaryRows(text, 1, r.title, regenerated(targetRows(r)));
+  }
+  return text;
+}
+
+/** The summary's `which`-th table with the rows of `title` replaced by `rows` (where the first of them was, else at the table's end). */
+function replaceSummaryRows(text: string, which: number, title: string, rows: string[][]): string {
+  const lines = text.split("\n");
+  const summary = lines.indexOf("## Summary");
+  if (summary < 0) return text;
+  const rendered = table(["", ""], rows).split("\n").slice(2);
+  let seen = -1;
+  for (let i = summary + 1; i < lines.length && !lines[i].startsWith("## "); i++) {
+    if (!lines[i].startsWith("|") || lines[i - 1].startsWith("|")) continue;
+    if (++seen !== which) continue;
+    let end = i;
+    while (end < lines.length && lines[end].startsWith("|")) end++;
+    const body = lines.slice(i, end);
+    const first = body.findIndex((line) => line.startsWith(`| ${title} |`));
+    const kept = body.filter((line) => !line.startsWith(`| ${title} |`));
+    kept.splice(first < 0 ? kept.length : first, 0, ...rendered);
+    return [...lines.slice(0, i), ...kept, ...lines.slice(end)].join("\n");
+  }
+  return text;
+}
+
 export function renderReport(unordered: BenchResult[], opts: BenchOptions, started: number, loadAtStart?: readonly number[], loads: SectionLoads = {}): string {
   const m = machineInfo();
   const rank = (id: string) => (SECTION_ORDER.includes(id) ? SECTION_ORDER.indexOf(id) : SECTION_ORDER.length);
   const results = [...unordered].sort((a, b) => rank(a.id) - rank(b.id));
-  const headline = results.flatMap((r) =>
-    r.comparisons.map((c) => [r.title, c.label, `${fmt(c.value)} ${c.unit}`, `${c.referenceLabel}: ${fmt(c.reference)} ${c.unit}`, fmtComparisonRatio(c)]),
-  );
-  const targets = results.flatMap((r) => r.targets.map((t) => [r.title, t.description, t.met === null ? "not measured" : t.met ? "met" : "not met", t.detail]));
+  const headline = results.flatMap(headlineRows);
+  const targets = results.flatMap(targetRows);
   const failedChecks = results.flatMap((r) => r.checks.filter((c) => !c.ok).map((c) => `${r.title}: ${c.description}`));
   const notRun = results.flatMap((r) => (r.notRun ?? []).map((n) => `${r.title}: ${n}`));
   return [
@@ -169,7 +223,7 @@ export interface RunBenchmarksOptions extends BenchOptions {
  * anything: `runBenchmarks({ quick: true })` runs every benchmark at tiny sizes
  * (what the smoke test needs; the clients still get processes of their own).
  */
-export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ results: BenchResult[]; report: string }> {
+export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ results: BenchResult[]; report: string; loads: SectionLoads }> {
   const { only, log = (line: string) => process.stderr.write(`${line}\n`), ...opts } = options;
   const started = Date.now();
   const loadAtStart = loadavg();
@@ -185,23 +239,31 @@ export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ re
     log(`bench: ${b.id} done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
   crossChecks(results);
-  return { results, report: renderReport(results, opts, started, loadAtStart, loads) };
+  return { results, report: renderReport(results, opts, started, loadAtStart, loads), loads };
 }
 
-const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…]
+const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…] [--update]
 
   (no options)   full sizes; writes BENCHMARKS.md (10-20 minutes on two cores)
   --quick        tiny sizes; prints the report (writes only with --out)
   --out FILE     write the report to FILE
   --only IDS     run only these benchmarks: ${BENCHMARKS.map((b) => b.id).join(", ")}
+  --update       with --only: put their sections and summary rows into the report there is (FILE,
+                 default BENCHMARKS.md), marked as regenerated on their own; the rest stays
   -h, --help     this text (runs nothing, writes nothing)
 `;
 
 /** The command's options, checked: an unknown option or benchmark is refused, before anything runs or is written. */
-export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?: string; only?: string[] } {
+export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?: string; only?: string[]; update?: true } {
   const { values } = parseArgs({
     args: argv,
-    options: { quick: { type: "boolean" }, out: { type: "string" }, only: { type: "string" }, help: { type: "boolean", short: "h" } },
+    options: {
+      quick: { type: "boolean" },
+      out: { type: "string" },
+      only: { type: "string" },
+      update: { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
   });
   if (values.help) return "help";
   const quick = values.quick === true;
@@ -212,7 +274,14 @@ export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?:
       `--only: no benchmark ${unknown.map((id) => JSON.stringify(id)).join(", ") || "named"}; the benchmarks are ${BENCHMARKS.map((b) => b.id).join(", ")}`,
     );
   }
-  return { quick, out: values.out ?? (quick ? undefined : "BENCHMARKS.md"), only };
+  if (values.update && only === undefined) throw new Error("--update needs --only: the benchmarks whose sections to regenerate");
+  return { quick, out: values.out ?? (quick && !values.update ? undefined : "BENCHMARKS.md"), only, ...(values.update ? { update: true as const } : {}) };
+}
+
+/** The pages of their own some benchmarks keep (docs/streaming-benchmark.md), from the same run as the report; not for tiny sizes. */
+function writePages(results: readonly BenchResult[], quick: boolean): void {
+  if (quick) return;
+  for (const r of results) if (r.page) writeFileSync(r.page.path, r.page.text);
 }
 
 export async function main(argv: string[], write: (text: string) => void = (text) => process.stdout.write(text)): Promise<void> {
@@ -221,7 +290,15 @@ export async function main(argv: string[], write: (text: string) => void = (text
     write(USAGE);
     return;
   }
-  const { report } = await runBenchmarks({ quick: args.quick, only: args.only });
+  if (args.update) {
+    const { results, loads } = await runBenchmarks({ quick: args.quick, only: args.only });
+    writeFileSync(args.out!, updateReport(readFileSync(args.out!, "utf8"), results, loads));
+    writePages(results, args.quick);
+    process.stderr.write(`bench: updated ${args.only!.join(", ")} in ${args.out}\n`);
+    return;
+  }
+  const { report, results } = await runBenchmarks({ quick: args.quick, only: args.only });
+  if (args.out) writePages(results, args.quick);
   if (args.out) {
     writeFileSync(args.out, report);
     process.stderr.write(`bench: wrote ${args.out}\n`);

@@ -95,7 +95,29 @@ export function withDefault<T extends z.ZodType>(field: T, value: NoInfer<z.core
   type Out = z.core.util.NoUndefined<z.output<T>>;
   const optional = field.default(value).optional();
   // The default has been applied on the left, so the right side never sees undefined.
-  return optional.pipe(field as unknown as z.ZodType<Out, Out | undefined>);
+  const defaulted = optional.pipe(field as unknown as z.ZodType<Out, Out | undefined>);
+  // Keyed by its definition, which the copies `.meta()` makes share.
+  DEFAULTED.set(defaulted.def, { field, value });
+  return defaulted;
+}
+
+/** The field and default of each withDefault field, by its definition. */
+const DEFAULTED = new WeakMap<object, { field: z.ZodType; value: unknown }>();
+
+/**
+ * The schema with each withDefault field optional and its default only shown
+ * (`default` in its JSON Schema, as before), not applied: what it accepts and
+ * what it publishes are the same, and its parse gives exactly what the run
+ * set, so a run's own settings can be told from the defaults (a builder's
+ * defaults come between a run's settings and the schema's).
+ */
+export function withDefaultsShown<T extends z.ZodObject>(schema: T): T {
+  const shown: Record<string, z.ZodType> = {};
+  for (const [key, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+    const defaulted = DEFAULTED.get(field.def);
+    if (defaulted !== undefined) shown[key] = defaulted.field.optional().meta({ ...field.meta(), default: defaulted.value });
+  }
+  return schema.extend(shown) as unknown as T;
 }
 
 export const BUILTIN_SPEC_NAMES = [...builtinSpecs.keys()] as [string, ...string[]];

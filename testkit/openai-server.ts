@@ -39,6 +39,8 @@ export type ScriptedReply =
       finishReason?: string;
       delayMs?: number;
       usage?: { prompt_tokens: number; completion_tokens: number };
+      /** Streamed, the content in pieces of this many characters (a provider sends about one token a piece); default: three pieces. */
+      pieceChars?: number;
     }
   | { fault: "status"; status: number; body?: unknown; headers?: Record<string, string> }
   | { fault: "reset" }
@@ -71,6 +73,8 @@ export interface ScriptedServerOptions {
   responder?: Responder;
   /** Delay applied before every chat-completion answer (including faults). */
   latencyMs?: number;
+  /** Answer from `replies` in a cycle (a benchmark's many runs) instead of failing past the last. */
+  repeat?: boolean;
   /** Default 127.0.0.1. */
   host?: string;
   /** Default 0 (pick a free port). */
@@ -105,6 +109,7 @@ type ContentReply = {
   finishReason?: string;
   delayMs?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
+  pieceChars?: number;
 };
 
 const JSON_HEADERS = { "content-type": "application/json" } as const;
@@ -132,11 +137,9 @@ function roughTokens(chars: number): number {
   return Math.max(1, Math.ceil(chars / 4));
 }
 
-/** Split text into up to `pieces` non-empty, roughly equal parts. */
-function splitContent(text: string, pieces = 3): string[] {
+/** Split text into up to `pieces` non-empty, roughly equal parts, or into parts of `size` characters. */
+function splitContent(text: string, pieces = 3, size = Math.ceil(text.length / Math.min(pieces, text.length))): string[] {
   if (text.length === 0) return [];
-  const n = Math.min(pieces, text.length);
-  const size = Math.ceil(text.length / n);
   const out: string[] = [];
   for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
   return out;
@@ -270,7 +273,7 @@ export async function startScriptedOpenAIServer(opts: ScriptedServerOptions = {}
     let out = sse(
       chunk(rec, created, { role: "assistant", content: content === null ? null : "", ...(reply.refusal !== undefined ? { refusal: "" } : {}) }, null),
     );
-    for (const piece of splitContent(content ?? "")) {
+    for (const piece of splitContent(content ?? "", 3, reply.pieceChars)) {
       out += sse(chunk(rec, created, { content: piece }, null));
     }
     for (const piece of splitContent(reply.refusal ?? "")) out += sse(chunk(rec, created, { refusal: piece }, null));
@@ -443,6 +446,7 @@ export async function startScriptedOpenAIServer(opts: ScriptedServerOptions = {}
         reply = await responder(rec, index);
       } else if (replyCursor < replies.length) {
         reply = replies[replyCursor++];
+        if (opts.repeat && replyCursor === replies.length) replyCursor = 0;
       }
     } catch (err) {
       if (!(await sleep(latencyMs))) return;
@@ -553,7 +557,7 @@ export async function startScriptedOpenAIServer(opts: ScriptedServerOptions = {}
 
 // ---------------------------------------------------------------------------
 // CLI: npx tsx testkit/openai-server.ts [--port N] [--host H]
-//        [--replies-file F.json] [--latency-ms N]
+//        [--replies-file F.json] [--repeat] [--latency-ms N]
 // Prints `READY <baseURL>` once listening.
 // ---------------------------------------------------------------------------
 async function main(argv: string[]): Promise<void> {
@@ -574,6 +578,7 @@ async function main(argv: string[]): Promise<void> {
     port: Number(arg("--port") ?? 0),
     host: arg("--host") ?? "127.0.0.1",
     latencyMs: Number(arg("--latency-ms") ?? 0),
+    repeat: argv.includes("--repeat"),
   });
   process.stdout.write(`READY ${server.baseURL}\n`);
   const stop = (): void => {

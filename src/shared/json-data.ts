@@ -187,3 +187,27 @@ function isPlainContainer(value: unknown): value is object {
   const proto = Object.getPrototypeOf(value);
   return Array.isArray(value) ? proto === Array.prototype : proto === Object.prototype || proto === null;
 }
+
+/** JSON equality that reads only the values' own fields, iteratively (an answer may nest deeply); the same object is equal without a look inside. */
+export function jsonEqual(x: unknown, y: unknown): boolean {
+  const stack: Array<[unknown, unknown]> = [[x, y]];
+  while (stack.length > 0) {
+    const [a, b] = stack.pop()!;
+    if (a === b) continue;
+    if (typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b)) continue;
+    if (a === null || b === null || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) !== Array.isArray(b)) return false;
+    if (Array.isArray(a)) {
+      const other = b as unknown[];
+      if (a.length !== other.length) return false;
+      for (let i = 0; i < a.length; i++) stack.push([a[i], other[i]]);
+      continue;
+    }
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    for (const key of keys) {
+      if (!Object.hasOwn(b, key)) return false;
+      stack.push([(a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]]);
+    }
+  }
+  return true;
+}

@@ -26,8 +26,9 @@ export function mergeChunks(chunks: readonly AIMessageChunk[]): AIMessageChunk |
   for (let k = 1; k < chunks.length; k++) {
     const chunk = chunks[k];
     content = mergeContent(content, chunk.content);
-    additionalKwargs = _mergeDicts(additionalKwargs, chunk.additional_kwargs) ?? {};
-    responseMetadata = mergeResponseMetadata(responseMetadata, chunk.response_metadata);
+    // Merging nothing in gives a copy of the same fields: skipped (most pieces carry no additional fields).
+    if (!isEmpty(chunk.additional_kwargs)) additionalKwargs = _mergeDicts(additionalKwargs, chunk.additional_kwargs) ?? {};
+    if (!isEmpty(chunk.response_metadata)) responseMetadata = mergeResponseMetadata(responseMetadata, chunk.response_metadata);
     let mergedChunks: typeof toolCallChunks = [];
     if (toolCallChunks !== undefined || chunk.tool_call_chunks !== undefined) {
       const raw = mergeLists(toolCallChunks, chunk.tool_call_chunks);
@@ -55,4 +56,11 @@ export function mergeChunks(chunks: readonly AIMessageChunk[]): AIMessageChunk |
   };
   const Cls = first.constructor as new (fields: Fields) => AIMessageChunk;
   return new Cls(fields);
+}
+
+/** An object with no own fields (`_mergeDicts(left, {})` is a copy of `left`). */
+function isEmpty(dict: object | undefined): boolean {
+  if (dict === undefined) return false;
+  for (const key in dict) if (Object.hasOwn(dict, key)) return false;
+  return true;
 }

@@ -8,6 +8,7 @@ import { callbackHandlerPrefersStreaming, type BaseCallbackHandler } from "@lang
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { ProviderError, redactSecrets } from "../errors.js";
 import { mergeChunks } from "./message-chunks.js";
 import { bound } from "./text.js";
@@ -180,13 +181,17 @@ async function streamCall(
   let pieces = 0;
   let stopped = false;
   try {
-    for await (const chunk of await model.stream(messages, { ...config, signal })) {
-      if (AIMessageChunk.isInstance(chunk)) {
-        chunks.push(chunk);
-        if (carriesText(chunk)) pieces++;
-      } else whole = chunk as AIMessage;
-      watch.onChunk(chunk as AIMessage);
-    }
+    // Read inside the run's context, as LangChain runs a node's body (the graph's nodes run as plain calls, see
+    // DirectCall): each chunk's context then finds the run's tracing settings there, instead of in the environment.
+    await AsyncLocalStorageProviderSingleton.runWithConfig(config ?? {}, async () => {
+      for await (const chunk of await model.stream(messages, { ...config, signal })) {
+        if (AIMessageChunk.isInstance(chunk)) {
+          chunks.push(chunk);
+          if (carriesText(chunk)) pieces++;
+        } else whole = chunk as AIMessage;
+        watch.onChunk(chunk as AIMessage);
+      }
+    });
   } catch (error) {
     // Our own stop ends the stream with an abort; anything else (the run's own cancellation included) is the provider's.
     if (!watch.stop.aborted || config?.signal?.aborted) throw error;

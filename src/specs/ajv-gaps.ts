@@ -27,6 +27,7 @@
 import { _, Name, str, type Ajv, type CodeKeywordDefinition, type KeywordCxt } from "ajv";
 import { Type } from "ajv/dist/compile/util.js";
 import { SpecError } from "../errors.js";
+import { jsonEqual } from "../shared/json-data.js";
 import { refReplacesSiblings, type Dialect } from "./dialect.js";
 import { childSchemas, SUBSCHEMA_KEYWORDS, subschemas, type Visit } from "./limits.js";
 
@@ -288,30 +289,6 @@ function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
 
 // ---------------------------------------------------------------------------
 // Corrected keywords (ajv's own, with the one fix each needs)
-
-/** JSON equality that reads only the values' own fields, iteratively (an answer may nest deeply). */
-function jsonEqual(x: unknown, y: unknown): boolean {
-  const stack: Array<[unknown, unknown]> = [[x, y]];
-  while (stack.length > 0) {
-    const [a, b] = stack.pop()!;
-    if (a === b) continue;
-    if (typeof a === "number" && typeof b === "number" && Number.isNaN(a) && Number.isNaN(b)) continue;
-    if (a === null || b === null || typeof a !== "object" || typeof b !== "object" || Array.isArray(a) !== Array.isArray(b)) return false;
-    if (Array.isArray(a)) {
-      const other = b as unknown[];
-      if (a.length !== other.length) return false;
-      for (let i = 0; i < a.length; i++) stack.push([a[i], other[i]]);
-      continue;
-    }
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    for (const key of keys) {
-      if (!Object.hasOwn(b, key)) return false;
-      stack.push([(a as Node)[key], (b as Node)[key]]);
-    }
-  }
-  return true;
-}
 
 function isOneOf(value: unknown, allowed: unknown[]): boolean {
   for (const candidate of allowed) if (jsonEqual(value, candidate)) return true;

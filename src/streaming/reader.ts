@@ -79,8 +79,9 @@ export class AnswerReader {
   tooLarge?: string;
   /** The value read so far: containers grow as members close (live; `snapshot` copies it). */
   root: unknown = undefined;
-  /** The string being written at a value's place, not closed yet. */
-  partial?: { path: Step[]; text: string };
+  /** The string being written at a value's place, not closed yet: its place in the innermost open container, and its text so far. */
+  private partialStep?: Step;
+  private partialText = "";
   /** Values closed so far. */
   closedValues = 0;
 
@@ -134,7 +135,7 @@ export class AnswerReader {
   /** The value so far, with the string being written in its place: a copy, safe to hand on. */
   snapshot(): unknown {
     const copy = copyJson(this.root);
-    if (this.partial && copy !== undefined) setAt(copy, this.partial.path, this.partial.text);
+    if (this.partialStep !== undefined && copy !== undefined) setAt(copy, [...this.path, this.partialStep], this.partialText);
     return copy;
   }
 
@@ -164,9 +165,18 @@ export class AnswerReader {
     this.total += piece.length;
     this.measure(piece, start);
     for (let guard = 0; this.active && guard < 1_000_000; guard++) {
-      const before = this.progress();
+      const { phase, source, feedPos, scanPos, bodyPos, afterPos } = this;
       this.step();
-      if (this.progress() === before) break;
+      // No step moved: the reader waits for more text.
+      if (
+        this.phase === phase &&
+        this.source === source &&
+        this.feedPos === feedPos &&
+        this.scanPos === scanPos &&
+        this.bodyPos === bodyPos &&
+        this.afterPos === afterPos
+      )
+        break;
     }
     this.trim();
   }
@@ -194,10 +204,6 @@ export class AnswerReader {
 
   private get active(): boolean {
     return this.phase === "looking" || this.phase === "reading" || this.phase === "after";
-  }
-
-  private progress(): string {
-    return `${this.phase}:${this.source}:${this.feedPos}:${this.scanPos}:${this.bodyPos}:${this.afterPos}`;
   }
 
   private step(): void {
@@ -382,8 +388,11 @@ export class AnswerReader {
     if (hasLoneSurrogate(encoded)) return this.unsure("the answer holds a lone surrogate, which the reader cannot follow");
     this.closedAtByte = -1;
     this.failure = undefined;
+    // The tokenizer is given the bytes it would make of `piece` itself (a trailing high surrogate held back
+    // for the next piece, as it holds one), so their count is known without encoding twice.
+    const bytes = utf8Bytes(encoded);
     try {
-      this.tokenizer!.write(piece);
+      this.tokenizer!.write(bytes);
     } catch (error) {
       if (error !== STOP) this.failure ??= String((error as Error)?.message ?? error);
     }
@@ -396,7 +405,7 @@ export class AnswerReader {
     }
     if (this.failure !== undefined) return this.notJson(this.failure);
     this.heldSurrogate = holds ? effective.slice(-1) : "";
-    this.bytesBefore += utf8Length(encoded);
+    this.bytesBefore += bytes.length;
     this.noteLines(piece);
   }
 
@@ -429,7 +438,7 @@ export class AnswerReader {
     this.frames.length = 0;
     this.path.length = 0;
     this.root = undefined;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.closedValues = 0;
     this.phase = "looking";
     this.listener.restarted();
@@ -438,7 +447,7 @@ export class AnswerReader {
   private unsure(why: string): void {
     this.phase = "unsure";
     this.problem = why;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.tokenizer = undefined;
   }
 
@@ -446,7 +455,7 @@ export class AnswerReader {
     this.phase = "broken";
     this.problem = why;
     this.certain = certain;
-    this.partial = undefined;
+    this.partialStep = undefined;
     this.tokenizer = undefined;
   }
 
@@ -455,11 +464,12 @@ export class AnswerReader {
     const top = this.frames[this.frames.length - 1];
     if (partial) {
       if (token === TokenType.STRING && top && (top.expect === "value" || top.expect === "value-or-close")) {
-        this.partial = { path: [...this.path, top.array ? top.index : top.key!], text: value as string };
+        this.partialStep = top.array ? top.index : top.key!;
+        this.partialText = value as string;
       }
       return;
     }
-    this.partial = undefined;
+    this.partialStep = undefined;
     if (top === undefined) {
       if (token !== TokenType.LEFT_BRACE && token !== TokenType.LEFT_BRACKET) throw new Error(`unexpected ${TokenType[token]} after the value`);
       return this.open(token === TokenType.LEFT_BRACKET, undefined);
@@ -589,19 +599,21 @@ function assign(frame: Frame, step: Step, value: unknown): void {
   else (frame.value as Record<string, unknown>)[step as string] = value;
 }
 
-/** Bytes of `text` in UTF-8 as TextEncoder writes it (a lone surrogate becomes U+FFFD, three bytes). */
-function utf8Length(text: string): number {
-  let bytes = 0;
+const UTF8 = new TextEncoder();
+
+/**
+ * `text` in UTF-8, as TextEncoder writes it: ASCII (most of a JSON answer) is
+ * copied here, byte for byte, since TextEncoder's call costs more than the
+ * copy for a piece of a few characters; anything else goes to TextEncoder.
+ */
+function utf8Bytes(text: string): Uint8Array {
+  const out = new Uint8Array(text.length);
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c < 0x80) bytes += 1;
-    else if (c < 0x800) bytes += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      i++;
-    } else bytes += 3;
+    if (c >= 0x80) return UTF8.encode(text);
+    out[i] = c;
   }
-  return bytes;
+  return out;
 }
 
 /** The index of the character of `text` that holds byte `byte` of its UTF-8 form. */

@@ -388,6 +388,9 @@ function dataStaysInside(schema: unknown, depth: number): boolean {
 /** A value's path as the JSON pointer ajv reports. */
 export function pointerOf(path: readonly Step[]): string {
   let out = "";
-  for (const step of path) out += "/" + String(step).replace(/~/g, "~0").replace(/\//g, "~1");
+  for (const step of path) {
+    const text = String(step);
+    out += "/" + (text.includes("~") || text.includes("/") ? text.replace(/~/g, "~0").replace(/\//g, "~1") : text);
+  }
   return out;
 }

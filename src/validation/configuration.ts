@@ -173,7 +173,7 @@ export const EnsuredConfigSchema = ValidationConfigSchema.required({ model: true
   models: z.array(escalationStep.required()).optional(),
 });
 
-type ValidationConfig = z.output<typeof EnsuredConfigSchema>;
+export type ValidationConfig = z.output<typeof EnsuredConfigSchema>;
 
 export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 

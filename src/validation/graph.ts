@@ -15,12 +15,12 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
-import { checkRequestText, modelInEffect, showingModelInEffect } from "../settings.js";
-import { ensureValidationConfig, ValidationConfigSchema } from "./configuration.js";
+import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
+import { ValidationConfigSchema } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
-import { resolveSpec } from "../specs/registry.js";
+import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
@@ -36,16 +36,17 @@ export interface ValidationGraphOptions extends ValidationNodeOptions {
  * front-door checks: a bad request or bad settings are refused with a
  * readable ConfigurationError before any node runs, on every path.
  */
-function frontDoor(options: ValidationNodeOptions) {
+function frontDoor(options: ValidationNodeOptions, checkSettings: (given: Record<string, unknown>) => { spec: SpecRef }) {
   const defaults = builderDefaults(options);
   const input = stateObject({
     request: checkedInput(ValidationInputSchema.shape.request, (value) => void checkRequestText(value, "request")),
   });
+  // Defaults only shown, not applied: the check reads what the run set, with the builder's defaults under it.
   const context = checkedContext(
-    showingModelInEffect(ValidationConfigSchema, modelInEffect(defaults)),
+    withDefaultsShown(showingModelInEffect(ValidationConfigSchema, modelInEffect(defaults))),
     (given) => {
       // Resolving the spec compiles it: a spec that does not compile is refused here.
-      resolveSpec(ensureValidationConfig({ context: given }, defaults).spec, { specLimits: options.specLimits });
+      resolveSpec(checkSettings(given).spec, { specLimits: options.specLimits });
     },
     // Read from `configurable` only: a run's request to stream model tokens (see streamsTokens).
     [STREAM_TOKENS_KEY],
@@ -66,8 +67,8 @@ function frontDoor(options: ValidationNodeOptions) {
  * ```
  */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
-  const { startRun, generate, validate, review } = makeValidationNodes(options);
-  const { input, context } = frontDoor(options);
+  const { startRun, generate, validate, review, checkSettings } = makeValidationNodes(options);
+  const { input, context } = frontDoor(options, checkSettings);
   return (
     new StateGraph({
       // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.

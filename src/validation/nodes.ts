@@ -3,9 +3,10 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Command, END, interrupt, Overwrite, Send } from "@langchain/langgraph";
 import { checkRequestText, type EnsureOptions } from "../settings.js";
-import { ensureValidationConfig, type ValidationConfigInput } from "./configuration.js";
+import { ensureValidationConfig, ValidationConfigSchema, type ValidationConfig, type ValidationConfigInput } from "./configuration.js";
 import { ConfigurationError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
+import { jsonEqual } from "../shared/json-data.js";
 import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import { builtinSpecs, fingerprintSpec, isSpec, isZodSchema, recordSpec, resolveSpec, specFromRecord, type SpecRef } from "../specs/registry.js";
@@ -78,6 +79,46 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     return specFromRecord(run.spec, known, { specLimits: options.specLimits });
   }
 
+  /**
+   * The settings of each run the front door checked, kept a little while so
+   * that the run's start reads them instead of parsing them again: a run's
+   * settings are parsed once. The front door sees LangGraph's parsed copy of
+   * what the run was given (its context, or else configurable), the run's
+   * start the run's own: they are matched by value. A run not found (many at
+   * once, with other settings) has its settings parsed again, with the same
+   * outcome.
+   */
+  const checked: Array<{ given: Record<string, unknown>; settings: ValidationConfig }> = [];
+  const CHECKED_KEPT = 32;
+  const settingKeys = Object.keys(ValidationConfigSchema.shape);
+  const settingsGiven = (source: unknown): Record<string, unknown> | undefined => {
+    if (source === null || typeof source !== "object") return undefined;
+    const out: Record<string, unknown> = {};
+    for (const key of settingKeys) if ((source as Record<string, unknown>)[key] !== undefined) out[key] = (source as Record<string, unknown>)[key];
+    return out;
+  };
+
+  /** The front door's check of what a run was given: its settings (or a ConfigurationError), kept for the run's start. */
+  function checkSettings(given: Record<string, unknown>): ValidationConfig {
+    const settings = ensureValidationConfig({ context: given }, ensure);
+    checked.push({ given: settingsGiven(given)!, settings });
+    if (checked.length > CHECKED_KEPT) checked.shift();
+    return settings;
+  }
+
+  /** A new run's settings: those the front door checked for it, else parsed from its configuration. */
+  function settingsFor(config: LangGraphRunnableConfig): ValidationConfig {
+    // LangGraph checks `context` when a run has one, else `configurable`; the run's start reads both (context wins).
+    const fromContext = config.context !== undefined;
+    const given = settingsGiven(fromContext ? config.context : config.configurable);
+    const alsoConfigurable = fromContext && Object.keys(settingsGiven(config.configurable) ?? {}).length > 0;
+    if (given !== undefined && !alsoConfigurable) {
+      // Taken, not shared: each check serves one run (its settings hold the run's own copy of its ruleContext).
+      for (let i = checked.length - 1; i >= 0; i--) if (jsonEqual(checked[i].given, given)) return checked.splice(i, 1)[0].settings;
+    }
+    return ensureValidationConfig(config, ensure);
+  }
+
   function settingsOf(state: ValidationStateType): RunSettings {
     if (state.run === null) throw new ConfigurationError("This thread has no run in progress to continue; send a request to start one.");
     return state.run;
@@ -93,7 +134,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
    * that was interrupted, with the settings recorded.
    */
   function startRun(state: ValidationStateType, config: LangGraphRunnableConfig): Send {
-    const cfg = ensureValidationConfig(config, ensure);
+    const cfg = settingsFor(config);
     if (cfg.models && new Set(cfg.models.map((step) => step.model)).size > 1 && options.model !== undefined && typeof options.model !== "function") {
       // One chat model cannot be asked for another by name: the escalation would silently not happen.
       throw new ConfigurationError(
@@ -421,7 +462,7 @@ export function makeValidationNodes(options: ValidationNodeOptions) {
     });
   }
 
-  return { startRun, generate, validate, review };
+  return { startRun, generate, validate, review, checkSettings };
 }
 
 /** What a new input hands the run's first attempt (see startRun): the run's settings. */

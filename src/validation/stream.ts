@@ -5,6 +5,7 @@
  * the end of each attempt (and whether its request was stopped early), then
  * the outcome. The partials inform; the outcome's verdict is the check step's.
  */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { TrustworthyOutputError } from "../errors.js";
 import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import { fanOut } from "../shared/fan-out.js";
@@ -74,14 +75,7 @@ export interface ValidationStream<T = unknown> extends AsyncGenerator<Validation
  */
 export function streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): ValidationStream<T> {
   let finished: ValidationOutcome<T> | undefined;
-  const events = fanOut(
-    (async function* () {
-      for await (const event of runEvents<T, C>(options)) {
-        if (event.kind === "outcome") finished = event.outcome;
-        yield event;
-      }
-    })(),
-  );
+  const events = fanOut(runEvents<T, C>(options, (outcome) => (finished = outcome)));
   const finalOutcome = (): ValidationOutcome<T> => {
     if (finished === undefined) throw new TrustworthyOutputError("the validation stream was closed before the run ended, so it has no outcome");
     return finished;
@@ -121,23 +115,72 @@ export function streamValidated<T = unknown, C = Record<string, unknown>>(option
   }) as ValidationStream<T>;
 }
 
-/** The run's events: partials and the end of each attempt, then the outcome. */
-async function* runEvents<T, C>(options: StreamValidatedOptions<T, C>): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
+/**
+ * The run's events: partials and the end of each attempt, then the outcome.
+ * The generate node's events come straight from the run's own `writer` (a
+ * field of LangGraph's run configuration), not through the graph's "custom"
+ * stream, which hands each one through several web streams; only the states
+ * ("values") go through the graph's stream. Same events, same order.
+ */
+async function* runEvents<T, C>(
+  options: StreamValidatedOptions<T, C>,
+  onOutcome: (outcome: ValidationOutcome<T>) => void,
+): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const { graph, input, config } = prepareRun(options);
+  const events: Array<PartialEvent<T> | AttemptEndEvent<T>> = [];
+  let wake: (() => void) | undefined;
   // Tokens are asked for through the run's configuration, so the generate node reads the answer as it
   // arrives; no callback handler is attached, so LangChain dispatches no token to one.
+  // The writer is the run configuration's own field (LangGraph keeps a writer it is given, as it does for a subgraph's run).
+  const writer: Pick<LangGraphRunnableConfig, "writer"> = {
+    writer: (chunk: unknown) => {
+      if (!isAttemptEvent(chunk)) return;
+      events.push(chunk as PartialEvent<T> | AttemptEndEvent<T>);
+      wake?.();
+    },
+  };
   const stream = await graph.stream(input, {
     ...config,
+    ...writer,
     configurable: { ...config.configurable, [STREAM_TOKENS_KEY]: true },
-    streamMode: ["custom", "values"],
+    streamMode: "values",
   });
   let last: ValidationStateType | undefined;
-  for await (const [mode, chunk] of stream as AsyncIterable<[string, unknown]>) {
-    if (mode === "values") last = chunk as ValidationStateType;
-    else if (isAttemptEvent(chunk)) yield chunk as PartialEvent<T> | AttemptEndEvent<T>;
+  let ended = false;
+  let failure: { error: unknown } | undefined;
+  const states = (async () => {
+    try {
+      for await (const state of stream as AsyncIterable<ValidationStateType>) last = state;
+    } catch (error) {
+      failure = { error };
+    } finally {
+      ended = true;
+      wake?.();
+    }
+  })();
+  try {
+    for (let next = 0; ;) {
+      if (next < events.length) {
+        const event = events[next];
+        events[next++] = undefined as never; // released as soon as it is given
+        if (next === events.length) ((events.length = 0), (next = 0));
+        yield event;
+        continue;
+      }
+      if (ended) break;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    // A reader that leaves before the run ends stops it, as leaving the graph's stream does.
+    if (!ended) await stream.return?.();
+    await states;
   }
+  if (failure) throw failure.error;
   if (last === undefined) throw new TrustworthyOutputError("the validation run ended without a state");
-  yield { kind: "outcome", outcome: outcomeOf<T>(last) };
+  const outcome = outcomeOf<T>(last);
+  onOutcome(outcome);
+  yield { kind: "outcome", outcome };
 }
 
 function isAttemptEvent(chunk: unknown): boolean {

@@ -578,6 +578,24 @@ describe("what the partial checks expose", () => {
     );
   });
 
+  it("text split anywhere, inside multi-byte characters and surrogate pairs too, reads as JSON.parse reads it", () => {
+    const random = seededRandom(17);
+    const letters = ["a", "é", "ß", "€", "中", "😀", "𝄞", "\n", '"', "\\", "z"];
+    const anything = resolveSpec({ name: "anything", schema: { type: "object" } });
+    for (let round = 0; round < 300; round++) {
+      const value: Record<string, unknown> = {};
+      for (let k = 0; k < 4; k++) {
+        let text = "";
+        for (let n = 1 + Math.floor(random() * 8); n > 0; n--) text += pick(random, letters);
+        value[`${k}${text}`] = [text, k * 1.5, { text }];
+      }
+      const answer = JSON.stringify(value, null, random() < 0.5 ? 2 : 0);
+      const check = new PartialCheck(anything);
+      for (const piece of chunk(answer, random, 1 + Math.floor(random() * 5))) check.write(piece);
+      expect(check.state()).toEqual({ value, complete: [""], errors: [] });
+    }
+  });
+
   it("multipleOf with a decimal divisor: the partial checks agree with the check step, exactly", () => {
     const prices = resolveSpec({
       name: "prices",

@@ -242,6 +242,15 @@ describe("streamValidated in the AI SDK's shape (partialObjectStream, outcome)",
     await expect(stream.outcome).rejects.toThrow("closed before the run ended");
   });
 
+  it("a reader that leaves mid-answer stops the model's request: nothing more of the answer is generated", async () => {
+    const model = new TokenStreamingModel({ answers: [VALID], tokenMs: 2 });
+    for await (const event of streamValidated({ model, spec, request: REQUEST })) if (event.kind === "partial") break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(model.calls).toHaveLength(1);
+    expect(model.calls[0].aborted).toBe(true);
+    expect(model.calls[0].generated).toBeLessThan(model.calls[0].tokens);
+  });
+
   it("bad settings reject outcome and fail the iteration with the same ConfigurationError", async () => {
     const stream = streamValidated({ model: new TokenStreamingModel({ answers: [VALID] }), spec, request: REQUEST, stopEarly: "sometimes" as never });
     await expect(stream.outcome).rejects.toThrow("stopEarly must be one of");

@@ -243,6 +243,17 @@ describe("scripted OpenAI server via ChatOpenAI", () => {
     expect(err.message).toContain("scripted server: no reply scripted for request 1");
   });
 
+  it("pieceChars streams the content in pieces of that many characters; repeat answers from the list in a cycle", async () => {
+    const content = '{"items": [1, 2, 3]}';
+    const server = await start({ replies: [{ content, pieceChars: 4 }, "second"], repeat: true });
+    const llm = chat(server);
+    const pieces = async () => (await collectStream(llm, "stream")).chunks.map((c) => c.content).filter((c) => c !== "");
+    expect(await pieces()).toEqual(['{"it', 'ems"', ": [1", ", 2,", " 3]}"]);
+    expect(await pieces()).toEqual(["se", "co", "nd"]);
+    // Past the last reply, the list starts again.
+    expect(await pieces()).toEqual(['{"it', 'ems"', ": [1", ", 2,", " 3]}"]);
+  });
+
   it("responder takes precedence and receives the request and index", async () => {
     const server = await start({ replies: ["unused"] });
     server.setResponder((req, index) => `echo ${index}: ${req.messages.at(-1)?.content}`);

@@ -6,11 +6,13 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { MemorySaver } from "@langchain/langgraph";
 import { getCurrentRunTree } from "langsmith/singletons/traceable";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConfigurationError } from "../../src/errors.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
+import { ValidationConfigSchema } from "../../src/validation/configuration.js";
+import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph, createValidationGraphBuilder } from "../../src/validation/graph.js";
 import { promptOf, scriptedModel } from "../../testkit/scripted-model.js";
 
@@ -74,6 +76,55 @@ describe("front-door checks belong to the graph", () => {
     const json = z.toJSONSchema(schema) as { additionalProperties: unknown; properties: Record<string, unknown> };
     expect(json.additionalProperties).toBe(false);
     expect(Object.keys(json.properties)).toContain("maxAttempts");
+  });
+});
+
+describe("a run's settings are parsed once", () => {
+  /** Parses of the run settings' schema during `run` (the front door's check and the run's start share one). */
+  async function parsesDuring(run: () => Promise<unknown>): Promise<number> {
+    const spy = vi.spyOn(ValidationConfigSchema, "safeParse");
+    try {
+      await run();
+      return spy.mock.calls.length;
+    } finally {
+      spy.mockRestore();
+    }
+  }
+
+  it("one generateValidated, one graph invoke (settings in context, or in configurable): one parse each", async () => {
+    const settings = { maxAttempts: 2, ruleContext: { services: ["payments-api"] }, models: [{ model: "a" }, { model: "b" }] };
+    const model = () => scriptedModel([VALID]);
+    expect(await parsesDuring(() => generateValidated({ model, spec: "deployment-config", request: REQUEST.request, ...settings }))).toBe(1);
+    const graph = buildValidationGraph({ model });
+    expect(await parsesDuring(() => graph.invoke(REQUEST, { context: settings }))).toBe(1);
+    expect(await parsesDuring(() => graph.invoke(REQUEST, { configurable: { maxAttempts: 2 } }))).toBe(1);
+  });
+
+  it("the run's settings are the same either way: those checked at the front door are the run's own", async () => {
+    const graph = buildValidationGraph({ model: scriptedModel([BROKEN, VALID, BROKEN, VALID]), checkpointer: new MemorySaver() });
+    const runOf = async (config: { configurable: Record<string, unknown>; context?: Record<string, unknown> }) => {
+      await graph.invoke(REQUEST, config);
+      return (await graph.getState(config)).values.run;
+    };
+    const a = await runOf({ configurable: { thread_id: "once-a" }, context: { maxAttempts: 2, stopEarly: "never" } });
+    // Settings in configurable as well as context are read by the run (context wins), and parsed there.
+    const b = await runOf({ configurable: { thread_id: "once-b", stopEarly: "never" }, context: { maxAttempts: 2 } });
+    expect(a).toEqual(b);
+    expect(a).toMatchObject({ maxAttempts: 2, stopEarly: "never" });
+  });
+
+  it("the front door checks a run's settings over the builder's defaults, not over the schema's", async () => {
+    // The builder allows 10 attempts: a first model making 4 of them leaves the second model some.
+    const graph = buildValidationGraph({ model: () => scriptedModel([VALID]), maxAttempts: 10, checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "builder-defaults" }, context: { models: [{ model: "a", attempts: 4 }, { model: "b" }] } };
+    expect((await graph.invoke(REQUEST, config)).success).toBe(true);
+    expect((await graph.getState(config)).values.run).toMatchObject({ maxAttempts: 10 });
+    await expect(
+      graph.invoke(REQUEST, {
+        configurable: { thread_id: "builder-defaults-2" },
+        context: { maxAttempts: 4, models: [{ model: "a", attempts: 4 }, { model: "b" }] },
+      }),
+    ).rejects.toThrow(/use 4 attempt\(s\) and maxAttempts is 4/);
   });
 });
 
