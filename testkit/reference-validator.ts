@@ -63,6 +63,19 @@ const DIALECTS: Array<[RegExp, string]> = [
 let next = 0;
 
 /**
+ * Up to draft-07 a `$ref` replaces the keywords beside it, yet a pointer such as "#/definitions/x" still names
+ * a place in the document (as the package and most validators read it; function-calling schemas are written so:
+ * `{"$ref": "#/definitions/Tool", "definitions": {…}}`). The reference drops the siblings before resolving the
+ * pointer; with the `$ref` moved into an `allOf` beside the definitions, the meaning is the same and it resolves.
+ */
+function refBesideDefinitions(root: Record<string, unknown>, idKey: string): Record<string, unknown> {
+  if (typeof root.$ref !== "string" || root.definitions === undefined || Object.hasOwn(root, idKey)) return root;
+  const out: Record<string, unknown> = { definitions: root.definitions, allOf: [{ $ref: root.$ref }] };
+  if (root.$schema !== undefined) out.$schema = root.$schema;
+  return out;
+}
+
+/**
  * Up to draft-07 a subschema's `"id": "<the resource's own URI>#name"` names a location in the same resource
  * (a plain-name fragment: an anchor). The reference reads such an id as a second resource at that URI, which
  * replaces the first; written as the equivalent `"#name"`, it reads it as the anchor it is.
@@ -88,9 +101,10 @@ export async function referenceValidator(schema: Record<string, unknown>): Promi
   const idKey = dialect.includes("draft-04") ? "id" : "$id";
   const id = typeof copy[idKey] === "string" ? (copy[idKey] as string).replace(/#.*$/, "") : "";
   if (id !== "") relativeAnchors(copy, idKey, id);
+  const compiled = /draft-0[467]/.test(dialect) ? refBesideDefinitions(copy, idKey) : copy;
   const retrieval = /^https?:\/\/[^#]+$/.test(id) ? id : `https://reference.invalid/corpus/${next++}/schema.json`;
   const address = retrieval;
-  registerSchema(copy as never, retrieval, dialect);
+  registerSchema(compiled as never, retrieval, dialect);
   const release = () => {
     try {
       unregisterSchema(retrieval);

@@ -7,6 +7,7 @@
  *
  * Rewritten before compiling (same meaning, in a form ajv judges right):
  *   - a field named "__proto__" in `properties` or `dependencies`: ajv skips that name;
+ *   - `type` beside a `$ref` up to draft-07: ajv applies it although `$ref` replaces its siblings;
  *   - `$ref` beside `$id` below the root: up to draft-07 the `$id` must not change
  *     where the `$ref` points (ajv let it); in 2019-09/2020-12 ajv recursed without end;
  *   - keywords the dialect does not define but ajv reads all the same (OpenAPI's
@@ -202,6 +203,14 @@ export function registrable(keyword: string): boolean {
 /** The keyword that names a schema resource: draft-04's "id", "$id" since. */
 const idKeyword = (dialect: Dialect) => (dialect === "draft-04" ? "id" : "$id");
 
+/**
+ * Up to draft-07 "$ref" replaces the keywords beside it. ajv's `ignoreKeywordsWithRef` skips them all but
+ * "type", which it checks before it looks at "$ref" (`{"$ref": …, "type": "object"}` refused a string the
+ * reference accepts); so "type" is removed there.
+ */
+const typeBesideRef = (schema: Node, dialect: Dialect) =>
+  refReplacesSiblings(dialect) && typeof own(schema, "$ref") === "string" && Object.hasOwn(schema, "type");
+
 /** Removed before compiling: what the dialect does not define and ajv would not ignore. */
 const removedKeyword = (keyword: string, dialect: Dialect) => readByAjvAlone(keyword, dialect) || !registrable(keyword);
 
@@ -213,6 +222,7 @@ function needsRewrite(schema: Node, isRoot: boolean, dialect: Dialect): boolean 
     (isNode(properties) && Object.hasOwn(properties, PROTO)) ||
     (isNode(dependencies) && Object.hasOwn(dependencies, PROTO)) ||
     (!isRoot && typeof own(schema, idKeyword(dialect)) === "string" && Object.hasOwn(schema, "$ref")) ||
+    typeBesideRef(schema, dialect) ||
     standardIgnores(schema, dialect).length > 0
   );
 }
@@ -275,6 +285,7 @@ function rewrite(node: Node, isRoot: boolean, dialect: Dialect): Node {
     const then = Array.isArray(dependent) ? (dependent.length > 0 ? { required: dependent } : undefined) : dependent;
     if (then !== undefined) addToAllOf({ if: { required: [PROTO] }, then });
   }
+  if (typeBesideRef(node, dialect)) remove("type"); // ignored beside "$ref", as every sibling is: ajv ignores the others itself
   if (!isRoot && typeof get(idKeyword(dialect)) === "string" && entries.some(([k]) => k === "$ref")) {
     if (refReplacesSiblings(dialect)) {
       remove(idKeyword(dialect)); // up to draft-07 every keyword beside "$ref" is ignored, so an id must not change where it points

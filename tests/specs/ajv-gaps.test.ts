@@ -104,6 +104,29 @@ describe('rewritten: "$ref" beside "$id" below the root', () => {
   });
 });
 
+describe('rewritten: "type" beside "$ref" up to draft-07', () => {
+  // From JSONSchemaBench (WashingtonPost wp_105): a description trait typed "object" beside a $ref to a dictionary.
+  const schema = (draft: string) => ({
+    $schema: `http://json-schema.org/${draft}/schema#`,
+    properties: { d: { $ref: "#/definitions/dict", type: "object" } },
+    definitions: { dict: { patternProperties: { ".*": { type: "string" } } } },
+  });
+
+  it("ajv alone applies it although ignoreKeywordsWithRef ignores every other sibling", () => {
+    const ajv = new Ajv({ strict: false, logger: false, ignoreKeywordsWithRef: true });
+    expect(ajv.compile(schema("draft-07"))({ d: "text" }), UPGRADE).toBe(false);
+    expect(ajv.compile({ ...schema("draft-07"), properties: { d: { $ref: "#/definitions/dict", maxLength: 1 } } })({ d: "text" })).toBe(true);
+  });
+
+  it("a spec ignores it, as every sibling of $ref, in drafts 04, 06 and 07; in 2019-09 and later it applies", () => {
+    for (const draft of ["draft-04", "draft-06", "draft-07"]) {
+      expect(verdict(schema(draft), { d: "text" }), draft).toBe(true);
+      expect(verdict(schema(draft), { d: { a: 1 } }), draft).toBe(false); // the $ref's own target still applies
+    }
+    expect(verdict({ ...schema("draft-07"), $schema: S2020 }, { d: "text" })).toBe(false);
+  });
+});
+
 describe("corrected keyword: if (what it evaluated counts only when it holds)", () => {
   const group = suiteGroup("draft2020-12/unevaluatedProperties.json", "unevaluatedProperties with if/then/else, then not defined");
 
