@@ -6,7 +6,7 @@
  * Reported per source: schemas accepted in each kind, the refusal classes with their counts, false approvals
  * (a value the reference refuses passing), throws, and false refusals.
  *
- *   npm run bench -- --only corpus            # every schema (about an hour on two busy cores)
+ *   npm run bench -- --only corpus            # every schema (15 to 25 minutes on two busy cores)
  *   npm run bench -- --quick --only corpus    # every 40th
  *   JSONSCHEMABENCH_DIR=path/to/maskbench/data npm run bench -- --only corpus
  */
