@@ -1,8 +1,8 @@
 /**
  * A finished request keeps no timer: 50 requests through the real ChatOpenAI built by `createChatModel`, against
- * the scripted server, as whole answers, streamed answers, HTTP 500s, cut connections, cut streams and streams
- * the caller aborts, and 50 `generateValidated` runs end to end; once they have settled, no timer created
- * meanwhile is still live, ref'd or not.
+ * the scripted server, as whole answers, streamed answers, HTTP 500s, cut connections, cut streams, and streams
+ * the caller aborts or stops reading mid-answer, and 50 `generateValidated` runs end to end; once they have
+ * settled, no timer created meanwhile is still live, ref'd or not.
  *
  * Each phase has a server of its own, closed before the count: a keep-alive socket holds a timer at each end
  * (Node's server and undici's parser) for as long as it stays open, one per pooled connection rather than per
