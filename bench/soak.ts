@@ -16,7 +16,7 @@ export interface SoakOptions extends BenchOptions {
   durationMs?: number;
   /** Time between samples (default 10 s; quick: 2 s). */
   sampleMs?: number;
-  /** Samples before this are the warm-up, left out of the slope (default 30 s; quick: 8 s). */
+  /** Samples before this are the warm-up, left out of the slope (default 60 s; quick: 8 s). */
   warmupMs?: number;
 }
 
@@ -48,7 +48,7 @@ const handleText = (h: Record<string, number>) =>
 export async function run(opts: SoakOptions): Promise<SoakResult> {
   const durationMs = opts.durationMs ?? (opts.quick ? 20_000 : 180_000);
   const sampleMs = opts.sampleMs ?? (opts.quick ? 2_000 : 10_000);
-  const warmupMs = opts.warmupMs ?? (opts.quick ? 8_000 : 30_000);
+  const warmupMs = opts.warmupMs ?? (opts.quick ? 8_000 : 60_000);
   const serverArgs = ["--port", "0", "--latency-ms", String(LATENCY_MS), "--mode", "invalid-then-valid"];
   const { result: s, stats: server } = await withServer(serverArgs, (baseUrl) =>
     runChild<SoakWorkerResult>(
@@ -90,8 +90,11 @@ export async function run(opts: SoakOptions): Promise<SoakResult> {
     },
     {
       description: `heap growth after the warm-up under ${HEAP_SLOPE_LIMIT_KB} KB per 1,000 runs (least-squares slope of heap after GC over runs done)`,
-      met: Number.isFinite(heapSlopeKbPer1000) ? heapSlopeKbPer1000 < HEAP_SLOPE_LIMIT_KB : null,
-      detail: `${fmt(heapSlopeKbPer1000)} KB per 1,000 runs over ${measured.length} samples (${first?.runs ?? 0}–${last?.runs ?? 0} runs)`,
+      // A quick run ends inside the heap's warm-up (V8 still compiling, for about the first minute here): its slope is shown, not judged.
+      met: opts.quick || !Number.isFinite(heapSlopeKbPer1000) ? null : heapSlopeKbPer1000 < HEAP_SLOPE_LIMIT_KB,
+      detail:
+        `${fmt(heapSlopeKbPer1000)} KB per 1,000 runs over ${measured.length} samples (${first?.runs ?? 0}–${last?.runs ?? 0} runs)` +
+        (opts.quick ? "; not judged in a quick run, which ends inside the heap's warm-up (about the first minute)" : ""),
     },
   ];
   const inFlightDeadlines = s.samples.map((x) => x.inFlight?.packageTimers ?? 0);
