@@ -134,6 +134,20 @@ export function summarize(values: readonly number[]): { p50: number; p95: number
   return { p50: percentile(sorted, 50), p95: percentile(sorted, 95), mean, min: sorted[0], max: sorted[sorted.length - 1], n: values.length };
 }
 
+/** The least-squares slope of y over x (NaN with fewer than two distinct x). */
+export function leastSquaresSlope(xs: readonly number[], ys: readonly number[]): number {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    sxx += (xs[i] - mx) ** 2;
+  }
+  return sxx === 0 ? NaN : sxy / sxx;
+}
+
 /** A value the optimiser cannot prove unused. */
 export const sink = { value: 0 as unknown };
 

@@ -147,18 +147,18 @@ async function serverStats(server: ChildProcess): Promise<ServerStats> {
   return JSON.parse(await statsLine) as ServerStats;
 }
 
-/** Run a worker process to its `RESULT` line. */
-async function runChild<T>(file: string, args: string[]): Promise<T> {
+/** Run a worker process (with --expose-gc) to its `RESULT` line, waiting up to `timeoutMs` for it. */
+export async function runChild<T>(file: string, args: string[], timeoutMs = 600_000): Promise<T> {
   const worker = spawnTs(file, args, ["--expose-gc"]);
   try {
-    return JSON.parse(await lineStartingWith(worker, "RESULT ", 600_000)) as T;
+    return JSON.parse(await lineStartingWith(worker, "RESULT ", timeoutMs)) as T;
   } finally {
     if (worker.exitCode === null) worker.kill();
   }
 }
 
-/** Run workers against their own model server; stop it afterwards. */
-async function withServer<T>(serverArgs: string[], work: (baseUrl: string) => Promise<T>): Promise<{ result: T; stats: ServerStats }> {
+/** Run workers against their own model server (bench/model-server.ts with `serverArgs`, its own process); stop it afterwards. */
+export async function withServer<T>(serverArgs: string[], work: (baseUrl: string) => Promise<T>): Promise<{ result: T; stats: ServerStats }> {
   const server = spawnTs("./model-server.ts", serverArgs);
   try {
     const baseUrl = await lineStartingWith(server, "READY ", 30_000);

@@ -1,13 +1,13 @@
 /**
  * Runs the benchmarks and writes BENCHMARKS.md.
  *
- *   npm run bench                      # full sizes, writes BENCHMARKS.md (10-20 minutes on two cores)
+ *   npm run bench                      # full sizes, writes BENCHMARKS.md (15-25 minutes on two cores)
  *   npm run bench -- --quick           # tiny sizes, prints the report (writes only with --out)
  *   npm run bench -- --out FILE        # write the report to FILE
  *   npm run bench -- --only validator,memory
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk). Targets are
+ * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -27,6 +27,7 @@ import type { ConcurrencyResult } from "./concurrency.js";
 import type { PeersResult } from "./peers.js";
 import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
+import * as soak from "./soak.js";
 import * as streaming from "./streaming.js";
 import * as validator from "./validator-speed.js";
 
@@ -42,6 +43,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "corrections", run: corrections.run },
   { id: "streaming", run: streaming.run },
   { id: "corpus", run: corpus.run },
+  { id: "soak", run: soak.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
@@ -60,6 +62,7 @@ const SECTION_ORDER = [
   "corrections",
   "streaming",
   "corpus",
+  "soak",
 ];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */
@@ -244,7 +247,7 @@ export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ re
 
 const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…] [--update]
 
-  (no options)   full sizes; writes BENCHMARKS.md (10-20 minutes on two cores)
+  (no options)   full sizes; writes BENCHMARKS.md (15-25 minutes on two cores)
   --quick        tiny sizes; prints the report (writes only with --out)
   --out FILE     write the report to FILE
   --only IDS     run only these benchmarks: ${BENCHMARKS.map((b) => b.id).join(", ")}

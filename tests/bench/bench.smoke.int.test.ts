@@ -12,6 +12,7 @@ import * as overhead from "../../bench/graph-overhead.js";
 import * as memory from "../../bench/memory-scale.js";
 import * as prompt from "../../bench/prompt-growth.js";
 import { renderReport } from "../../bench/run.js";
+import * as soak from "../../bench/soak.js";
 import * as validator from "../../bench/validator-speed.js";
 
 const quick = { quick: true };
@@ -162,6 +163,22 @@ describe("benchmarks in quick mode", () => {
         "postgres: the one-query saver's getDeltaChannelHistory equals the base class's walk at every checkpoint of (c)'s threads",
       );
   }, 300_000); // 40 s measured with the machine's load average near 15, 74 s near 28
+
+  it("soak: the graph over HTTP for seconds, sampled with its runs settled; no timer of theirs left", async () => {
+    // Seconds rather than minutes: the server and the client each start in a process of their own, as in the benchmark.
+    const r = await soak.run({ ...quick, durationMs: 6_000, sampleMs: 1_000, warmupMs: 2_000 });
+    expectWellFormed(r);
+    const s = r.soak;
+    expect(s.samples.length).toBeGreaterThanOrEqual(3);
+    expect(s.end.runs).toBe(s.runs);
+    expect(s.samples.map((x) => x.runs)).toEqual([...s.samples.map((x) => x.runs)].sort((a, b) => a - b));
+    for (const look of [...s.samples, s.end]) {
+      expect(look.refTimers).toBe(s.baseline.refTimers);
+      expect(look.packageTimers).toBe(0);
+    }
+    expect(Number.isFinite(r.heapSlopeKbPer1000)).toBe(true);
+    expect(r.markdown).toContain("KB per 1,000 runs");
+  }, 120_000); // 13 s measured with the load average near 14
 
   it("the report carries the machine, the Node version and every section", () => {
     const report = renderReport(results, quick, Date.now());
