@@ -345,6 +345,12 @@ export function outcomeBlocks(comparisons: readonly Comparison[], targets: reado
 /** Seeded PRNG (mulberry32): the same seed gives the same sequence. */
 export { seededRandom as rng } from "../testkit/random.js";
 
+/** The value after `name` in a worker's arguments (`--runs 1000`), or undefined when it is not given. */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : undefined;
+}
+
 /**
  * Runs `main` with the arguments when `moduleUrl` (the caller's import.meta.url) is the program being run:
  * a rejection prints its stack and exits 1; with `exitWhenDone`, success exits 0 (a worker that leaves

@@ -22,7 +22,7 @@ import diagnostics from "node:diagnostics_channel";
 import type { ModelRequest } from "../src/models.js";
 import { compiled } from "./compiled.js";
 import { profile, summarizeProfile, type ProfileSummary } from "./profile.js";
-import { runIfMain } from "./common.js";
+import { flagValue, runIfMain } from "./common.js";
 
 export interface PhaseResult {
   runs: number;
@@ -323,10 +323,7 @@ async function faultWorker(baseUrl: string, runs: number, warmup: number, deadli
 }
 
 async function main(argv: string[]): Promise<void> {
-  const arg = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const baseUrl = arg("--base-url");
   if (!baseUrl) throw new Error("--base-url is required");
   const runs = Number(arg("--runs") ?? 1000);

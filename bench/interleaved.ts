@@ -16,7 +16,7 @@
  * Prints one line `RESULT {json}` (an InterleavedResult).
  */
 import { loadavg } from "node:os";
-import { cpuUs, median, nowNs, rng, shuffled, runIfMain } from "./common.js";
+import { cpuUs, median, nowNs, rng, shuffled, flagValue, runIfMain } from "./common.js";
 import { compiled } from "./compiled.js";
 import type { ClientName } from "./peer-clients.js";
 
@@ -178,10 +178,7 @@ export function allRunsValid(r: InterleavedResult): boolean {
 }
 
 async function main(argv: string[]): Promise<void> {
-  const arg = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const baseUrl = arg("--url");
   if (!baseUrl) throw new Error("--url is required");
   const result = await runInterleaved({

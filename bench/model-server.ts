@@ -24,7 +24,7 @@ import { createInterface } from "node:readline";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
 import { PROMPT_HEADINGS } from "../src/feedback.js";
-import { runIfMain } from "./common.js";
+import { flagValue, runIfMain } from "./common.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;
 export const VALID_REPLY = JSON.stringify(example);
@@ -105,10 +105,7 @@ export async function startModelServer(opts: ModelServerOptions): Promise<ModelS
 }
 
 async function main(argv: string[]): Promise<void> {
-  const arg = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const mode = (arg("--mode") ?? "invalid-then-valid") as ServerMode;
   if (mode !== "invalid-then-valid" && mode !== "never-valid") throw new Error(`unknown --mode ${mode}`);
   const failEvery = Number(arg("--fail-every") ?? 0);

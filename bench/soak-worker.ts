@@ -11,7 +11,7 @@
  * Prints one line `RESULT {json}` (a SoakWorkerResult).
  */
 import { compiled } from "./compiled.js";
-import { runIfMain } from "./common.js";
+import { flagValue, runIfMain } from "./common.js";
 import { activeHandles, refTimers, trackTimers } from "../testkit/live-timers.js";
 
 /** One look at the process. */
@@ -150,10 +150,7 @@ async function soak(baseUrl: string, opts: { durationMs: number; sampleMs: numbe
 }
 
 async function main(argv: string[]): Promise<void> {
-  const arg = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
+  const arg = (name: string) => flagValue(argv, name);
   const baseUrl = arg("--base-url");
   if (!baseUrl) throw new Error("--base-url is required");
   const result = await soak(baseUrl, {
