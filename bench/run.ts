@@ -4,7 +4,8 @@
  *   npm run bench                      # full sizes, writes BENCHMARKS.md (15-25 minutes on two cores)
  *   npm run bench -- --quick           # tiny sizes, prints the report (writes only with --out)
  *   npm run bench -- --out FILE        # write the report to FILE
- *   npm run bench -- --only validator,memory
+ *   npm run bench -- --only validator,memory   # some of them, printed (writes only with --out or --update)
+ *   npm run bench -- --against OLD.md  # ends the report with how far this run agrees with an earlier one
  *   npm run bench -- --help            # the options; runs nothing
  *
  * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
@@ -21,6 +22,7 @@ import * as calls from "./calls-tokens.js";
 import * as corrections from "./corrections.js";
 import * as concurrency from "./concurrency.js";
 import * as corpus from "./corpus.js";
+import { agreementSection } from "./agreement.js";
 import * as overhead from "./graph-overhead.js";
 import * as peers from "./peers.js";
 import type { ConcurrencyResult } from "./concurrency.js";
@@ -245,19 +247,23 @@ export async function runBenchmarks(options: RunBenchmarksOptions): Promise<{ re
   return { results, report: renderReport(results, opts, started, loadAtStart, loads), loads };
 }
 
-const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…] [--update]
+const USAGE = `Usage: npm run bench -- [--quick] [--out FILE] [--only ID,ID…] [--update] [--against FILE]
 
   (no options)   full sizes; writes BENCHMARKS.md (15-25 minutes on two cores)
   --quick        tiny sizes; prints the report (writes only with --out)
   --out FILE     write the report to FILE
-  --only IDS     run only these benchmarks: ${BENCHMARKS.map((b) => b.id).join(", ")}
+  --only IDS     run only these benchmarks: ${BENCHMARKS.map((b) => b.id).join(", ")};
+                 prints the report (writes only with --out or --update)
   --update       with --only: put their sections and summary rows into the report there is (FILE,
                  default BENCHMARKS.md), marked as regenerated on their own; the rest stays
+  --against FILE end the report with how far this run agrees with an earlier report (FILE,
+                 e.g. a copy of BENCHMARKS.md): each summary ratio, and whether it lies within
+                 the earlier run's spread
   -h, --help     this text (runs nothing, writes nothing)
 `;
 
 /** The command's options, checked: an unknown option or benchmark is refused, before anything runs or is written. */
-export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?: string; only?: string[]; update?: true } {
+export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?: string; only?: string[]; update?: true; against?: string } {
   const { values } = parseArgs({
     args: argv,
     options: {
@@ -265,6 +271,7 @@ export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?:
       out: { type: "string" },
       only: { type: "string" },
       update: { type: "boolean" },
+      against: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -278,7 +285,16 @@ export function parseBenchArgs(argv: string[]): "help" | { quick: boolean; out?:
     );
   }
   if (values.update && only === undefined) throw new Error("--update needs --only: the benchmarks whose sections to regenerate");
-  return { quick, out: values.out ?? (quick && !values.update ? undefined : "BENCHMARKS.md"), only, ...(values.update ? { update: true as const } : {}) };
+  if (values.update && values.against !== undefined) throw new Error("--against compares a whole run with an earlier one; it does not go with --update");
+  // A partial or tiny run is printed unless told where to write: it never replaces the full report by accident.
+  const printed = (quick || only !== undefined) && !values.update;
+  return {
+    quick,
+    out: values.out ?? (printed ? undefined : "BENCHMARKS.md"),
+    only,
+    ...(values.update ? { update: true as const } : {}),
+    ...(values.against !== undefined ? { against: values.against } : {}),
+  };
 }
 
 /** The pages of their own some benchmarks keep (docs/streaming-benchmark.md), from the same run as the report; not for tiny sizes. */
@@ -300,7 +316,11 @@ export async function main(argv: string[], write: (text: string) => void = (text
     process.stderr.write(`bench: updated ${args.only!.join(", ")} in ${args.out}\n`);
     return;
   }
-  const { report, results } = await runBenchmarks({ quick: args.quick, only: args.only });
+  // The earlier report is read before anything runs: a file that cannot be read is refused at once.
+  const earlier = args.against !== undefined ? readFileSync(args.against, "utf8") : undefined;
+  const run = await runBenchmarks({ quick: args.quick, only: args.only });
+  const { results } = run;
+  const report = earlier === undefined ? run.report : `${run.report.trimEnd()}\n\n${agreementSection(earlier, args.against!, run.report)}\n`;
   if (args.out) writePages(results, args.quick);
   if (args.out) {
     writeFileSync(args.out, report);
