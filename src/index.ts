@@ -39,7 +39,7 @@ export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, t
 
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
-export type { ValidationNodeOptions } from "./validation/nodes.js";
+export type { ValidationNodeOptions } from "./validation/node-context.js";
 export {
   generateValidated,
   type GenerateValidatedOptions,

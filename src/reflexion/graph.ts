@@ -26,8 +26,8 @@ import { DirectCall } from "../shared/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
-import { recordSpec, resolveSpec, specFromRecord, type SpecRecord } from "../specs/registry.js";
-import type { Spec } from "../specs/spec.js";
+import { HeldSpecs } from "../specs/held.js";
+import { resolveSpec, type SpecRecord } from "../specs/registry.js";
 
 /** A Reflexion run's settings as its checkpoint keeps them. */
 type FixedSettings = Omit<ReflexionConfig, "spec"> & { specRecord?: SpecRecord };
@@ -126,8 +126,8 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   const ops = makeReflexionOperations(nodeOptions);
   const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });
 
-  // Code-defined specs cannot be kept in a checkpoint; a resumed run finds the one it started with here.
-  const codeSpecs: Spec[] = [];
+  // Code-defined specs cannot be kept in a checkpoint; a run, resumed or not, finds the one it started with here.
+  const specs = new HeldSpecs({ specLimits: options.specLimits });
 
   /**
    * The run's settings, fixed when it starts: a durable task's result is kept, so a resumed run gets
@@ -144,19 +144,13 @@ export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { st
   /** The settings as they are kept: the spec as a record (a built-in by name, an inline spec as JSON, a code-defined one by fingerprint). */
   function fixed(cfg: ReflexionConfig): FixedSettings {
     const { spec, ...rest } = cfg;
-    if (spec === undefined) return rest;
-    const resolved = resolveSpec(spec, { specLimits: options.specLimits });
-    if (!resolved.untrusted && !codeSpecs.includes(resolved)) {
-      codeSpecs.push(resolved);
-      if (codeSpecs.length > 64) codeSpecs.shift();
-    }
-    return { ...rest, specRecord: recordSpec(resolved) };
+    return spec === undefined ? rest : { ...rest, specRecord: specs.record(spec) };
   }
 
   /** The run context the task's loop reads its settings from. */
   function contextOf(settings: FixedSettings): Record<string, unknown> {
     const { specRecord, ...rest } = settings;
-    return specRecord ? { ...rest, spec: specFromRecord(specRecord, codeSpecs, { specLimits: options.specLimits }) } : rest;
+    return specRecord ? { ...rest, spec: specs.find(specRecord) } : rest;
   }
 
   /** The reference's `run()`: each task in order, with the memories relevant to it. */

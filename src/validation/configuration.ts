@@ -1,13 +1,14 @@
 /**
  * The validation graph's run configuration: every setting (also what Studio
- * shows as the configuration form), and `ensureValidationConfig`, which turns
- * what a run was given into one complete, typed configuration with defaults.
+ * shows as the configuration form), `ensureValidationConfig`, which turns
+ * what a run was given into one complete, typed configuration with defaults,
+ * and `CheckedSettings`, which has a run's settings parsed once.
  */
 import { z } from "zod";
 import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
 import type { JsonLimits } from "../shared/json.js";
-import { toJsonData } from "../shared/json-data.js";
+import { jsonEqual, toJsonData } from "../shared/json-data.js";
 import {
   BUILTIN_SPEC_NAMES,
   boundedInt,
@@ -173,7 +174,7 @@ export const EnsuredConfigSchema = ValidationConfigSchema.required({ model: true
   models: z.array(escalationStep.required()).optional(),
 });
 
-export type ValidationConfig = z.output<typeof EnsuredConfigSchema>;
+type ValidationConfig = z.output<typeof EnsuredConfigSchema>;
 
 export type ValidationConfigInput = z.input<typeof ValidationConfigSchema>;
 
@@ -205,4 +206,52 @@ function givenByRun(config: RunConfigLike | undefined, key: string): boolean {
   return [config?.context, config?.configurable].some(
     (source) => source !== null && typeof source === "object" && (source as Record<string, unknown>)[key] !== undefined,
   );
+}
+
+/**
+ * The settings of each run the front door checked, kept a little while so
+ * that the run's start reads them instead of parsing them again: a run's
+ * settings are parsed once. The front door sees LangGraph's parsed copy of
+ * what the run was given (its context, or else configurable), the run's
+ * start the run's own: they are matched by value. A run not found (many at
+ * once, with other settings) has its settings parsed again, with the same
+ * outcome. One per graph builder, with the builder's defaults.
+ */
+export class CheckedSettings {
+  private readonly checked: Array<{ given: Record<string, unknown>; settings: ValidationConfig }> = [];
+
+  constructor(private readonly defaults: EnsureOptions<ValidationConfigInput>) {}
+
+  /** The front door's check of what a run was given: its settings (or a ConfigurationError), kept for the run's start. */
+  check(given: Record<string, unknown>): ValidationConfig {
+    const settings = ensureValidationConfig({ context: given }, this.defaults);
+    this.checked.push({ given: settingsGiven(given)!, settings });
+    if (this.checked.length > CHECKED_KEPT) this.checked.shift();
+    return settings;
+  }
+
+  /** A new run's settings: those the front door checked for it, else parsed from its configuration. */
+  forRun(config: RunConfigLike): ValidationConfig {
+    // LangGraph checks `context` when a run has one, else `configurable`; the run's start reads both (context wins).
+    const fromContext = config.context !== undefined;
+    const given = settingsGiven(fromContext ? config.context : config.configurable);
+    const alsoConfigurable = fromContext && Object.keys(settingsGiven(config.configurable) ?? {}).length > 0;
+    if (given !== undefined && !alsoConfigurable) {
+      // Taken, not shared: each check serves one run (its settings hold the run's own copy of its ruleContext).
+      for (let i = this.checked.length - 1; i >= 0; i--) if (jsonEqual(this.checked[i].given, given)) return this.checked.splice(i, 1)[0].settings;
+    }
+    return ensureValidationConfig(config, this.defaults);
+  }
+}
+
+/** How many checked settings a builder keeps for runs about to start. */
+const CHECKED_KEPT = 32;
+const SETTING_KEYS = Object.keys(ValidationConfigSchema.shape);
+
+/** The settings among what a run was given (its context or configurable), as given. */
+function settingsGiven(source: unknown): Record<string, unknown> | undefined {
+  if (source === null || typeof source !== "object") return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key of SETTING_KEYS) if ((source as Record<string, unknown>)[key] !== undefined) out[key] = (source as Record<string, unknown>)[key];
+  return out;
 }

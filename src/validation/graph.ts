@@ -16,13 +16,14 @@
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
-import { ValidationConfigSchema } from "./configuration.js";
+import { ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
-import { resolveSpec, type SpecRef } from "../specs/registry.js";
+import { resolveSpec } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.js";
-import { builderDefaults, makeValidationNodes, type ValidationNodeOptions } from "./nodes.js";
+import { builderDefaults, ValidationNodeContext, type ValidationNodeOptions } from "./node-context.js";
+import { generate, review, startRun, validate } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
 /** Options of the validation graph builders: the model, default settings, checkpointer and store. */
@@ -36,7 +37,7 @@ export interface ValidationGraphOptions extends ValidationNodeOptions {
  * front-door checks: a bad request or bad settings are refused with a
  * readable ConfigurationError before any node runs, on every path.
  */
-function frontDoor(options: ValidationNodeOptions, checkSettings: (given: Record<string, unknown>) => { spec: SpecRef }) {
+function frontDoor(options: ValidationNodeOptions, settings: CheckedSettings) {
   const defaults = builderDefaults(options);
   const input = stateObject({
     request: checkedInput(ValidationInputSchema.shape.request, (value) => void checkRequestText(value, "request")),
@@ -46,7 +47,7 @@ function frontDoor(options: ValidationNodeOptions, checkSettings: (given: Record
     withDefaultsShown(showingModelInEffect(ValidationConfigSchema, modelInEffect(defaults))),
     (given) => {
       // Resolving the spec compiles it: a spec that does not compile is refused here.
-      resolveSpec(checkSettings(given).spec, { specLimits: options.specLimits });
+      resolveSpec(settings.check(given).spec, { specLimits: options.specLimits });
     },
     // Read from `configurable` only: a run's request to stream model tokens (see streamsTokens).
     [STREAM_TOKENS_KEY],
@@ -67,8 +68,8 @@ function frontDoor(options: ValidationNodeOptions, checkSettings: (given: Record
  * ```
  */
 export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
-  const { startRun, generate, validate, review, checkSettings } = makeValidationNodes(options);
-  const { input, context } = frontDoor(options, checkSettings);
+  const nodes = new ValidationNodeContext(options);
+  const { input, context } = frontDoor(options, nodes.settings);
   return (
     new StateGraph({
       // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
@@ -80,10 +81,10 @@ export function createValidationGraphBuilder(options: ValidationNodeOptions = {}
       context: context as unknown as LooseContext,
     })
       // generate and validate take their config as an argument and run as plain calls (see DirectCall); review calls interrupt().
-      .addNode("generate", new DirectCall(generate), { retryPolicy: PROVIDER_RETRY_POLICY })
-      .addNode("validate", new DirectCall(validate), { ends: ["generate", "review", END] })
-      .addNode("review", review, { ends: ["review", "generate", END] })
-      .addConditionalEdges(START, new DirectCall(startRun), ["generate"])
+      .addNode("generate", new DirectCall(nodes.bind(generate)), { retryPolicy: PROVIDER_RETRY_POLICY })
+      .addNode("validate", new DirectCall(nodes.bind(validate)), { ends: ["generate", "review", END] })
+      .addNode("review", nodes.bind(review), { ends: ["review", "generate", END] })
+      .addConditionalEdges(START, new DirectCall(nodes.bind(startRun)), ["generate"])
       .addEdge("generate", "validate")
   );
 }

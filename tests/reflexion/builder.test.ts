@@ -11,6 +11,7 @@ import { ConfigurationError } from "../../src/errors.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { buildReflexionGraph, createReflexionGraphBuilder } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { defineSpec } from "../../src/specs/spec.js";
 import { endlessModels as roleEndlessModels, roleModels } from "../../testkit/role-models.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import type { ChatModelFactory } from "../../src/models.js";
@@ -181,5 +182,24 @@ describe("a resumed run keeps the settings it started with", () => {
     expect(out.outcomes.map((o) => o.valid)).toEqual([true, true]);
     expect(out.steps.map((s) => s.length)).toEqual([2, 2]);
     expect(out.results).toEqual(['{"ok": true}', '{"ok": true}']);
+  });
+});
+
+describe("code-defined specs", () => {
+  it("many runs at once on one graph, each with its own code-defined spec, each keep their spec for the whole run", async () => {
+    const runs = 80;
+    const many = (text: string) => Array.from({ length: runs }, () => text);
+    const { factory } = roleModels({ actor: many('{"n": 5}'), evaluator: many("Final score: 5"), reflector: many("a lesson") });
+    const graph = buildReflexionGraph({ model: factory });
+    const specs = Array.from({ length: runs }, (_, i) =>
+      defineSpec({
+        name: `capped-${i}`,
+        description: "",
+        schema: { type: "object", required: ["n"], properties: { n: { type: "integer" } } },
+        rules: [{ id: "max", description: `n <= ${i}`, inputs: { n: "integer" }, check: (v) => (v.n <= i ? null : `n is ${v.n}; it must be <= ${i}`) }],
+      }),
+    );
+    const outs = await Promise.all(specs.map((spec) => graph.invoke({ tasks: ["n"] }, { context: { spec, maxLoops: 1, useMemory: false } })));
+    expect(outs.map((out) => out.outcomes[0].valid)).toEqual(specs.map((_, i) => 5 <= i));
   });
 });
