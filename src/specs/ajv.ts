@@ -22,7 +22,7 @@ import { dialectOf, refReplacesSiblings, withCanonicalSchemaUri, type Dialect } 
 import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
 import { addStandardFormats, refuseUnjudgedFormats, unknownFormatsOf } from "./formats.js";
 import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
-import { ecmaPatternToRe2 } from "./regex.js";
+import { ecmaPatternToRe2, linearOnBacktracking } from "./regex.js";
 
 export { dialectOf, refReplacesSiblings, type Dialect } from "./dialect.js";
 
@@ -95,8 +95,11 @@ re2Engine.code = 'require("re2js").RE2JS';
  * pattern with nested quantifiers (`^(?:[a-z]+-?)+[a-z]$`) cannot backtrack for minutes on a model's answer;
  * a pattern that needs backtracking (lookaround, backreferences) runs on JavaScript's RegExp, as written. A
  * code-defined spec is the developer's own, so no budget is counted: RE2's time grows linearly with the text.
+ * A pattern whose shape makes RegExp linear too (`^[a-z][a-z0-9-]*$`: see linearOnBacktracking) runs on
+ * RegExp, several times faster per call than RE2's matcher.
  */
 function linearWhereExpressible(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
+  if (linearOnBacktracking(pattern, flags)) return new RegExp(pattern, flags);
   let translated: string;
   try {
     translated = ecmaPatternToRe2(pattern);

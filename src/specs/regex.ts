@@ -93,11 +93,41 @@ export function ecmaPatternToRe2(pattern: string): string {
   }
 }
 
+/**
+ * Whether a backtracking engine (JavaScript's RegExp) runs `pattern` in time
+ * linear in the text, whatever the text: true only for shapes where that is
+ * certain, false for anything else (which may still be linear). Two shapes:
+ * - no quantifier whose count can vary (`*`, `+`, `?`, `{n,}`, `{n,m}`):
+ *   at most one match attempt per start position, each bounded by the pattern;
+ * - anchored at the start (`^` first, no `m` flag) with exactly one such
+ *   quantifier: one start position, and the only choice is that count.
+ * In both, no alternation and no quantified group: those are how a
+ * backtracking engine comes to try exponentially or polynomially many ways.
+ * Throws as `ecmaPatternToRe2` does when the pattern is not ECMA-262.
+ */
+export function linearOnBacktracking(pattern: string, flags = "u"): boolean {
+  const shape = new Translation(pattern);
+  try {
+    new RegExp(pattern, "u");
+    shape.run();
+  } catch {
+    return false; // not ECMA-262, or lookaround or a backreference: no claim is made
+  }
+  if (shape.alternation || shape.quantifiedGroup) return false;
+  if (shape.variableQuantifiers === 0) return true;
+  return shape.variableQuantifiers === 1 && pattern.startsWith("^") && !flags.includes("m");
+}
+
 /** One pass over a pattern already known to be valid ECMA-262 (so its syntax is not checked again here). */
 class Translation {
   private readonly chars: string[];
   private i = 0;
   private out = "";
+  /** The pattern's shape, read on the way (see linearOnBacktracking). */
+  variableQuantifiers = 0;
+  quantifiedGroup = false;
+  alternation = false;
+  private afterGroup = false;
 
   constructor(pattern: string) {
     this.chars = [...pattern]; // code points: a surrogate pair is one character with the `u` flag
@@ -105,10 +135,18 @@ class Translation {
 
   run(): string {
     while (this.i < this.chars.length) {
+      const groupEnded = this.chars[this.i] === ")";
       this.atom();
+      this.afterGroup = groupEnded;
       if (this.out.length > MAX_TRANSLATED_CHARS) refuse(`a pattern longer than ${MAX_TRANSLATED_CHARS} characters once its classes are spelt out`);
     }
     return this.out;
+  }
+
+  /** A quantifier just read: `fixed` when its count cannot vary ({n}). */
+  private quantifier(fixed: boolean): void {
+    if (!fixed) this.variableQuantifiers++;
+    if (this.afterGroup) this.quantifiedGroup = true;
   }
 
   private peek(offset = 0): string | undefined {
@@ -133,17 +171,25 @@ class Translation {
       case "{": {
         // A quantifier ({n}, {n,}, {n,m}), copied as it is.
         const close = this.chars.indexOf("}", this.i);
-        this.out += this.chars.slice(this.i - 1, close + 1).join("");
+        const body = this.chars.slice(this.i, close).join("");
+        this.quantifier(/^\d+$/.test(body));
+        this.out += `{${body}}`;
         this.i = close + 1;
         return;
       }
-      case ")":
-      case "|":
-      case "^":
-      case "$":
       case "*":
       case "+":
       case "?":
+        this.quantifier(false); // a "?" after a quantifier (a lazy one) counts again: the shape is only ever underrated
+        this.out += c;
+        return;
+      case "|":
+        this.alternation = true;
+        this.out += c;
+        return;
+      case ")":
+      case "^":
+      case "$":
         this.out += c;
         return;
       default:

@@ -7,7 +7,7 @@ import { RE2JS } from "re2js";
 import { describe, expect, it } from "vitest";
 import { SpecError } from "../../src/errors.js";
 import { checkValueSync, validateAgainstSpec } from "../../src/specs/check.js";
-import { ecmaPatternToRe2 } from "../../src/specs/regex.js";
+import { ecmaPatternToRe2, linearOnBacktracking } from "../../src/specs/regex.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
 
@@ -290,5 +290,51 @@ describe("code-defined specs' patterns", () => {
     expect(checkValueSync(backtracking, { twice: "ab-ab", notTest: "prod" }).valid).toBe(true);
     expect(checkValueSync(backtracking, { twice: "ab-ba" }).valid).toBe(false);
     expect(checkValueSync(backtracking, { notTest: "testing" }).valid).toBe(false);
+  });
+});
+
+describe("patterns whose shape makes a backtracking engine linear", () => {
+  it("claims only shapes where RegExp's time is certainly linear: no varying count, or one under ^, and no alternation or quantified group", () => {
+    for (const pattern of ["^[a-z][a-z0-9-]*$", "^[A-Z]{2}$", "^/", "^[a-z_][a-z0-9_]*$", "^[A-Za-z0-9-]+$", "abc", "\\d{4}-\\d{2}", "^\\p{L}+\\.x$"])
+      expect(linearOnBacktracking(pattern), pattern).toBe(true);
+    for (const pattern of [
+      "^(?:[A-Za-z0-9]+[-]?)+[A-Za-z0-9]$", // nested quantifiers: exponential
+      "^(a|a)*$", // alternation under a quantifier: exponential
+      "^a*a*$", // two varying counts: quadratic
+      "[a-z]*!", // unanchored: a start position per character, quadratic
+      "^(ab){3}$", // a quantified group
+      "^a|b*c", // alternation: the anchor no longer covers the whole
+      "^a+?b", // a lazy quantifier counts twice
+      "^(?=a)\\w*$", // lookaround: no claim
+      "^(\\w)\\1*$", // a backreference: no claim
+      "^https://[^\\s/]+(/\\S*)?$",
+      "(",
+    ])
+      expect(linearOnBacktracking(pattern), pattern).toBe(false);
+    expect(linearOnBacktracking("^[a-z]*$", "mu"), "with the m flag, ^ matches after every line end").toBe(false);
+  });
+
+  it("claimed patterns give RE2's verdicts on long texts made to make a backtracking engine retry", () => {
+    // Were a claim wrong (a quadratic shape), 100,000 characters would cost about 10^10 steps here.
+    for (const pattern of ["^[a-z][a-z0-9-]*$", "^[A-Za-z0-9-]+!$", "a-z", "^\\w*\\d{3}$"]) {
+      expect(linearOnBacktracking(pattern), pattern).toBe(true);
+      const re2 = RE2JS.compile(ecmaPatternToRe2(pattern));
+      for (const text of ["a".repeat(100_000) + "-", "a".repeat(100_000) + "!", "1".repeat(100_000) + "x", "a".repeat(100_000) + "a-z"])
+        expect(new RegExp(pattern, "u").test(text), `${pattern} on ${text.slice(-4)}`).toBe(re2.matcher(text).find());
+    }
+  });
+
+  it("a code-defined spec judges a claimed pattern as written and an unclaimed one on RE2, to the same verdicts", () => {
+    const spec = defineSpec({
+      name: "names",
+      schema: {
+        type: "object",
+        properties: { name: { type: "string", pattern: "^[a-z][a-z0-9-]*$" }, org: { type: "string", pattern: "^(?:[a-z0-9]+-?)+[a-z0-9]$" } },
+      },
+    });
+    expect(checkValueSync(spec, { name: "payments-api", org: "acme-labs" }).valid).toBe(true);
+    expect(checkValueSync(spec, { name: "Payments" }).valid).toBe(false);
+    expect(checkValueSync(spec, { name: `${"a".repeat(50_000)}!` }).valid).toBe(false);
+    expect(checkValueSync(spec, { org: `${"a".repeat(60)}!` }).valid).toBe(false);
   });
 });
