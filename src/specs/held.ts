@@ -36,8 +36,10 @@ export class HeldSpecs {
 
   /** The spec a run recorded when it began. */
   find(record: SpecRecord): Spec {
-    const held = record.kind === "code" ? this.held.get(keyOf(record.name, record.fingerprint))?.deref() : undefined;
+    if (record.kind !== "code") return specFromRecord(record, [], { specLimits: this.specLimits });
+    const held = this.held.get(keyOf(record.name, record.fingerprint))?.deref();
     if (held !== undefined) return held;
+    // The builder's own spec, or a refusal naming the specs this graph knows.
     const known = [...(this.own ? [this.own] : []), ...[...this.held.values()].flatMap((ref) => ref.deref() ?? [])];
     return specFromRecord(record, known, { specLimits: this.specLimits });
   }

@@ -103,7 +103,8 @@ export function ecmaPatternToRe2(pattern: string): string {
  *   quantifier: one start position, and the only choice is that count.
  * In both, no alternation and no quantified group: those are how a
  * backtracking engine comes to try exponentially or polynomially many ways.
- * Throws as `ecmaPatternToRe2` does when the pattern is not ECMA-262.
+ * A pattern that is not ECMA-262, or has lookaround or a backreference, gets
+ * false: no claim is made for it.
  */
 export function linearOnBacktracking(pattern: string, flags = "u"): boolean {
   const shape = new Translation(pattern);
