@@ -66,13 +66,19 @@ export function missingProviderNotice(env: Environment = readEnvironment()): str
  * that, and so do the graphs): a `provider/model` name whose client is not loaded yet is a ConfigurationError.
  */
 export function createChatModel(request: ModelRequest, env: Environment = readEnvironment()): BaseChatModel {
+  return createChatModelWith(defaultClients, request, env);
+}
+
+function createChatModelWith(clients: ProviderClients, request: ModelRequest, env: Environment): BaseChatModel {
   // The name alone decides: the simulated model is never a fallback for a missing or failing provider.
   if (request.model === SIMULATED_MODEL) return simulatedModel(request);
   const name = parseModelName(request.model);
+  // Only the factory's own clients' models are cached: another set of clients builds its own.
+  if (clients !== defaultClients) return buildChatModel(clients, name.provider, name.model, request, env);
   const key = JSON.stringify([request.model, request.temperature, ...settingsFor(name.provider, env), env.timeoutMs, env.maxRetries]);
   const cached = models.get(key);
   if (cached) return cached;
-  const model = buildChatModel(name.provider, name.model, request, env);
+  const model = buildChatModel(clients, name.provider, name.model, request, env);
   if (models.size >= MAX_CACHED_MODELS) models.delete(models.keys().next().value as string);
   models.set(key, model);
   return model;
@@ -80,8 +86,13 @@ export function createChatModel(request: ModelRequest, env: Environment = readEn
 
 /** The chat model a name asks for, its provider's client loaded first (once). */
 export async function loadChatModel(request: ModelRequest, env: Environment = readEnvironment()): Promise<BaseChatModel> {
-  await loadProviderFor(request.model);
-  return createChatModel(request, env);
+  return loadChatModelWith(defaultClients, request, env);
+}
+
+/** loadChatModel with clients of the caller's own (see ProviderClients). */
+export async function loadChatModelWith(clients: ProviderClients, request: ModelRequest, env: Environment = readEnvironment()): Promise<BaseChatModel> {
+  await clients.loadFor(request.model);
+  return createChatModelWith(clients, request, env);
 }
 
 /** The environment settings a provider's model is built from (part of the cache key). */
@@ -98,42 +109,70 @@ function settingsFor(provider: ModelProvider | undefined, env: Environment): unk
   }
 }
 
-type ProviderClients = {
+type ClientModules = {
   anthropic: typeof import("@langchain/anthropic");
   ollama: typeof import("@langchain/ollama");
   "google-genai": typeof import("@langchain/google-genai");
 };
-type LoadedProvider = keyof ProviderClients;
+type LoadedProvider = keyof ClientModules;
+
+/** How each optional client package is imported. */
+type ClientImporters = { [P in LoadedProvider]: () => Promise<ClientModules[P]> };
 
 /** Each optional client, imported only when a name asks for it (literal specifiers, so bundlers see them). */
-const importers: { [P in LoadedProvider]: () => Promise<ProviderClients[P]> } = {
+const IMPORTERS: ClientImporters = {
   anthropic: () => import("@langchain/anthropic"),
   ollama: () => import("@langchain/ollama"),
   "google-genai": () => import("@langchain/google-genai"),
 };
-const loaded: Partial<ProviderClients> = {};
-const loading = new Map<LoadedProvider, Promise<void>>();
-const failed = new Map<LoadedProvider, ConfigurationError>();
 
 /**
- * Loads the client package a model name needs (none for bare, `openai/` and simulated names). A package
- * that cannot be loaded is a ConfigurationError saying what to install.
+ * The optional provider clients, each loaded once (or its failure kept). The factory's own instance imports
+ * them by name; another instance with its own importers (a package made missing, say) shares nothing with it,
+ * so no module registry needs to be touched to try one.
  */
-async function loadProviderFor(modelName: string): Promise<void> {
-  const { provider } = parseModelName(modelName);
-  if (provider === undefined || provider === "openai") return;
-  let pending = loading.get(provider);
-  if (pending === undefined) {
-    pending = importers[provider]().then(
-      (module) => void ((loaded as Record<string, unknown>)[provider] = module),
-      (error: unknown) => void failed.set(provider, missingClient(provider, error)),
-    );
-    loading.set(provider, pending);
+export class ProviderClients {
+  private readonly loaded: Partial<ClientModules> = {};
+  private readonly loading = new Map<LoadedProvider, Promise<void>>();
+  private readonly failed = new Map<LoadedProvider, ConfigurationError>();
+
+  constructor(private readonly importers: ClientImporters = IMPORTERS) {}
+
+  /**
+   * Loads the client package a model name needs (none for bare, `openai/` and simulated names). A package
+   * that cannot be loaded is a ConfigurationError saying what to install.
+   */
+  async loadFor(modelName: string): Promise<void> {
+    const { provider } = parseModelName(modelName);
+    if (provider === undefined || provider === "openai") return;
+    let pending = this.loading.get(provider);
+    if (pending === undefined) {
+      pending = (this.importers[provider] as () => Promise<unknown>)().then(
+        (module) => void ((this.loaded as Record<string, unknown>)[provider] = module),
+        (error: unknown) => void this.failed.set(provider, missingClient(provider, error)),
+      );
+      this.loading.set(provider, pending);
+    }
+    await pending;
+    const failure = this.failed.get(provider);
+    if (failure) throw failure;
   }
-  await pending;
-  const failure = failed.get(provider);
-  if (failure) throw failure;
+
+  /** A loaded client package; a ConfigurationError when it is not loaded (yet, or at all). */
+  get<P extends LoadedProvider>(provider: P, modelName: string): ClientModules[P] {
+    const module = this.loaded[provider];
+    if (module !== undefined) return module as ClientModules[P];
+    throw (
+      this.failed.get(provider) ??
+      new ConfigurationError(
+        `The ${provider} client is loaded on first use: build "${modelName}" with await loadChatModel(…) (the graphs do this themselves), not createChatModel.`,
+      )
+    );
+  }
 }
+
+/** The factory's own clients, imported by name. */
+const defaultClients = new ProviderClients();
 
 /** The error for a client package that could not be loaded: which package, the tested release, and why. */
 function missingClient(provider: LoadedProvider, error: unknown): ConfigurationError {
@@ -144,18 +183,7 @@ function missingClient(provider: LoadedProvider, error: unknown): ConfigurationE
   );
 }
 
-function clientOf<P extends LoadedProvider>(provider: P, modelName: string): ProviderClients[P] {
-  const module = loaded[provider];
-  if (module !== undefined) return module as ProviderClients[P];
-  throw (
-    failed.get(provider) ??
-    new ConfigurationError(
-      `The ${provider} client is loaded on first use: build "${modelName}" with await loadChatModel(…) (the graphs do this themselves), not createChatModel.`,
-    )
-  );
-}
-
-function buildChatModel(provider: ModelProvider | undefined, model: string, request: ModelRequest, env: Environment): BaseChatModel {
+function buildChatModel(clients: ProviderClients, provider: ModelProvider | undefined, model: string, request: ModelRequest, env: Environment): BaseChatModel {
   switch (provider) {
     case "anthropic": {
       if (!env.anthropicApiKey && !env.anthropicBaseUrl) {
@@ -164,7 +192,7 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
         );
       }
       registerSecret(env.anthropicApiKey);
-      const { ChatAnthropic } = clientOf("anthropic", request.model);
+      const { ChatAnthropic } = clients.get("anthropic", request.model);
       return new ChatAnthropic({
         model,
         temperature: request.temperature,
@@ -176,7 +204,7 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
       });
     }
     case "ollama": {
-      const { ChatOllama } = clientOf("ollama", request.model);
+      const { ChatOllama } = clients.get("ollama", request.model);
       // No key: Ollama serves on http://127.0.0.1:11434 unless OLLAMA_BASE_URL says otherwise.
       return new ChatOllama({
         model,
@@ -190,7 +218,7 @@ function buildChatModel(provider: ModelProvider | undefined, model: string, requ
       if (!env.googleApiKey)
         throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
       registerSecret(env.googleApiKey);
-      const { ChatGoogleGenerativeAI } = clientOf("google-genai", request.model);
+      const { ChatGoogleGenerativeAI } = clients.get("google-genai", request.model);
       return new ChatGoogleGenerativeAI({
         model,
         temperature: request.temperature,
@@ -331,6 +359,6 @@ export async function resolveModel(source: ModelSource | undefined, request: Mod
   if (source === undefined) return loadChatModel(request);
   if (typeof source !== "function") return source;
   // A factory may build such a model some other way: a client that cannot be loaded is its business.
-  await loadProviderFor(request.model).catch(() => undefined);
+  await defaultClients.loadFor(request.model).catch(() => undefined);
   return source(request);
 }
