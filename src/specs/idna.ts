@@ -52,7 +52,7 @@ function unstable(char: string): boolean {
 }
 
 /** RFC 5892 section 3: the derived property value of one code point, in the RFC's order. */
-export function idnaProperty(cp: number): IdnaProperty {
+function derive(cp: number): IdnaProperty {
   const char = String.fromCodePoint(cp);
   const exception = EXCEPTIONS.get(cp) ?? BACKWARD_COMPATIBLE.get(cp);
   if (exception !== undefined) return exception;
@@ -61,6 +61,17 @@ export function idnaProperty(cp: number): IdnaProperty {
   if (JOIN_CONTROL.test(char)) return "CONTEXTJ";
   if (unstable(char) || IGNORABLE_PROPERTIES.test(char) || IGNORABLE_BLOCKS.test(char) || OLD_HANGUL_JAMO.test(char)) return "DISALLOWED";
   return LETTER_DIGITS.test(char) ? "PVALID" : "DISALLOWED";
+}
+
+const PROPERTY_VALUES: readonly IdnaProperty[] = ["PVALID", "CONTEXTJ", "CONTEXTO", "DISALLOWED", "UNASSIGNED"];
+/** Each code point's value once derived (1 + its index in PROPERTY_VALUES; 0 until then): 1.1 MB, once per process. */
+let derived: Uint8Array | undefined;
+
+/** The derived property value of a code point (RFC 5892), derived the first time it is asked for. */
+export function idnaProperty(cp: number): IdnaProperty {
+  derived ??= new Uint8Array(0x110000);
+  if (derived[cp] === 0) derived[cp] = 1 + PROPERTY_VALUES.indexOf(derive(cp));
+  return PROPERTY_VALUES[derived[cp] - 1];
 }
 
 type Ranges = ReadonlyArray<readonly [number, number, string]>;
@@ -150,8 +161,8 @@ const ASCII = /^[\x00-\x7F]*$/;
 /** A U-label of more code points has an A-label longer than 63 octets ("xn--", then one or more per code point). */
 const MAX_U_LABEL_CODE_POINTS = 59;
 
-/** A label's code points as IDNA2008 reads them (an A-label's decoded), and the octets of its ASCII form; or undefined when it is no valid label. */
-function readLabel(label: string): { cps: number[]; octets: number } | undefined {
+/** A label as IDNA2008 reads it (an A-label's U-label), and the octets of its ASCII form; or undefined when it is no valid label. */
+function readLabel(label: string): { text: string; octets: number } | undefined {
   if (ASCII.test(label)) {
     if (label.length > 63) return undefined;
     if (/^xn--/i.test(label)) {
@@ -159,15 +170,15 @@ function readLabel(label: string): { cps: number[]; octets: number } | undefined
       const encoded = label.slice(4).toLowerCase();
       const cps = punycodeDecode(encoded);
       if (cps === undefined || cps.every((cp) => cp < 0x80) || punycodeEncode(cps) !== encoded || !isULabel(cps)) return undefined;
-      return { cps, octets: label.length };
+      return { text: String.fromCodePoint(...cps), octets: label.length };
     }
     // An NR-LDH label: letters (of either case), digits and hyphens, no "--" in positions 3-4 (reserved).
     if (!LDH_LABEL.test(label) || label.slice(2, 4) === "--") return undefined;
-    return { cps: Array.from(label, (c) => c.charCodeAt(0)), octets: label.length };
+    return { text: label, octets: label.length };
   }
   const cps = Array.from(label, (c) => c.codePointAt(0)!);
   if (cps.length > MAX_U_LABEL_CODE_POINTS || !isULabel(cps)) return undefined;
-  return { cps, octets: 4 + punycodeEncode(cps).length };
+  return { text: label, octets: 4 + punycodeEncode(cps).length };
 }
 
 const RTL_CLASSES = /^(?:R|AL|AN)$/;
@@ -193,16 +204,17 @@ const MAX_NAME_OCTETS = 253;
 
 /** Whether a string is an IDNA2008 host name (RFC 5890-5893), written as one: no empty label, no trailing root dot. */
 export function isIdnHostname(name: string): boolean {
-  const labels: number[][] = [];
+  const labels: string[] = [];
   let octets = -1;
   for (const label of name.split(SEPARATORS)) {
     const read = readLabel(label);
     if (read === undefined) return false;
-    labels.push(read.cps);
+    labels.push(read.text);
     octets += read.octets + 1;
     if (octets > MAX_NAME_OCTETS) return false;
   }
-  const classes = labels.map((cps) => cps.map((cp) => lookUp(BIDI_CLASSES, cp)));
+  if (labels.every((label) => ASCII.test(label))) return true; // no right-to-left label
+  const classes = labels.map((label) => Array.from(label, (c) => lookUp(BIDI_CLASSES, c.codePointAt(0)!)));
   if (classes.some((label) => label.includes(undefined))) return false; // a code point the Bidi table does not know: not judged, refused
   const known = classes as string[][];
   const bidiName = known.some((label) => label.some((c) => RTL_CLASSES.test(c)));
