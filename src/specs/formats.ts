@@ -3,7 +3,7 @@
  * (2020-12 makes it an annotation by default; a trust layer checks it), so
  * each format is judged as the RFC the standard names for it says, by
  * validators written to those RFCs (@hyperjump/json-schema-formats, and
- * idn-hostname for IDNA2008 host names), measured on the official suite's
+ * src/specs/idna.ts for IDNA2008 host names), measured on the official suite's
  * optional format tests (tests/specs/official-suite.test.ts). A format the
  * standard defines but no validator here judges exactly and in bounded time
  * is refused when the spec is defined, naming it; a format the standard does
@@ -18,9 +18,9 @@
  */
 import type { Ajv } from "ajv";
 import * as rfc from "@hyperjump/json-schema-formats";
-import { isIdnHostname } from "idn-hostname";
 import { SpecError } from "../errors.js";
 import type { Dialect } from "./dialect.js";
+import { isIdnHostname } from "./idna.js";
 import type { IgnoredKeyword } from "./keywords.js";
 import { subschemas } from "./limits.js";
 
@@ -31,17 +31,11 @@ const REFUSED_FORMATS: Record<string, string> = {
 
 const MAX_HOSTNAME_CHARS = 1_000;
 
-/** An IDNA2008 host name (RFC 5890-5893, UTS #46): @hyperjump's isIdn, without its logging of every invalid name. */
+/** An IDNA2008 host name (RFC 5890-5893), written in its IDNA2008 form (src/specs/idna.ts). */
 function isIdn(hostname: string): boolean {
-  // A host name is at most 253 octets in its ASCII form; past 1,000 characters no mapping brings it back
-  // under that, and the validator's cost (about 4 ms a 1,000 characters) is not spent on it.
-  if (hostname.length > MAX_HOSTNAME_CHARS) return false;
-  if (/[\x2E\uFF0E\u3002\uFF61]$/.test(hostname)) return false; // a trailing label separator
-  try {
-    return isIdnHostname(hostname);
-  } catch {
-    return false; // idn-hostname throws to say "invalid", with the reason
-  }
+  // A host name is at most 253 octets in its ASCII form, which no name of over 1,000 characters has: it is
+  // refused before its labels are read.
+  return hostname.length <= MAX_HOSTNAME_CHARS && isIdnHostname(hostname);
 }
 
 /**

@@ -5,8 +5,10 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { domainToASCII } from "node:url";
 import { SpecError } from "../../src/errors.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
+import { idnaProperty, type IdnaProperty } from "../../src/specs/idna.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
 
@@ -146,6 +148,195 @@ describe("zod specs' formats keep working", () => {
     const annotated = defineSpec({ name: "json-format", description: "", schema: { type: "string", format: "starts_with" } });
     expect(annotated.ignoredKeywords).toEqual([{ keyword: "format", at: "#", format: "starts_with" }]);
     expect(validateAgainstSpec(annotated, "ba").valid).toBe(true);
+  });
+});
+
+describe.each(Object.entries(kinds))("%s specs: idn-hostname is IDNA2008 as written (RFC 5890-5893), code point by code point", (_kind, spec) => {
+  const idn = spec({ type: "string", format: "idn-hostname" });
+  const hostname = spec({ type: "string", format: "hostname" });
+  const valid = (value: string) => validateAgainstSpec(idn, value).valid;
+
+  // Each with the A-label of its first label: the Punycode (RFC 3492) of its code points as written, which
+  // decodes to them again (upper-case ASCII in an A-label is the same label in lower case: not listed there).
+  it.each([
+    ["a\u200Bb.com", "ZERO WIDTH SPACE (looks like ab.com)", "xn--ab-g1t"],
+    ["a\u00ADb.com", "SOFT HYPHEN", "xn--ab-5da"],
+    ["a\uFEFFb.com", "ZERO WIDTH NO-BREAK SPACE", "xn--ab-ot3n"],
+    ["a\u2060b.com", "WORD JOINER", "xn--ab-q8t"],
+    ["a\u034Fb.com", "COMBINING GRAPHEME JOINER", "xn--ab-x0b"],
+    ["\u00C4.com", "upper case Ä (IDNA2008 has ä)", "xn--7ba"],
+    ["\u0130.com", "İ, upper case with a dot", "xn--bfa"],
+    ["\u210C.com", "ℌ, a letterlike symbol NFKC maps to h", "xn--c2g"],
+    ["\uFB01.com", "ﬁ, a ligature NFKC maps to fi", "xn--jm6c"],
+    ["\uFF41.com", "ａ, a fullwidth letter", "xn--mi7c"],
+    ["\u1E0B\u0323.com", "a U-label not in NFC (ḋ then a dot below: NFC writes ḍ then a dot above)", "xn--kta988k"],
+    ["a\u0308.com", "a decomposed ä (not NFC)", "xn--a-ccb"],
+    ["Ab\u00E4.com", "an upper-case ASCII letter inside a U-label", undefined],
+    ["\u1100\u1161.kr", "old Hangul jamo", "xn--ypd8q"],
+    ["\u13F8.com", "a Cherokee small letter (case folding changes it)", "xn--oce"],
+    ["ab\u0378.com", "an unassigned code point", "xn--ab-h4b"],
+  ])("refuses %j (%s), and its A-label", (value, _what, aLabel) => {
+    expect(valid(value)).toBe(false);
+    if (aLabel !== undefined) expect(valid(`${aLabel}.com`)).toBe(false);
+  });
+
+  it.each([
+    ["ä.com"],
+    ["münchen.de"],
+    ["пример.рф"],
+    ["παράδειγμα.δοκιμή"],
+    ["例え.テスト"],
+    ["उदाहरण.परीक्षा"],
+    ["مثال.إختبار"],
+    ["בדיקה.קום"],
+    ["ตัวอย่าง.ไทย"],
+    ["실례.테스트"],
+    ["ßς.gr"],
+    ["Example.COM"],
+    ["a.א"],
+  ])("accepts %j, and its A-label form", (value) => {
+    expect(valid(value)).toBe(true);
+    const aLabels = domainToASCII(value); // Node's own Punycode: the two encoders agree
+    expect(aLabels).not.toBe("");
+    expect(valid(aLabels)).toBe(true);
+    expect(validateAgainstSpec(hostname, aLabels).valid).toBe(true);
+  });
+
+  it("CONTEXTJ: a ZERO WIDTH JOINER only after a virama, of any script (the virama class read from Node's Unicode data)", () => {
+    for (const virama of ["\u094D", "\u09CD", "\u0BCD", "\u0D4D", "\u0E3A", "\u1039", "\uA8C4", "\u{11F41}"]) {
+      const base = { "\u094D": "क", "\u09CD": "ক", "\u0BCD": "க", "\u0D4D": "ന", "\u0E3A": "ก", "\u1039": "က", "\uA8C4": "ꢒ", "\u{11F41}": "\u{11F12}" }[
+        virama
+      ]!;
+      expect(valid(`${base}${virama}\u200D${base}`), `ZWJ after U+${virama.codePointAt(0)!.toString(16)}`).toBe(true);
+      expect(valid(`${base}${virama}\u200C${base}`), `ZWNJ after U+${virama.codePointAt(0)!.toString(16)}`).toBe(true);
+    }
+    expect(valid("क\u200Dष")).toBe(false); // no virama before
+    expect(valid("\u200Dष")).toBe(false); // nothing before
+    expect(valid("क\u093F\u200Dष")).toBe(false); // a vowel sign (a mark, not a virama)
+    expect(valid("a\u200Db")).toBe(false);
+  });
+
+  it("CONTEXTJ: a ZERO WIDTH NON-JOINER after a virama, or between joining letters (Joining_Type L/D, transparent marks, R/D)", () => {
+    expect(valid("بي\u200Cبي")).toBe(true); // dual-joining on both sides
+    expect(valid("ب\u064E\u200C\u064Eب")).toBe(true); // fathas (transparent) between
+    expect(valid("ا\u200Cب")).toBe(false); // ALEF is right-joining: it cannot join what follows
+    expect(valid("ب\u200Cء")).toBe(false); // HAMZA does not join
+    expect(valid("ب\u200C")).toBe(false);
+    expect(valid("ب\u200C\u200Cب")).toBe(false); // a ZWNJ is not transparent to another
+    expect(valid("a\u200Cb")).toBe(false);
+  });
+
+  it("CONTEXTO: the middle dot, keraia, geresh, gershayim, katakana middle dot and Arabic-Indic digits in their contexts only", () => {
+    expect(valid("l\u00B7l")).toBe(true);
+    expect(valid("a\u00B7l")).toBe(false);
+    expect(valid("l\u00B7")).toBe(false);
+    expect(valid("\u03B1\u0375\u03B2")).toBe(true);
+    expect(valid("\u03B1\u0375s")).toBe(false);
+    expect(valid("\u05D0\u05F3\u05D1")).toBe(true);
+    expect(valid("\u05D0\u05F4\u05D1")).toBe(true);
+    expect(valid("a\u05F3\u05D1")).toBe(false);
+    expect(valid("\u30FB\u30A2")).toBe(true);
+    expect(valid("\u30FB\u4E08")).toBe(true);
+    expect(valid("def\u30FBabc")).toBe(false);
+    expect(valid("\u30FB")).toBe(false);
+    expect(valid("\u0628\u0660\u0628")).toBe(true);
+    expect(valid("\u06F0\u06F1")).toBe(true);
+    expect(valid("\u0628\u0660\u06F0")).toBe(false);
+  });
+
+  it("the Bidi rule holds for every label of a name with a right-to-left label (RFC 5893)", () => {
+    expect(valid("0a.\u05D0")).toBe(false); // a label starting with a digit
+    expect(valid("a\u05D0")).toBe(false); // a left-to-right label holding a right-to-left letter
+    expect(valid("\u05D0a")).toBe(false);
+    expect(valid("\u05D01")).toBe(true); // ends with a European digit
+    expect(valid("\u05D0-")).toBe(false);
+    expect(valid("\u05D01\u0660")).toBe(false); // European and Arabic-Indic digits together
+    expect(valid("0a.example")).toBe(true); // no right-to-left label: the rule does not apply
+  });
+
+  it("refuses a name holding a letter newer than the Bidi table it can be judged with (Unicode 16's Tulu-Tigalari), rather than guess", () => {
+    expect(idnaProperty(0x11380)).toBe("PVALID");
+    expect(valid("\u{11380}")).toBe(false);
+  });
+});
+
+describe("RFC 5892's derived property, computed from Node's Unicode data, agrees with IANA's published table", () => {
+  // IANA, "IDNA Rules and Derived Property Values" (idna-tables-12.0.0, the latest IANA registry; these code
+  // points have kept their values through Unicode 17.0), one row per code point.
+  const IANA: Array<[number, IdnaProperty]> = [
+    [0x002c, "DISALLOWED"],
+    [0x002d, "PVALID"],
+    [0x0030, "PVALID"],
+    [0x0041, "DISALLOWED"],
+    [0x005f, "DISALLOWED"],
+    [0x0061, "PVALID"],
+    [0x007a, "PVALID"],
+    [0x00a0, "DISALLOWED"],
+    [0x00aa, "DISALLOWED"],
+    [0x00ad, "DISALLOWED"],
+    [0x00b7, "CONTEXTO"],
+    [0x00c4, "DISALLOWED"],
+    [0x00df, "PVALID"],
+    [0x00e4, "PVALID"],
+    [0x00f7, "DISALLOWED"],
+    [0x0100, "DISALLOWED"],
+    [0x0101, "PVALID"],
+    [0x0130, "DISALLOWED"],
+    [0x0131, "PVALID"],
+    [0x0300, "PVALID"],
+    [0x0340, "DISALLOWED"],
+    [0x0345, "DISALLOWED"],
+    [0x034f, "DISALLOWED"],
+    [0x0375, "CONTEXTO"],
+    [0x0378, "UNASSIGNED"],
+    [0x03c2, "PVALID"],
+    [0x05d0, "PVALID"],
+    [0x05f3, "CONTEXTO"],
+    [0x0627, "PVALID"],
+    [0x0640, "DISALLOWED"],
+    [0x0660, "CONTEXTO"],
+    [0x06f0, "CONTEXTO"],
+    [0x06fd, "PVALID"],
+    [0x07fa, "DISALLOWED"],
+    [0x094d, "PVALID"],
+    [0x0e33, "DISALLOWED"],
+    [0x0f0b, "PVALID"],
+    [0x1100, "DISALLOWED"],
+    [0x13a0, "PVALID"],
+    [0x13f8, "DISALLOWED"],
+    [0x1e9e, "DISALLOWED"],
+    [0x200b, "DISALLOWED"],
+    [0x200c, "CONTEXTJ"],
+    [0x200d, "CONTEXTJ"],
+    [0x2060, "DISALLOWED"],
+    [0x20d0, "DISALLOWED"],
+    [0x210c, "DISALLOWED"],
+    [0x3007, "PVALID"],
+    [0x302e, "DISALLOWED"],
+    [0x3031, "DISALLOWED"],
+    [0x303b, "DISALLOWED"],
+    [0x30fb, "CONTEXTO"],
+    [0x3042, "PVALID"],
+    [0x30a2, "PVALID"],
+    [0x4e00, "PVALID"],
+    [0xab70, "DISALLOWED"],
+    [0xac00, "PVALID"],
+    [0xd800, "DISALLOWED"],
+    [0xe000, "DISALLOWED"],
+    [0xfb01, "DISALLOWED"],
+    [0xfeff, "DISALLOWED"],
+    [0xff21, "DISALLOWED"],
+    [0xff41, "DISALLOWED"],
+    [0xfffe, "DISALLOWED"],
+    [0x1d100, "DISALLOWED"],
+    [0x1f600, "DISALLOWED"],
+    [0x50000, "UNASSIGNED"],
+    [0xe0001, "DISALLOWED"],
+    [0x10ffff, "DISALLOWED"],
+  ];
+
+  it.each(IANA.map(([cp, value]) => [`U+${cp.toString(16).toUpperCase().padStart(4, "0")}`, cp, value] as const))("%s is %s", (_name, cp, value) => {
+    expect(idnaProperty(cp)).toBe(value);
   });
 });
 
