@@ -95,7 +95,9 @@ describe("a number its double does not hold is refused, with its path", () => {
     });
     expect((extractJson('Here: {"x": {"y": 1e-400}}') as { error: string }).error).toMatch(/x\.y is the number 1e-400, which reads as 0: /);
     // A syntax slip repaired does not hide one.
-    expect((extractJson("{'x': 0.1000000000000000000001,}") as { error: string }).error).toMatch(/x is the number 0\.1000000000000000000001, which reads as 0\.1/);
+    expect((extractJson("{'x': 0.1000000000000000000001,}") as { error: string }).error).toMatch(
+      /x is the number 0\.1000000000000000000001, which reads as 0\.1/,
+    );
     // Inside strings, digits are text.
     expect(extractJson('{"s": "9007199254740993 1e-400"}')).toMatchObject({ ok: true });
   });

@@ -133,7 +133,12 @@ export function keptCases(seed: number, count: number): KeptCase[] {
       if (used.has(key)) continue;
       used.add(key);
       // Marker shapes, as a model may write them: a numeric lc beside a string type, "lg_name": "Send".
-      const field = key === "lc" && random() < 0.5 ? { text: "2", expected: 2 } : key === "lg_name" && random() < 0.5 ? { text: '"Send"', expected: "Send" } : value(depth + 1);
+      const field =
+        key === "lc" && random() < 0.5
+          ? { text: "2", expected: 2 }
+          : key === "lg_name" && random() < 0.5
+            ? { text: '"Send"', expected: "Send" }
+            : value(depth + 1);
       refused ||= refusedKey || field.expected === REFUSED;
       fields.push([key, field]);
     }
