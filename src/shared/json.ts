@@ -222,14 +222,18 @@ function textProblem(json: string): string | null {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
       const start = i;
+      let escaped = false;
       for (i++; i < json.length; i++) {
         const d = json.charCodeAt(i);
-        if (d === 92) i++;
-        else if (d === 34) break;
+        if (d === 92) {
+          i++;
+          escaped = true;
+        } else if (d === 34) break;
       }
       const top = stack[stack.length - 1];
       if (top?.object && top.expectKey) {
-        const key = JSON.parse(json.slice(start, i + 1)) as string;
+        // Only a key with an escape needs decoding (the common key is its text between the quotes).
+        const key = escaped ? (JSON.parse(json.slice(start, i + 1)) as string) : json.slice(start + 1, i);
         if (top.keys!.has(key)) {
           const path = pathOf();
           return `The JSON names the field ${quote(key, 40)} twice in ${path === "" ? "the top-level object" : path}; each field may appear only once.`;
