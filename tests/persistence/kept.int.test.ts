@@ -7,8 +7,7 @@ import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
-import { defineSpec } from "../../src/specs/spec.js";
-import { keptCases, REFUSED, sameJson } from "../support/kept-values.js";
+import { keptCases, REFUSED, sameJson, seeingSpec } from "../support/kept-values.js";
 import { describeWithPostgres } from "../support/postgres.js";
 
 const REQUEST = { method: "POST", url: "https://api.example.com/v1/orders", headers: { "Content-Type": "application/json" }, timeout_ms: 5000, retries: 0 };
@@ -52,13 +51,7 @@ describeWithPostgres("judged is kept through PostgresSaver", (db) => {
 
   it("200 seeded answers: refused where the oracle says, else the result returned, the one the rule judged and the one a fresh PostgresSaver gives back are one", async () => {
     const cases = keptCases(42, 200);
-    const seen: unknown[] = [];
-    const spec = defineSpec({
-      name: "seeing",
-      description: "Any object.",
-      schema: { type: "object" },
-      rules: [{ id: "see", description: "", inputs: {}, check: (_v: unknown, document: unknown) => (seen.push(document), null) }],
-    });
+    const { spec, seen } = seeingSpec();
     const graph = buildValidationGraph({ model: scriptedModel(cases.map((c) => c.text)), spec, checkpointer: saver, maxAttempts: 1 });
     const accepted: Array<{ config: { configurable: { thread_id: string } }; text: string; expected: unknown }> = [];
     for (const [i, { text, expected }] of cases.entries()) {

@@ -16,24 +16,12 @@ import { checkText, checkValue, checkValueSync } from "../../src/specs/check.js"
 import { defineSpec } from "../../src/specs/spec.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
-import { keptCases, NUMBER_LITERALS, REFUSED, sameJson } from "../support/kept-values.js";
+import { keptCases, NUMBER_LITERALS, REFUSED, sameJson, seeingSpec } from "../support/kept-values.js";
 
 const serde = new JsonPlusSerializer();
 async function roundTrip(value: unknown): Promise<unknown> {
   const [type, bytes] = await serde.dumpsTyped({ value });
   return ((await serde.loadsTyped(type, bytes)) as { value?: unknown }).value;
-}
-
-/** A spec that accepts any object and records what its rule was handed (the value judged). */
-function seeingSpec() {
-  const seen: unknown[] = [];
-  const spec = defineSpec({
-    name: "seeing",
-    description: "Any object.",
-    schema: { type: "object" },
-    rules: [{ id: "see", description: "", inputs: {}, check: (_v: unknown, document: unknown) => (seen.push(document), null) }],
-  });
-  return { spec, seen };
 }
 
 describe("-0 is judged, returned and kept as 0", () => {
@@ -111,7 +99,7 @@ describe("a number its double does not hold is refused, with its path", () => {
       [{ properties: { x: { exclusiveMinimum: -0.1 } } }, '{"x": -0.1000000000000000000001}'],
     ];
     for (const [schema, text] of cases) {
-      const { spec } = { spec: defineSpec({ name: "n", description: "", schema: { type: "object", ...schema } }) };
+      const spec = defineSpec({ name: "n", description: "", schema: { type: "object", ...schema } });
       const verdict = await checkText(spec, text, "model");
       expect(verdict.valid, text).toBe(false);
       expect(verdict.errors[0]).toMatch(/^The JSON cannot be kept as written: x is the number/);
@@ -123,7 +111,11 @@ describe("a number its double does not hold is refused, with its path", () => {
     // The suite's numbers as written in its file (JSON.parse has already rounded them).
     const literals = new Map<string, string>();
     for (const match of file.matchAll(/"data":\s*(-?\d[\d.eE+-]*)/g)) literals.set(String(Number(match[1])), match[1]);
-    const groups = JSON.parse(file) as Array<{ description: string; schema: object; tests: Array<{ description: string; data: unknown; valid: boolean }> }>;
+    const groups = JSON.parse(file) as Array<{
+      description: string;
+      schema: Record<string, unknown>;
+      tests: Array<{ description: string; data: unknown; valid: boolean }>;
+    }>;
     let refusedValid = 0;
     let checked = 0;
     for (const group of groups) {

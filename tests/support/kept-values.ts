@@ -5,6 +5,7 @@
  * judged and kept as written. The oracle is written out here, by hand, not computed by the code under test.
  */
 import { seededRandom } from "../../src/simulated/random.js";
+import { defineSpec } from "../../src/specs/spec.js";
 
 export const REFUSED = Symbol("refused");
 
@@ -157,4 +158,16 @@ export function sameJson(a: unknown, b: unknown): boolean {
   const keys = Object.keys(a);
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((key) => Object.hasOwn(b, key) && sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
+}
+
+/** A spec that accepts any object and records what its rule was handed: the value judged. */
+export function seeingSpec() {
+  const seen: unknown[] = [];
+  const spec = defineSpec({
+    name: "seeing",
+    description: "Any object.",
+    schema: { type: "object" },
+    rules: [{ id: "see", description: "", inputs: {}, check: (_v: unknown, document: unknown) => (seen.push(document), null) }],
+  });
+  return { spec, seen };
 }
