@@ -131,6 +131,7 @@ const V = {
   ajvValid: "ajv schema check alone, valid",
   valueValid: "validateAgainstSpec (object in: bounded copy, then judged), valid",
   valueInvalid: "validateAgainstSpec (object in: bounded copy, then judged), invalid",
+  textValid: "checkTextSync (text in: the exact reader, then judged), valid",
   sharedValid: "validator, valid, in a timing loop shared by every measured function",
   sharedHandValid: "hand-written checker, valid, in a timing loop shared by every measured function",
   parse: "JSON.parse alone, valid",
@@ -147,7 +148,7 @@ const V = {
 export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   // The package and the checker as compiled JavaScript (see bench/compiled.ts).
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
-  const { validateAgainstSpec } = await compiled<typeof import("../src/specs/check.js")>("src/specs/check");
+  const { validateAgainstSpec, checkTextSync } = await compiled<typeof import("../src/specs/check.js")>("src/specs/check");
   const { judgeSchemaAndRules } = await compiled<typeof import("../src/specs/validate.js")>("src/specs/validate");
   const { checkDeploymentConfig } = await compiled<typeof import("./handwritten-checker.js")>("bench/handwritten-checker");
   const spec = builtinSpecs.get("deployment-config");
@@ -209,6 +210,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     jsVariant(V.freshValid, validTexts, (t) => judge(JSON.parse(t))),
     jsVariant(V.freshHandValid, validTexts, (t) => checkDeploymentConfig(JSON.parse(t))),
     jsVariant(V.freshInvalid, invalidTexts, (t) => judge(JSON.parse(t))),
+    jsVariant(V.textValid, validTexts, (t) => checkTextSync(spec, t, "exact")),
     jsVariant(V.freshHandInvalid, invalidTexts, (t) => checkDeploymentConfig(JSON.parse(t))),
   ];
 
@@ -244,6 +246,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     cmp("JSON.parse + validator, freshly parsed valid inputs", V.freshValid, V.freshHandValid, "JSON.parse + hand-written checker"),
     cmp("JSON.parse + validator, freshly parsed invalid inputs", V.freshInvalid, V.freshHandInvalid, "JSON.parse + hand-written checker"),
     cmp("validateAgainstSpec on an object (a bounded copy first), valid inputs", V.valueValid, V.valid, "the validator on the value as parsed"),
+    cmp("the check step on text (checkTextSync: the exact reader, then judged), valid inputs", V.textValid, V.freshValid, "JSON.parse + validator"),
   ];
   const notRun: string[] = [];
   const checks: BenchResult["checks"] = [

@@ -17,7 +17,13 @@
  * Applied with fast-json-patch (validating every operation, never mutating
  * the value it is given, prototype changes refused): an operation at a path
  * the answer does not have, a failed `test`, or an unknown operation is an
- * error, never a silent no-op.
+ * error, never a silent no-op. Before the library sees an operation, its
+ * `path` and `from` are resolved here on the answer as the operations before
+ * it left it, through its own fields only (a path naming `constructor` or
+ * `toString` on an answer without such a field names nothing) and RFC 6901's
+ * array indices (`0` or digits without a leading zero; `-`, the end of an
+ * array, only where RFC 6902 adds: the path of `add` and of `move`); any
+ * other pointer sets the correction aside with the reason, never a throw.
  */
 import jsonPatch from "fast-json-patch";
 import { extractJson, type JsonLimits } from "./json.js";
@@ -104,20 +110,70 @@ export function applyCorrection(text: string, base: unknown, options: { limits?:
     const problem = operationProblem(operation);
     if (problem !== undefined) return { ok: false, problem: `operation ${i + 1} of the correction ${problem}` };
   }
-  try {
-    const patched = jsonPatch.applyPatch(base, operations as jsonPatch.Operation[], true, false, true).newDocument;
-    return { ok: true, value: patched, operations: operations.length, ...(read.repairs !== undefined ? { repairs: read.repairs } : {}) };
-  } catch (error) {
-    const name = (error as { name?: unknown }).name;
-    const index = (error as { index?: unknown }).index;
-    const at = typeof index === "number" ? operations[index] : undefined;
-    const which = at === undefined ? "the correction" : `operation ${(index as number) + 1} of the correction (${describeOperation(at as PatchOperation)})`;
-    if (typeof name === "string" && OUTSIDE.has(name)) {
-      return { ok: false, outside: true, problem: `${which} names a path your previous answer does not have` };
+  // One copy of the answer, changed in place operation by operation (never the value given).
+  let document: unknown = jsonPatch.deepClone(base);
+  for (const [i, operation] of (operations as PatchOperation[]).entries()) {
+    const which = `operation ${i + 1} of the correction (${describeOperation(operation)})`;
+    const place = placeProblem(document, operation);
+    if (place !== undefined) return { ok: false, ...place, problem: `${which} ${place.problem}` };
+    try {
+      document = jsonPatch.applyOperation(document, operation as jsonPatch.Operation, true, true, true, i).newDocument;
+    } catch (error) {
+      const name = (error as { name?: unknown }).name;
+      if (typeof name === "string" && OUTSIDE.has(name)) return { ok: false, outside: true, problem: `${which} ${NOT_IN_ANSWER}` };
+      if (name === "TEST_OPERATION_FAILED") return { ok: false, problem: `${which} tests a value your previous answer does not have` };
+      return { ok: false, problem: `${which} could not be applied (${quote(String((error as Error)?.message ?? error).split("\n")[0], 160)})` };
     }
-    if (name === "TEST_OPERATION_FAILED") return { ok: false, problem: `${which} tests a value your previous answer does not have` };
-    return { ok: false, problem: `${which} could not be applied (${quote(String((error as Error)?.message ?? error).split("\n")[0], 160)})` };
   }
+  return { ok: true, value: document, operations: operations.length, ...(read.repairs !== undefined ? { repairs: read.repairs } : {}) };
+}
+
+const NOT_IN_ANSWER = "names a path your previous answer does not have";
+/** RFC 6901's array index: 0, or digits without a leading zero. */
+const ARRAY_INDEX = /^(?:0|[1-9][0-9]*)$/;
+
+/** Why an operation's `from` or `path` names no place it may use in the answer as it is now, or undefined. */
+function placeProblem(document: unknown, operation: PatchOperation): { problem: string; outside?: boolean } | undefined {
+  if (operation.op === "move") {
+    const from = pointerProblem(document, operation.from!, false);
+    if (from !== undefined) return { ...from, problem: `(from ${operation.from}) ${from.problem}` };
+  }
+  // RFC 6902: add and move put a value at their path (a new field, or an array position up to its end); the others need one there.
+  return pointerProblem(document, operation.path, operation.op === "add" || operation.op === "move");
+}
+
+/**
+ * Why a JSON Pointer (RFC 6901) does not resolve in `document` through own fields and array indices, or
+ * undefined. `adds`: the pointer's last step may name a new field, an array position up to the array's
+ * length, or `-` (its end).
+ */
+function pointerProblem(document: unknown, pointer: string, adds: boolean): { problem: string; outside?: boolean } | undefined {
+  if (pointer === "") return undefined;
+  const steps = pointer.slice(1).split("/");
+  let at = document;
+  for (let i = 0; i < steps.length; i++) {
+    if (/~(?![01])/.test(steps[i])) return { problem: `is not a JSON Pointer: in ${quote(pointer, 80)}, "~" must be followed by 0 or 1 (RFC 6901)` };
+    const step = steps[i].replace(/~1/g, "/").replace(/~0/g, "~");
+    const last = i === steps.length - 1;
+    if (at === null || typeof at !== "object") return { outside: true, problem: NOT_IN_ANSWER };
+    if (Array.isArray(at)) {
+      if (step === "-" && last && adds) return undefined;
+      if (!ARRAY_INDEX.test(step)) {
+        return {
+          outside: true,
+          problem: `${NOT_IN_ANSWER}: ${quote(step, 40)} is not an array index (0, or digits without a leading zero${adds && last ? ', or "-" for the end' : ""})`,
+        };
+      }
+      const index = Number(step);
+      if (index > at.length || (index === at.length && !(last && adds))) return { outside: true, problem: NOT_IN_ANSWER };
+      at = at[index];
+    } else {
+      if (last && adds) return step === "__proto__" ? { problem: 'adds a field named "__proto__", which an answer may not have' } : undefined;
+      if (!Object.hasOwn(at, step)) return { outside: true, problem: NOT_IN_ANSWER };
+      at = (at as Record<string, unknown>)[step];
+    }
+  }
+  return undefined;
 }
 
 interface PatchOperation {

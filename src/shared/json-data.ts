@@ -33,7 +33,9 @@ function pathTo(frame: Frame | undefined): Array<string | number> {
 }
 
 /**
- * A fresh copy of `value` made only of JSON data, or why it is not JSON data.
+ * A fresh, deep-frozen copy of `value` made only of JSON data, as a checkpoint
+ * keeps it (each -0 made 0), or why it is not JSON data. Rules can read the copy
+ * as it is (readOnlyCopy hands it back at no cost).
  * `what` names the value in messages ("the value", "the arguments").
  * Size counts characters as JSON text would (strings, keys, one per other value).
  */
@@ -44,6 +46,8 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
   const open = new Set<object>();
   const closeAt: Array<{ object: object; remaining: number }> = [];
   let size = 0;
+  /** The containers of the copy, frozen once it is whole. */
+  const made: object[] = [];
   /** What a message calls a frame's value: "the value" at the root, else its path. */
   const subject = (frame: Frame) => (frame.parent === undefined ? what : pathOf(pathTo(frame)));
   /** A child's path, for a message about a field or item not yet queued. */
@@ -61,7 +65,8 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
     } else if (typeof v === "number") {
       const problem = unkeptNumberProblem(v);
       if (problem !== undefined) return fail(`${subject(frame)} ${isRoot ? problem.replace(/^is/, verb) : problem}`);
-      copy = v;
+      // -0 as a checkpoint keeps it (./kept.ts).
+      copy = v === 0 ? 0 : v;
       size += String(v).length;
     } else if (typeof v === "bigint") {
       return fail(`${subject(frame)} ${isRoot ? verb : "is"} a BigInt, which JSON has no form for; use a number or a string`);
@@ -80,6 +85,7 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
           children.push({ target: out, key: i, value: descriptor.value, depth: depth + 1, parent: frame });
         }
         size += 2 + v.length;
+        made.push(out);
         copy = out;
         opened = push(v, children);
       } else if (proto === Object.prototype || proto === null) {
@@ -98,6 +104,7 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
           children.push({ target: out, key: name, value: descriptor.value, depth: depth + 1, parent: frame });
         }
         size += 2;
+        made.push(out);
         copy = out;
         opened = push(v, children);
       } else {
@@ -114,6 +121,8 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
     // A container with fields is finished when its last field is.
     if (!opened) settle();
   }
+  for (const container of made) Object.freeze(container);
+  if (made.length > 0) readOnly.add(made[0]);
   return { ok: true, value: holder[0] };
 
   /** Queue a container's fields; false when it has none (it is finished at once). */
@@ -147,8 +156,25 @@ function fail(error: string): JsonDataResult {
   return { ok: false, error };
 }
 
-/** Copies made by readOnlyCopy: handing one back in costs nothing. */
+/** Deep-frozen values (copies made here, values frozen by freezeOwned): handing one to readOnlyCopy costs nothing. */
 const readOnly = new WeakSet<object>();
+
+/**
+ * Freeze, in place, a value made only of plain objects and arrays that the caller owns (JSON.parse's
+ * fresh output): the value itself then serves as the read-only copy rules read, and no copy is made.
+ */
+export function freezeOwned<T>(value: T): T {
+  if (value === null || typeof value !== "object" || readOnly.has(value)) return value;
+  const stack: object[] = [value];
+  while (stack.length > 0) {
+    const container = stack.pop()!;
+    const items = Array.isArray(container) ? container : Object.values(container);
+    for (const item of items) if (item !== null && typeof item === "object") stack.push(item);
+    Object.freeze(container);
+  }
+  readOnly.add(value);
+  return value;
+}
 
 /**
  * A deep, frozen copy of the plain parts of a value (plain objects and arrays), for code that must

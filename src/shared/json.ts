@@ -8,7 +8,7 @@
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
 import { repairSlips } from "./json-repair.js";
-import { findUnkept } from "./kept.js";
+import { inexactLiteralProblem, keptFromText } from "./kept.js";
 import { pathStep } from "./paths.js";
 import { lineAndColumn, quote } from "./text.js";
 
@@ -193,25 +193,23 @@ function fail(error: string): ExtractResult {
 }
 
 /**
- * The value read, unless its text names a field twice (JSON.parse would silently keep the last one)
- * or it holds what would not be kept as judged (a number out of range, a checkpoint marker's shape: ./kept.ts).
+ * The value read, as a checkpoint keeps it (./kept.ts: each -0 made 0), unless its text names a field twice
+ * (JSON.parse would silently keep the last one), writes a number the value does not hold (`1e-400` read as 0),
+ * or it holds what would not be kept as judged (a number out of range, a checkpoint marker's shape).
  */
 function accept(json: string, value: unknown, source: JsonSource, repairs?: string[]): ExtractResult {
-  const duplicate = findDuplicateKey(json);
-  if (duplicate) {
-    const where = duplicate.path === "" ? "the top-level object" : duplicate.path;
-    return fail(`The JSON names the field ${quote(duplicate.key, 40)} twice in ${where}; each field may appear only once.`);
-  }
-  const unkept = findUnkept(value);
-  if (unkept !== undefined) return fail(`The JSON cannot be kept as written: ${unkept}.`);
-  return repairs === undefined ? { ok: true, value, source } : { ok: true, value, source, repairs };
+  const problem = textProblem(json);
+  if (problem !== null) return fail(problem);
+  const kept = keptFromText(value);
+  if (!kept.ok) return fail(`The JSON cannot be kept as written: ${kept.error}.`);
+  return repairs === undefined ? { ok: true, value: kept.value, source } : { ok: true, value: kept.value, source, repairs };
 }
 
 /**
- * The first object key that appears twice in the same object of a valid JSON
- * text, with the path of that object; one linear pass.
+ * What the text of a valid JSON value says that its parsed value does not, in one linear pass: an object key
+ * that appears twice in the same object, or a number literal its double does not hold exactly; null when none.
  */
-function findDuplicateKey(json: string): { key: string; path: string } | null {
+function textProblem(json: string): string | null {
   type Frame = { object: boolean; keys?: Set<string>; label: string; index: number; expectKey: boolean };
   const stack: Frame[] = [];
   let pendingLabel = "";
@@ -224,18 +222,36 @@ function findDuplicateKey(json: string): { key: string; path: string } | null {
     const c = json.charCodeAt(i);
     if (c === 34 /* " */) {
       const start = i;
+      let escaped = false;
       for (i++; i < json.length; i++) {
         const d = json.charCodeAt(i);
-        if (d === 92) i++;
-        else if (d === 34) break;
+        if (d === 92) {
+          i++;
+          escaped = true;
+        } else if (d === 34) break;
       }
       const top = stack[stack.length - 1];
       if (top?.object && top.expectKey) {
-        const key = JSON.parse(json.slice(start, i + 1)) as string;
-        if (top.keys!.has(key)) return { key, path: pathOf() };
+        // Only a key with an escape needs decoding (the common key is its text between the quotes).
+        const key = escaped ? (JSON.parse(json.slice(start, i + 1)) as string) : json.slice(start + 1, i);
+        if (top.keys!.has(key)) {
+          const path = pathOf();
+          return `The JSON names the field ${quote(key, 40)} twice in ${path === "" ? "the top-level object" : path}; each field may appear only once.`;
+        }
         top.keys!.add(key);
         top.expectKey = false;
         pendingLabel = pathStep(key, false);
+      }
+      continue;
+    }
+    if (c === 45 /* - */ || (c >= 48 && c <= 57) /* 0-9 */) {
+      const start = i;
+      while (i + 1 < json.length && isNumberChar(json.charCodeAt(i + 1))) i++;
+      const problem = inexactLiteralProblem(json.slice(start, i + 1));
+      if (problem !== undefined) {
+        const top = stack[stack.length - 1];
+        const path = (pathOf() + (top === undefined ? "" : top.object ? pendingLabel : `[${top.index}]`)).replace(/^\./, "");
+        return `The JSON cannot be kept as written: ${path === "" ? "the value" : path} ${problem}.`;
       }
       continue;
     }
@@ -251,6 +267,11 @@ function findDuplicateKey(json: string): { key: string; path: string } | null {
     }
   }
   return null;
+}
+
+/** A character of a JSON number after its first: a digit, `.`, `e`, `E`, `+` or `-`. */
+function isNumberChar(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 46 || c === 101 || c === 69 || c === 43 || c === 45;
 }
 
 function tooDeepMessage(maxDepth: number): string {

@@ -17,6 +17,16 @@
  *     numeric `lc` beside a string `type`), so that a new marker in an upgrade
  *     is refused too; tests/shared/kept.test.ts fails if an upgrade gives any
  *     of them back as written, or loses a value this module lets through.
+ *
+ * Numbers are kept as the doubles JavaScript reads: a checkpoint writes a
+ * double with `JSON.stringify` and reads the same double back, except `-0`,
+ * which it writes as `0`. JSON Schema does not tell `-0` from `0` (it judges
+ * the mathematical number), so every `-0` is made `0` before it is judged:
+ * the value judged, returned and kept is one. A number whose text names a
+ * value the double is not (`1e-400` reads as 0, `9007199254740993` as
+ * 9007199254740992, `0.1000000000000000000001` as 0.1) would be judged and
+ * kept as another number than the one written: it is refused, with its path
+ * (inexactLiteralProblem), never judged as a neighbour.
  */
 import { pathOf } from "./paths.js";
 
@@ -46,13 +56,18 @@ export function unkeptNumberProblem(n: number): string | undefined {
 }
 
 /**
- * The first place in a value parsed from JSON text that would not be kept as
- * judged, as a message naming its path; undefined when all of it is kept.
+ * A value parsed from JSON text, as a checkpoint keeps it: every `-0` made `0`
+ * in place (the value is the reader's own, fresh from `JSON.parse`), or the
+ * first place that would not be kept as judged, as a message naming its path.
  * Iterative (the readers have bounded the depth already, but a stack of its
  * own costs nothing), and linear in the value's size.
  */
-export function findUnkept(value: unknown, what = "the value"): string | undefined {
+export function keptFromText(value: unknown, what = "the value"): { ok: true; value: unknown } | { ok: false; error: string } {
   type Item = { v: unknown; key: string | number; parent: Item | undefined };
+  if (typeof value === "number") {
+    const problem = unkeptNumberProblem(value);
+    return problem === undefined ? { ok: true, value: value === 0 ? 0 : value } : { ok: false, error: `${what} ${problem}` };
+  }
   const stack: Item[] = [{ v: value, key: "", parent: undefined }];
   while (stack.length > 0) {
     const item = stack.pop()!;
@@ -61,25 +76,66 @@ export function findUnkept(value: unknown, what = "the value"): string | undefin
     if (typeof v === "number") problem = unkeptNumberProblem(v);
     else if (v !== null && typeof v === "object") {
       if (Array.isArray(v)) {
-        for (let i = v.length - 1; i >= 0; i--) if (typeof v[i] === "object" || typeof v[i] === "number") stack.push({ v: v[i], key: i, parent: item });
+        for (let i = v.length - 1; i >= 0; i--) {
+          const child: unknown = v[i];
+          if (child === 0) v[i] = 0;
+          else if (typeof child === "object" || typeof child === "number") stack.push({ v: child, key: i, parent: item });
+        }
       } else {
         problem = unkeptObjectProblem(v);
         if (problem === undefined) {
-          const keys = Object.keys(v);
+          const object = v as Record<string, unknown>;
+          const keys = Object.keys(object);
           for (let i = keys.length - 1; i >= 0; i--) {
-            const child = (v as Record<string, unknown>)[keys[i]];
-            if (typeof child === "object" || typeof child === "number") stack.push({ v: child, key: keys[i], parent: item });
+            const child = object[keys[i]];
+            // An own data field of JSON.parse's making: assigning it never reaches a setter (a "__proto__" field is refused above).
+            if (child === 0) object[keys[i]] = 0;
+            else if (typeof child === "object" || typeof child === "number") stack.push({ v: child, key: keys[i], parent: item });
           }
         }
       }
     }
-    if (problem !== undefined) return `${pathTo(item) || what} ${problem}`;
+    if (problem !== undefined) return { ok: false, error: `${pathTo(item) || what} ${problem}` };
   }
-  return undefined;
+  return { ok: true, value };
 
   function pathTo(item: Item): string {
     const steps: Array<string | number> = [];
     for (let i: Item | undefined = item; i?.parent !== undefined; i = i.parent) steps.push(i.key);
     return pathOf(steps.reverse());
   }
+}
+
+/** Integers of up to 15 digits: always read exactly (below 2^53), the common case, known without a look at the digits. */
+const SHORT_INTEGER = /^-?(?:0|[1-9]\d{0,14})$/;
+const NUMBER_LITERAL = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/;
+
+/**
+ * Why a JSON number literal would not be judged and kept as written, or undefined: the double it
+ * reads as names another number (the literal has more digits than a double holds, or is too small
+ * for one and reads as 0). A literal out of range (it reads as ±Infinity) is left to
+ * unkeptNumberProblem. The literal is valid JSON (it has been parsed).
+ */
+export function inexactLiteralProblem(literal: string): string | undefined {
+  if (SHORT_INTEGER.test(literal)) return undefined;
+  const read = Number(literal);
+  if (!Number.isFinite(read)) return undefined;
+  const kept = String(read);
+  if (kept === literal || decimalValue(kept) === decimalValue(literal)) return undefined;
+  const shown = literal.length > 40 ? `${literal.slice(0, 40)}…` : literal;
+  return `is the number ${shown}, which reads as ${kept}: it would be judged and kept as ${kept}, not as written; write it with at most 15 significant digits (or as a string, if every digit matters)`;
+}
+
+/** A number literal's mathematical value in one canonical form (sign, significant digits, exponent), so that `1e2`, `100` and `100.0` compare equal; `-0` is `0`. */
+function decimalValue(literal: string): string {
+  const match = NUMBER_LITERAL.exec(literal);
+  if (match === null) return literal;
+  const [, sign, whole, fraction = "", exponent = "0"] = match;
+  let digits = (whole + fraction).replace(/^0+/, "");
+  if (digits === "") return "0";
+  let scale = Number(exponent) - fraction.length;
+  const trimmed = digits.replace(/0+$/, "");
+  scale += digits.length - trimmed.length;
+  digits = trimmed;
+  return `${sign}${digits}e${scale}`;
 }

@@ -13,7 +13,11 @@
  *     exception, a timeout, a non-boolean or asynchronous result, a value that
  *     is not JSON data (a cycle, a BigInt, a function, NaN).
  *   - It never throws and never returns a value that was not judged: the
- *     value returned is a fresh copy, the very one that was judged.
+ *     value returned is the very one judged, as every checkpoint gives it
+ *     back (each -0 is 0; a number written with more digits than it holds,
+ *     such as 1e-400, is refused), deep-frozen: the value a check owns (the
+ *     reader's fresh value, or one bounded copy of a given value) is the one
+ *     the rules read, so a check makes no other copy.
  *
  * Text comes in through one of two readers, named for what they read:
  * "model" (the tolerant extractor for a model's answer: a fence or prose
@@ -21,7 +25,7 @@
  * arguments: the whole text must be exactly one JSON value).
  */
 import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
-import { readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
+import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
 import { describeThrown } from "../shared/text.js";
 import { isSpec, resolveSpec, type SpecLike } from "./registry.js";
 import type { Spec } from "./spec.js";
@@ -183,9 +187,10 @@ export function checkTextSync<T, C>(
     spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
+    const data = freezeOwned(parsed.value);
     return {
-      ...judgeSync(spec, parsed.value, options.limits, options.context),
-      parsed: parsed.value,
+      ...judgeSync(spec, data, options.limits, options.context),
+      parsed: data,
       ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }),
     };
   } catch (error) {
@@ -209,9 +214,12 @@ function readData(value: unknown, limits: Partial<CheckLimits> | undefined, what
 
 async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptions<C>, fromText: boolean): Promise<Verdict<T>> {
   const { limits } = options;
-  // Parsed text was read as JSON data by its reader (numbers in range, nothing a checkpoint would not keep); any other value is copied and bounded first.
-  let data = value;
-  if (!fromText) {
+  // The one value judged, returned and kept, frozen so that rules read it as it is: parsed text, as its reader
+  // made it (every number exactly as written, nothing a checkpoint would not give back as written), or else
+  // a bounded copy of the value as a checkpoint keeps it.
+  let data: unknown;
+  if (fromText) data = freezeOwned(value);
+  else {
     const copy = readData(value, limits, options.what);
     if (!copy.ok) return refused([copy.error]);
     data = copy.value;

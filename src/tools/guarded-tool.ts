@@ -28,7 +28,7 @@ export interface GuardedToolOptions<Args = any, Output = unknown> {
   name: string;
   /** What the tool does, for the model; defaults to the spec's description. The spec's cross-field rules are appended. */
   description?: string;
-  /** Runs only with arguments that passed the spec: a fresh copy made of plain JSON data. */
+  /** Runs only with arguments that passed the spec: plain JSON data, the very value judged (frozen). */
   func: (args: Args, runtime: ToolRuntime) => Output | Promise<Output>;
   /** Calls the model may make whose arguments fail, in a row, in one turn, before the tool refuses (1-10, default 3). */
   maxAttempts?: number;

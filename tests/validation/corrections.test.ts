@@ -65,6 +65,16 @@ describe("correction retries", () => {
     ["an unknown operation", JSON.stringify([{ op: "set", path: "/replicas", value: 2 }]), /op "set"/],
     ["a path outside the answer", JSON.stringify([{ op: "replace", path: "/resources/cpu", value: 2 }]), /path your previous answer does not have/],
     ["a parent outside the answer", JSON.stringify([{ op: "add", path: "/limits/cpu", value: 2 }]), /path your previous answer does not have/],
+    [
+      "a path naming an inherited name",
+      JSON.stringify([{ op: "move", from: "/constructor", path: "" }]),
+      /from \/constructor\) names a path your previous answer does not have/,
+    ],
+    [
+      "a path naming an inherited method",
+      JSON.stringify([{ op: "replace", path: "/toString", value: 1 }]),
+      /\(replace \/toString, i.e. toString\) names a path your previous answer does not have/,
+    ],
     ["a failed test", JSON.stringify([{ op: "test", path: "/replicas", value: 3 }, ...JSON.parse(FIX)]), /tests a value/],
     [
       "more errors",
@@ -252,6 +262,101 @@ describe("applyCorrection and retryFormFor (pure)", () => {
     const many = JSON.stringify(Array.from({ length: MAX_CORRECTION_OPERATIONS + 1 }, () => ({ op: "test", path: "/a", value: 1 })));
     expect(applyCorrection(many, base)).toMatchObject({ ok: false, problem: expect.stringMatching(/over the limit/) });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it("paths resolve through the answer's own fields only: an inherited name (constructor, toString, valueOf) names nothing, and nothing throws", () => {
+    const base = { name: "api", tags: ["a", "b"] };
+    const cases: Array<[string, string]> = [
+      [
+        '[{"op": "move", "from": "/constructor", "path": ""}]',
+        "operation 1 of the correction (move the whole answer) (from /constructor) names a path your previous answer does not have",
+      ],
+      [
+        '[{"op": "replace", "path": "/toString", "value": 1}]',
+        "operation 1 of the correction (replace /toString, i.e. toString) names a path your previous answer does not have",
+      ],
+      [
+        '[{"op": "move", "from": "/valueOf", "path": "/tags/0"}]',
+        "operation 1 of the correction (move /tags/0, i.e. tags[0]) (from /valueOf) names a path your previous answer does not have",
+      ],
+      [
+        '[{"op": "move", "from": "/toString", "path": "/toJSON"}]',
+        "operation 1 of the correction (move /toJSON, i.e. toJSON) (from /toString) names a path your previous answer does not have",
+      ],
+      [
+        '[{"op": "remove", "path": "/hasOwnProperty"}]',
+        "operation 1 of the correction (remove /hasOwnProperty, i.e. hasOwnProperty) names a path your previous answer does not have",
+      ],
+      [
+        '[{"op": "test", "path": "/tags/length", "value": 2}]',
+        'operation 1 of the correction (test /tags/length, i.e. tags.length) names a path your previous answer does not have: "length" is not an array index (0, or digits without a leading zero)',
+      ],
+      [
+        '[{"op": "add", "path": "/constructor/x", "value": 1}]',
+        "operation 1 of the correction (add /constructor/x, i.e. constructor.x) names a path your previous answer does not have",
+      ],
+    ];
+    for (const [correction, problem] of cases) expect(applyCorrection(correction, base), correction).toEqual({ ok: false, outside: true, problem });
+    expect(base).toEqual({ name: "api", tags: ["a", "b"] });
+    // A field the answer has is a field, whatever its name; adding one is adding an own field.
+    const named = { constructor: "c", toString: "t", tags: [] };
+    expect(applyCorrection('[{"op": "replace", "path": "/constructor", "value": "d"}, {"op": "move", "from": "/toString", "path": "/toJSON"}]', named)).toEqual(
+      {
+        ok: true,
+        operations: 2,
+        value: { constructor: "d", toJSON: "t", tags: [] },
+      },
+    );
+    expect(applyCorrection('[{"op": "add", "path": "/valueOf", "value": 1}]', base)).toEqual({ ok: true, operations: 1, value: { ...base, valueOf: 1 } });
+  });
+
+  it('array indices follow RFC 6901 (no leading zero) and RFC 6902 ("-" only where a value is added)', () => {
+    const base = { tags: ["a", "b"], grid: [[1, 2]] };
+    const outside = (correction: string) => expect(applyCorrection(correction, base), correction).toMatchObject({ ok: false, outside: true });
+    outside('[{"op": "replace", "path": "/tags/01", "value": "x"}]');
+    outside('[{"op": "remove", "path": "/tags/00"}]');
+    outside('[{"op": "add", "path": "/tags/01", "value": "x"}]');
+    outside('[{"op": "move", "from": "/tags/01", "path": "/tags/0"}]');
+    outside('[{"op": "replace", "path": "/grid/0/01", "value": 3}]');
+    outside('[{"op": "replace", "path": "/tags/-", "value": "x"}]');
+    outside('[{"op": "remove", "path": "/tags/-"}]');
+    outside('[{"op": "test", "path": "/tags/-", "value": "b"}]');
+    outside('[{"op": "move", "from": "/tags/-", "path": "/x"}]');
+    outside('[{"op": "add", "path": "/tags/-/x", "value": 1}]');
+    outside('[{"op": "add", "path": "/tags/3", "value": "x"}]');
+    outside('[{"op": "replace", "path": "/tags/2", "value": "x"}]');
+    outside('[{"op": "replace", "path": "/tags/1e0", "value": "x"}]');
+    outside('[{"op": "replace", "path": "/tags/99999999999999999999", "value": "x"}]');
+    expect(applyCorrection('[{"op": "replace", "path": "/tags/~2", "value": "x"}]', base)).toEqual({
+      ok: false,
+      problem:
+        'operation 1 of the correction (replace /tags/~2, i.e. tags["~2"]) is not a JSON Pointer: in "/tags/~2", "~" must be followed by 0 or 1 (RFC 6901)',
+    });
+    // The grammar's own indices work, and "-" appends where RFC 6902 adds (add, and move's path); later operations see earlier ones.
+    expect(
+      applyCorrection(
+        JSON.stringify([
+          { op: "replace", path: "/tags/0", value: "z" },
+          { op: "add", path: "/tags/-", value: "c" },
+          { op: "add", path: "/tags/3", value: "d" },
+          { op: "move", from: "/grid/0/1", path: "/tags/-" },
+          { op: "test", path: "/tags/4", value: 2 },
+          { op: "remove", path: "/tags/10" },
+        ]),
+        base,
+      ),
+    ).toMatchObject({ ok: false, outside: true, problem: expect.stringMatching(/^operation 6 of the correction \(remove \/tags\/10/) });
+    expect(
+      applyCorrection(
+        JSON.stringify([
+          { op: "add", path: "/tags/-", value: "c" },
+          { op: "move", from: "/grid/0/1", path: "/tags/-" },
+          { op: "test", path: "/tags/3", value: 2 },
+        ]),
+        base,
+      ),
+    ).toEqual({ ok: true, operations: 3, value: { tags: ["a", "b", "c", 2], grid: [[1]] } });
+    expect(base).toEqual({ tags: ["a", "b"], grid: [[1, 2]] });
   });
 
   it("retryFormFor: corrections only of a whole JSON answer that fits; auto only when its errors are few for its size", () => {
