@@ -149,8 +149,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const repoRoot = options.repoRoot ?? REPO_ROOT;
   const project = options.project;
   const dir = project ? dirname(project.config) : (options.dir ?? (await mkdtemp(join(tmpdir(), "langgraph-dev-"))));
-  const removeDir = () =>
-    options.dir === undefined && !project ? rm(dir, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve();
+  const removeDir = () => (options.dir === undefined && !project ? rm(dir, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve());
   const configPath = project?.config ?? join(dir, "langgraph.json");
   if (!project) await writeFile(configPath, await projectConfig(repoRoot, dir));
   // The CLI appends `.langgraph_api` to the project's .gitignore when it is missing; give it one.

@@ -18,10 +18,10 @@ import { importPeer } from "../peers.js";
 
 const ENTRY = "langgraph-trustworthy-output/server";
 /**
- * The release lines the server modules are written against: hono's is the LangGraph server's own (1.5), the SDK's
- * the one the lowest supported @langchain/langgraph brings (it depends on the SDK), so npm keeps one copy of each.
+ * The optional peers and their ranges, as package.json's peerDependencies: hono's is the LangGraph server's own (1.5),
+ * the SDK's admits what the lowest supported @langchain/langgraph depends on, so npm keeps one copy of each.
  */
-export const SERVER_PEERS = {
+const SERVER_PEERS = {
   hono: { name: "hono", range: "^4.13.5" },
   sdk: { name: "@langchain/langgraph-sdk", range: "^1.11.1", module: "@langchain/langgraph-sdk/auth" },
 } as const;

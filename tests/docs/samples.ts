@@ -61,8 +61,12 @@ export const OPENAI_BLOCKS: readonly BlockRef[] = [
 /** Programs that name Ollama and Anthropic models: run against scripted servers speaking each one's wire format. */
 export const PROVIDER_BLOCKS: readonly BlockRef[] = [["docs/providers.md", 0]];
 
-/** Not run: declarations only (a function). */
-export const UNRUN_BLOCKS: readonly BlockRef[] = [["docs/agents.md", 1]];
+/** Not run: declarations only (a function), and the modules a server's langgraph.json names (run by the pack test's server project). */
+export const UNRUN_BLOCKS: readonly BlockRef[] = [
+  ["docs/agents.md", 1],
+  ["docs/server.md", 2],
+  ["docs/server.md", 3],
+];
 
 /** The server address the SDK's samples are written for, replaced by a test's own server. */
 export const SAMPLE_SERVER_URL = "http://127.0.0.1:8123";

@@ -648,14 +648,16 @@ describe("a project serving the graphs from its own langgraph.json with its own 
     models.push(plain, shared);
     const env = (model: ScriptedServer) => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0" });
     const keys = JSON.stringify({ [ATTACK_KEYS.alice]: "alice", [ATTACK_KEYS.bob]: "bob" });
-    const started = await Promise.allSettled([
-      startDevServer({ project: { config: join(dir, "langgraph.json"), bin }, env: env(plain), startTimeoutMs: START_TIMEOUT - 30_000 }),
-      startDevServer({
-        project: { config: join(dir, "own-rules", "langgraph.json"), bin },
-        env: { ...env(shared), PROJECT_API_KEYS: keys },
-        startTimeoutMs: START_TIMEOUT - 30_000,
-      }),
-    ]);
+    const started = await timed("langgraphjs dev (server project, two side by side)", () =>
+      Promise.allSettled([
+        startDevServer({ project: { config: join(dir, "langgraph.json"), bin }, env: env(plain), startTimeoutMs: START_TIMEOUT - 30_000 }),
+        startDevServer({
+          project: { config: join(dir, "own-rules", "langgraph.json"), bin },
+          env: { ...env(shared), PROJECT_API_KEYS: keys },
+          startTimeoutMs: START_TIMEOUT - 30_000,
+        }),
+      ]),
+    );
     const [a, b] = started.map((s) => (s.status === "fulfilled" ? s.value : undefined));
     if (!a || !b) {
       await Promise.all([a?.stop(), b?.stop()]);
