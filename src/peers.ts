@@ -6,7 +6,7 @@
 import { ConfigurationError } from "./errors.js";
 
 /** An optional peer: the package, the range the package is written against, and a module of it to import. */
-export interface Peer {
+interface Peer {
   name: string;
   range: string;
   module?: string;
