@@ -38,7 +38,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { Client } from "@langchain/langgraph-sdk";
 import { ATTACK_KEYS, attackModelResponder, runAuthAttacks } from "../../reliability/auth-attacks.js";
 import { REPO_ROOT, startDevServer, type DevServer } from "../../testkit/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../../testkit/openai-server.js";
+import { startScriptedOpenAIServer, userTextOf, type ScriptedServer } from "../../testkit/openai-server.js";
 import { STATE_WRITE_CASES, STATE_WRITE_REQUEST, stateWriteResponder, type StateWriteTarget } from "../server/state-write-cases.js";
 
 // Measured on a 2-core machine shared with other work: each node script 1-5 s alone (55 s with six tsc runs beside
@@ -639,11 +639,10 @@ describe("a project serving the graphs from its own langgraph.json with its own 
   beforeAll(async () => {
     const { dir } = project();
     const bin = join(dir, "node_modules", ".bin", "langgraphjs");
-    const userText = (req: RecordedRequest) => req.messages.map((m) => (m.role === "user" ? m.content : "")).join("\n");
     const [plain, shared] = await Promise.all([
       startScriptedOpenAIServer({ responder: stateWriteResponder }),
       // One server for both suites: the state-write cases' runs by their request, the attack suite's by its roles.
-      startScriptedOpenAIServer({ responder: (req) => (userText(req).includes(STATE_WRITE_REQUEST) ? stateWriteResponder(req) : attackModelResponder(req)) }),
+      startScriptedOpenAIServer({ responder: (req) => (userTextOf(req).includes(STATE_WRITE_REQUEST) ? stateWriteResponder(req) : attackModelResponder(req)) }),
     ]);
     models.push(plain, shared);
     const env = (model: ScriptedServer) => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0" });

@@ -9,7 +9,13 @@ import { randomUUID } from "node:crypto";
 import type { Client } from "@langchain/langgraph-sdk";
 import { expect } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import type { RecordedRequest, ScriptedReply, ScriptedServer } from "../../testkit/openai-server.js";
+import {
+  systemPromptOf as system,
+  userTextOf as userText,
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedServer,
+} from "../../testkit/openai-server.js";
 
 const VALID_CONFIG = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
 /** Breaks one cross-field rule: replicas > 5 needs resources.cpu_limit >= 1.0. */
@@ -32,13 +38,6 @@ const OUTCOME_WRITES: Record<string, unknown> = {
   usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 },
   spec: "anything",
 };
-
-const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
-const userText = (req: RecordedRequest) =>
-  req.messages
-    .filter((m) => m.role === "user")
-    .map((m) => m.content)
-    .join("\n");
 
 /** The scripted model of the state-write cases: every config it writes is invalid, so every run fails (and, with PAUSE, pauses for review). */
 export function stateWriteResponder(req: RecordedRequest): ScriptedReply {
