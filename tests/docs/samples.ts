@@ -26,6 +26,9 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["docs/guarded-tools.md", 0, /deployed payments-api/],
   ["docs/human-review.md", 0, /^$/],
   ["docs/production.md", 0, /^$/],
+  // The modules a server's langgraph.json names: they load and print nothing (the pack test serves them).
+  ["docs/server.md", 2, /^$/],
+  ["docs/server.md", 3, /^$/],
   ["docs/specs.md", 0, /^\d+\n$/],
   // The simulated model cannot know the services the rule's facts name, so it may run out of attempts.
   ["docs/specs.md", 1, /^(true|false)\n$/],
@@ -61,12 +64,8 @@ export const OPENAI_BLOCKS: readonly BlockRef[] = [
 /** Programs that name Ollama and Anthropic models: run against scripted servers speaking each one's wire format. */
 export const PROVIDER_BLOCKS: readonly BlockRef[] = [["docs/providers.md", 0]];
 
-/** Not run: declarations only (a function), and the modules a server's langgraph.json names (run by the pack test's server project). */
-export const UNRUN_BLOCKS: readonly BlockRef[] = [
-  ["docs/agents.md", 1],
-  ["docs/server.md", 2],
-  ["docs/server.md", 3],
-];
+/** Not run: declarations only (a function). */
+export const UNRUN_BLOCKS: readonly BlockRef[] = [["docs/agents.md", 1]];
 
 /** The server address the SDK's samples are written for, replaced by a test's own server. */
 export const SAMPLE_SERVER_URL = "http://127.0.0.1:8123";
