@@ -23,7 +23,14 @@ import { REFLEXION_PROMPT } from "../src/reflexion/prompts.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import type { CaseResult } from "./hostile.js";
 import { startDevServer, type DevServer } from "../testkit/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../testkit/openai-server.js";
+import {
+  systemPromptOf as system,
+  userTextOf as userText,
+  startScriptedOpenAIServer,
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedServer,
+} from "../testkit/openai-server.js";
 import { installedRoutes, type RouteKey } from "./server-routes.js";
 
 export const ATTACK_KEYS = { alice: "alice-key", bob: "bob-key" } as const;
@@ -36,12 +43,6 @@ const SLOW = "slowly please";
 /** A word only Alice's memories contain. */
 const MARKER = "zebra-alice-only";
 
-const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
-const userText = (req: RecordedRequest) =>
-  req.messages
-    .filter((m) => m.role === "user")
-    .map((m) => m.content)
-    .join("\n");
 const taskOf = (prompt: string) => /Task:\n(.*)/.exec(prompt)?.[1] ?? prompt.slice(0, 200);
 
 /** The scripted model of the attack target: one role per system prompt. */

@@ -15,6 +15,7 @@ export const API_PAGE = join(ROOT, "docs", "api.md");
 export const ENTRIES = [
   { specifier: "langgraph-trustworthy-output", file: join(ROOT, "src", "index.ts") },
   { specifier: "langgraph-trustworthy-output/agents", file: join(ROOT, "src", "agents", "index.ts") },
+  { specifier: "langgraph-trustworthy-output/server", file: join(ROOT, "src", "server", "index.ts") },
 ];
 
 export interface PublicExport {
@@ -97,7 +98,7 @@ export function apiMarkdown(surface: PublicSurface = publicSurface()): string {
   const lines = [
     "# API",
     "",
-    "Every name the package exports, from its two entry points, with the first sentence of its documentation (your editor shows the rest). " +
+    "Every name the package exports, from its three entry points, with the first sentence of its documentation (your editor shows the rest). " +
       "Every type a function here takes or returns can be named from here. Written by `npx tsx scripts/api-docs.ts`; `npm test` checks it is current. " +
       "Deprecated names are the same functions under their earlier names ([CHANGELOG](../CHANGELOG.md)).",
   ];

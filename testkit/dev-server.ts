@@ -35,6 +35,11 @@ export interface DevServerOptions {
    * in `.langgraph_api/`, for another instance to start from.
    */
   dir?: string;
+  /**
+   * A project's own langgraph.json, used as it is: the server runs in its folder (which holds its
+   * `.langgraph_api/` and is left in place) with the `langgraphjs` of that project (`bin`), not this repository's.
+   */
+  project?: { config: string; bin: string };
 }
 
 export interface DevServer {
@@ -142,10 +147,11 @@ async function isReady(url: string): Promise<boolean> {
 /** Start one dev server and wait until it answers `GET /ok`. */
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const repoRoot = options.repoRoot ?? REPO_ROOT;
-  const dir = options.dir ?? (await mkdtemp(join(tmpdir(), "langgraph-dev-")));
-  const removeDir = () => (options.dir === undefined ? rm(dir, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve());
-  const configPath = join(dir, "langgraph.json");
-  await writeFile(configPath, await projectConfig(repoRoot, dir));
+  const project = options.project;
+  const dir = project ? dirname(project.config) : (options.dir ?? (await mkdtemp(join(tmpdir(), "langgraph-dev-"))));
+  const removeDir = () => (options.dir === undefined && !project ? rm(dir, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve());
+  const configPath = project?.config ?? join(dir, "langgraph.json");
+  if (!project) await writeFile(configPath, await projectConfig(repoRoot, dir));
   // The CLI appends `.langgraph_api` to the project's .gitignore when it is missing; give it one.
   await writeFile(join(dir, ".gitignore"), ".langgraph_api/\n");
 
@@ -153,7 +159,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   for (const [key, value] of Object.entries(process.env)) if (value !== undefined && !SCRUBBED.test(key)) env[key] = value;
   Object.assign(env, { LANGGRAPH_CLI_NO_ANALYTICS: "1", LANGSMITH_TRACING: "false", BROWSER: "none" }, options.env ?? {});
 
-  const bin = join(repoRoot, "node_modules", ".bin", "langgraphjs");
+  const bin = project?.bin ?? join(repoRoot, "node_modules", ".bin", "langgraphjs");
   const timeoutMs = options.startTimeoutMs ?? 150_000;
   let lastFailure = "";
 

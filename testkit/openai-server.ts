@@ -66,6 +66,16 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
 }
 
+/** A request's system prompt ("" without one). */
+export const systemPromptOf = (req: RecordedRequest): string => req.messages.find((m) => m.role === "system")?.content ?? "";
+
+/** A request's user messages, one per line. */
+export const userTextOf = (req: RecordedRequest): string =>
+  req.messages
+    .filter((m) => m.role === "user")
+    .map((m) => m.content)
+    .join("\n");
+
 export type Responder = (req: RecordedRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
 
 export interface ScriptedServerOptions {

@@ -10,24 +10,16 @@
  * that says what to install, not a module-resolution failure from deep inside.
  */
 import { ConfigurationError } from "../errors.js";
+import { importPeer } from "../peers.js";
 
 /** The LangChain release line the middleware is written against. */
 export const LANGCHAIN_RANGE = "^1.5.14";
 
 async function loadMiddleware() {
-  let langchain: { createMiddleware?: unknown };
-  try {
-    langchain = await import("langchain");
-  } catch (error) {
-    const e = error as { code?: unknown; message?: unknown };
-    if (e?.code === "ERR_MODULE_NOT_FOUND" && /['"]langchain['"]/.test(String(e.message))) {
-      throw new ConfigurationError(
-        `langgraph-trustworthy-output/agents needs the "langchain" package (LangChain v1, ${LANGCHAIN_RANGE}), an optional peer dependency that is not installed. ` +
-          `Install it beside this package: npm install langchain@"${LANGCHAIN_RANGE}"`,
-      );
-    }
-    throw error;
-  }
+  const langchain = await importPeer<{ createMiddleware?: unknown }>("langgraph-trustworthy-output/agents", {
+    name: "langchain",
+    range: LANGCHAIN_RANGE,
+  });
   if (typeof langchain.createMiddleware !== "function") {
     throw new ConfigurationError(
       `langgraph-trustworthy-output/agents needs LangChain v1 (langchain ${LANGCHAIN_RANGE}, with createMiddleware); the installed "langchain" is another version.`,

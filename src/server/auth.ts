@@ -82,12 +82,36 @@ function routedPath(request: Request): string {
   }
 }
 
-/** The server's Auth for a set of keys (key → user); no keys: an Auth without handlers, i.e. no authentication. */
-export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
-  const auth = new Auth();
-  if (apiKeys.size === 0) return auth;
+/** An authorization handler as the server calls it: an event's arguments in, a filter, a boolean or nothing out. */
+type AuthCallback = (args: { event: string; resource: string; action: string }) => unknown;
+type AuthenticateCallback = Parameters<Auth["authenticate"]>[0];
+/** The handlers an Auth holds, as the server reads them (`"~handlerCache"`, the SDK's public field the server looks up). */
+interface AuthHandlers {
+  authenticate?: AuthenticateCallback;
+  callbacks?: Record<string, AuthCallback>;
+}
+const handlersOf = (auth: Auth): AuthHandlers => (auth as unknown as { "~handlerCache": AuthHandlers })["~handlerCache"];
 
-  const userOf = userLookup(apiKeys);
+/** The handler the server would call for an event: the most specific key first, as `@langchain/langgraph-api` looks it up. */
+function handlerFor(handlers: AuthHandlers, resource: string, action: string): AuthCallback | undefined {
+  const key = [`${resource}:${action}`, resource, `*:${action}`, "*"].find((k) => handlers.callbacks?.[k]);
+  return key === undefined ? undefined : handlers.callbacks?.[key];
+}
+
+/** /internal/* wipes every user's data and is answered before any authorization event: no API user may reach it. */
+function refuseInternal(request: Request): void {
+  const path = routedPath(request);
+  if (/^\/internal(\/|$)/i.test(path)) {
+    throw jsonHttpError(403, "Forbidden", `${path} is not available when auth is on: it acts on every user's data.`);
+  }
+}
+
+/**
+ * The owner rules, on an Auth whose `authenticate` says who the caller is: threads and their runs, a user's
+ * assistants and store namespaces belong to the user; the built-in assistants are shared and read-only; crons are
+ * refused.
+ */
+function addOwnerRules(auth: Auth): Auth {
   const withOwner = (metadata: Record<string, unknown> | null | undefined, identity: string) => ({ ...(metadata ?? {}), [OWNER_KEY]: identity });
   /** A user assistant's metadata: owned by the caller, never marked as built-in. */
   const userAssistantMetadata = (metadata: Record<string, unknown> | null | undefined, identity: string) => {
@@ -101,25 +125,6 @@ export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
       `The built-in assistant ${JSON.stringify(assistantId)} is shared by every user and read-only. ` +
         "Pass settings per run (context), or create your own assistant (POST /assistants).",
     );
-
-  auth.authenticate((request: Request) => {
-    const path = routedPath(request);
-    // The readiness probe stays open, as health checks carry no credentials; it reads nothing.
-    if (request.method === "GET" && path === "/ok") {
-      return { identity: "anonymous", display_name: "anonymous", permissions: [], is_authenticated: false };
-    }
-    const key = apiKeyOf(request.headers);
-    const identity = userOf(key);
-    if (identity === undefined) {
-      throw jsonHttpError(401, "Unauthorized", key === undefined ? MISSING_API_KEY : INVALID_API_KEY, { "WWW-Authenticate": "Bearer" });
-    }
-    // /internal/truncate wipes every user's data and is answered before any authorization event: no API user may reach it.
-    if (/^\/internal(\/|$)/i.test(path)) {
-      throw jsonHttpError(403, "Forbidden", `${path} is not available when auth is on: it acts on every user's data.`);
-    }
-    return { identity, display_name: identity, permissions: [], is_authenticated: true };
-  });
-
   // Threads and their runs: stamp the owner on create, filter everything else by owner.
   auth.on("threads:create", ({ user, value }) => {
     value.metadata = withOwner(value.metadata, user.identity);
@@ -179,6 +184,66 @@ export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
   });
 
   return auth;
+}
+
+/** The server's Auth for a set of keys (key → user); no keys: an Auth without handlers, i.e. no authentication. */
+export function createAuth(apiKeys: ReadonlyMap<string, string>): Auth {
+  const auth = new Auth();
+  if (apiKeys.size === 0) return auth;
+  const userOf = userLookup(apiKeys);
+  auth.authenticate((request: Request) => {
+    const path = routedPath(request);
+    // The readiness probe stays open, as health checks carry no credentials; it reads nothing.
+    if (request.method === "GET" && path === "/ok") {
+      return { identity: "anonymous", display_name: "anonymous", permissions: [], is_authenticated: false };
+    }
+    const key = apiKeyOf(request.headers);
+    const identity = userOf(key);
+    if (identity === undefined) {
+      throw jsonHttpError(401, "Unauthorized", key === undefined ? MISSING_API_KEY : INVALID_API_KEY, { "WWW-Authenticate": "Bearer" });
+    }
+    refuseInternal(request);
+    return { identity, display_name: identity, permissions: [], is_authenticated: true };
+  });
+
+  return addOwnerRules(auth);
+}
+
+/**
+ * A project's own Auth with the package's rules added, as a new Auth (the project's is left as it is): the
+ * project's `authenticate` says who the caller is, then `/internal/*` is refused; on every authorization
+ * event the project's own handler (looked up as the server would) runs first, then the owner rule. A refusal
+ * by either refuses; filters of both apply (the owner key is the rule's). Without an `authenticate`, the
+ * project's Auth authenticates no one, and the result is an Auth without handlers: no authentication.
+ */
+export function withOwnerRules(own: Auth): Auth {
+  const theirs = handlersOf(own);
+  const authenticate = theirs.authenticate;
+  const auth = new Auth();
+  if (authenticate === undefined) return auth;
+  auth.authenticate(async (request) => {
+    const user = await authenticate(request);
+    refuseInternal(request);
+    return user;
+  });
+  const ours = handlersOf(addOwnerRules(new Auth()));
+  // An empty filter matches everything, as `true` does (one return type, as the SDK's callback type wants).
+  auth.on("*", async (args): Promise<Record<string, string>> => {
+    const own = handlerFor(theirs, args.resource, args.action);
+    const first = own === undefined ? undefined : await own(args);
+    if (first === false) throw jsonHttpError(403, "Forbidden", `Refused by this server's own rule for ${args.event}.`);
+    const rule = handlerFor(ours, args.resource, args.action);
+    const second = rule === undefined ? undefined : await rule(args);
+    if (second === false) throw jsonHttpError(403, "Forbidden", `Refused by the owner rule for ${args.event}.`);
+    const filtersOf = (result: unknown) => (typeof result === "object" && result !== null ? (result as Record<string, string>) : {});
+    return { ...filtersOf(first), ...filtersOf(second) };
+  });
+  return auth;
+}
+
+/** Whether an Auth authenticates callers (has an `authenticate` handler): auth is on. */
+export function authenticates(auth: Auth): boolean {
+  return handlersOf(auth).authenticate !== undefined;
 }
 
 export const auth: Auth = createAuth(parseApiKeys(process.env[API_KEYS_ENV], API_KEYS_ENV));

@@ -47,7 +47,11 @@ describe("documentation code blocks and JSDoc examples", () => {
         extends: "../tsconfig.json",
         compilerOptions: {
           noEmit: true,
-          paths: { "langgraph-trustworthy-output": ["../src/index.ts"], "langgraph-trustworthy-output/agents": ["../src/agents/index.ts"] },
+          paths: {
+            "langgraph-trustworthy-output": ["../src/index.ts"],
+            "langgraph-trustworthy-output/agents": ["../src/agents/index.ts"],
+            "langgraph-trustworthy-output/server": ["../src/server/index.ts"],
+          },
         },
         include: ["*.ts"],
       }),

@@ -22,6 +22,12 @@
  * defineSpec) with `startsWith`, `cuid`, `e164` and a refinement is the spec:
  * the strict tsc compiles the fixture with its type assertions and emits it,
  * and the emitted script gets a typed, validated result.
+ * A fifth project serves the graphs from its own langgraph.json
+ * (tests/package/server-consumer/, on the highest set-up, with the LangGraph
+ * CLI): the `/server` entry point re-exported as it is (auth off), and with
+ * `withServerRules` on the project's own Auth and Hono app (auth on); its own
+ * `langgraphjs dev` serves each, and the state-write cases and the attack
+ * suite the package's own server is tested with run against them.
  *
  * The installs use the npm cache (`--prefer-offline`): what `npm ci` filled,
  * plus the lowest supported versions, fetched from the registry the first time.
@@ -35,8 +41,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHECKOUT_ONLY_FIELDS } from "../../scripts/pack.js";
 import { checkValue } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { REPO_ROOT } from "../../testkit/dev-server.js";
-import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
+import { Client } from "@langchain/langgraph-sdk";
+import { ATTACK_KEYS, attackModelResponder, runAuthAttacks } from "../../reliability/auth-attacks.js";
+import { REPO_ROOT, startDevServer, type DevServer } from "../../testkit/dev-server.js";
+import { startScriptedOpenAIServer, userTextOf, type ScriptedServer } from "../../testkit/openai-server.js";
+import { STATE_WRITE_CASES, STATE_WRITE_REQUEST, stateWriteResponder, type StateWriteTarget } from "../server/state-write-cases.js";
 
 // Measured on a 2-core machine shared with other work: each node script 1-5 s alone (55 s with six tsc runs beside
 // it at load 10); each npx run 2-8 s. STEP_TIMEOUT leaves a margin of ten times or more over each of them alone.
@@ -225,12 +234,34 @@ async function makeProject(setup: Setup, withLangchain: boolean): Promise<Projec
     join(dir, "package.json"),
     JSON.stringify({ name: `${setup.label}-${fixtures}`, private: true, type: "module", dependencies: names }, null, 2),
   );
-  const key = projectKey(setup, withLangchain);
+  const install = await installTarball(dir, projectKey(setup, withLangchain));
+  return { setup, withLangchain, dir, names, install };
+}
+
+/** `npm install` of the tarball into a project whose package.json is written. */
+async function installTarball(dir: string, key: string): Promise<Run> {
   const install = await timed(`npm install (${key})`, () =>
     runWithCpuBudget(INSTALL_CPU_SECONDS, "npm", ["install", join(work, packed.filename), "--save-exact", "--prefer-offline", "--no-audit", "--no-fund"], dir),
   );
   if (install.code !== 0) throw new Error(explain(`npm install of the tarball (${key})`, install));
-  return { setup, withLangchain, dir, names, install };
+  return install;
+}
+
+/** What a LangGraph server project has beside the tarball (at this repository's pins): the CLI, the `/server` peers, Node's types. */
+const SERVER_PROJECT_PACKAGES = ["@langchain/langgraph-cli", "@langchain/langgraph-sdk", "hono", "@types/node"];
+
+/** The project serving the graphs from its own langgraph.json (tests/package/server-consumer/), on the highest set-up. */
+let serverProject: { dir: string; names: Record<string, string>; typecheck: Promise<Run> } | undefined;
+
+async function makeServerProject(): Promise<{ dir: string; names: Record<string, string> }> {
+  const setup = SETUPS[1];
+  const dir = join(work, "server-consumer");
+  await cp(join(REPO_ROOT, "tests/package/server-consumer"), dir, { recursive: true });
+  const names: Record<string, string> = { [CORE]: setup.core, [LANGGRAPH]: setup.langgraph, zod: repoPackage.dependencies.zod };
+  for (const name of SERVER_PROJECT_PACKAGES) names[name] = repoPackage.devDependencies[name];
+  await writeFile(join(dir, "package.json"), JSON.stringify({ name: "server-consumer", private: true, type: "module", dependencies: names }, null, 2));
+  await installTarball(dir, "server project");
+  return { dir, names };
 }
 
 function projectFor(setup: Setup, withLangchain: boolean): Project {
@@ -272,11 +303,14 @@ beforeAll(async () => {
   // A build's output, if any, comes before the JSON report.
   [packed] = JSON.parse(pack.stdout.slice(pack.stdout.search(/^\[/m)));
 
-  // The four projects install side by side, sharing the npm cache.
-  const made = await timed("npm installs (side by side)", () => Promise.all(SETUPS.flatMap((setup) => [makeProject(setup, false), makeProject(setup, true)])));
+  // The five projects install side by side, sharing the npm cache.
+  const [made, server] = await timed("npm installs (side by side)", () =>
+    Promise.all([Promise.all(SETUPS.flatMap((setup) => [makeProject(setup, false), makeProject(setup, true)])), makeServerProject()]),
+  );
   // The type checks are the slowest steps: they run side by side with each other and with the tests below.
   const tsc = join(REPO_ROOT, "node_modules/typescript/bin/tsc");
   const typecheck = (dir: string) => runWithCpuBudget(TSC_CPU_SECONDS, process.execPath, [tsc, "-p", "tsconfig.json"], dir);
+  serverProject = { ...server, typecheck: timed("tsc (server project)", () => typecheck(server.dir)) };
   for (const project of made) {
     const key = projectKey(project.setup, project.withLangchain);
     project.typecheck = timed(`tsc (${key})`, () => typecheck(project.dir));
@@ -300,16 +334,13 @@ describe("the packed tarball", () => {
     expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json"]));
 
     // Every entry point package.json names is in the tarball.
-    const dot = repoPackage.exports["."] as Record<string, string>;
-    const agents = repoPackage.exports["./agents"] as Record<string, string>;
-    const required = [dot.require, agents.require] as unknown as Record<string, string>[];
+    const entries = Object.entries(repoPackage.exports).flatMap(([name, target]) => (name === "./package.json" ? [] : [target as Record<string, string>]));
+    expect(entries).toHaveLength(3); // ".", "./agents", "./server"
+    const required = entries.map((entry) => entry.require) as unknown as Record<string, string>[];
     const targets = [
       repoPackage.main,
       repoPackage.types,
-      dot.types,
-      dot.import,
-      agents.types,
-      agents.import,
+      ...entries.flatMap((entry) => [entry.types, entry.import]),
       ...required.flatMap((r) => [r.types, r.default]),
       ...Object.values(repoPackage.bin),
     ];
@@ -324,6 +355,8 @@ describe("the packed tarball", () => {
       "validation/configuration",
       "agents/index",
       "agents/validated-response",
+      "server/index",
+      "server/http",
     ]) {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
@@ -590,5 +623,123 @@ describe.each(SETUPS)("a consumer project with langchain installed beside the ta
       expect(result.stdout.trim()).toBe("");
     },
     0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
+  );
+});
+
+describe("a project serving the graphs from its own langgraph.json with its own `langgraphjs dev` (tests/package/server-consumer/)", () => {
+  // Measured with this file whole at load 36-43 on the 2-core machine: the two dev servers up in 8.4 s side by side,
+  // each state-write case 1-4 s, the attack suite 11-15 s. The bounds leave a margin of twenty times or more.
+  const START_TIMEOUT = 240_000;
+  const CASE_TIMEOUT = 120_000;
+  const ATTACKS_TIMEOUT = 300_000;
+  type Target = StateWriteTarget & { server: DevServer };
+  const models: ScriptedServer[] = [];
+  /** The ready-made exports (langgraph.json at the project's root), auth off. */
+  let readyMade: Target | undefined;
+  /** The project's own Auth and app with withServerRules (own-rules/langgraph.json), auth on with the attack suite's keys. */
+  let ownRules: Target | undefined;
+  const project = () => {
+    if (!serverProject) throw new Error("the server project was not installed");
+    return serverProject;
+  };
+
+  beforeAll(async () => {
+    const { dir } = project();
+    const bin = join(dir, "node_modules", ".bin", "langgraphjs");
+    const [plain, shared] = await Promise.all([
+      startScriptedOpenAIServer({ responder: stateWriteResponder }),
+      // One server for both suites: the state-write cases' runs by their request, the attack suite's by its roles.
+      startScriptedOpenAIServer({ responder: (req) => (userTextOf(req).includes(STATE_WRITE_REQUEST) ? stateWriteResponder(req) : attackModelResponder(req)) }),
+    ]);
+    models.push(plain, shared);
+    const env = (model: ScriptedServer) => ({ OPENAI_BASE_URL: model.baseURL, OPENAI_API_KEY: "test", LLM_MAX_RETRIES: "0" });
+    const keys = JSON.stringify({ [ATTACK_KEYS.alice]: "alice", [ATTACK_KEYS.bob]: "bob" });
+    const started = await timed("langgraphjs dev (server project, two side by side)", () =>
+      Promise.allSettled([
+        startDevServer({ project: { config: join(dir, "langgraph.json"), bin }, env: env(plain), startTimeoutMs: START_TIMEOUT - 30_000 }),
+        startDevServer({
+          project: { config: join(dir, "own-rules", "langgraph.json"), bin },
+          env: { ...env(shared), PROJECT_API_KEYS: keys },
+          startTimeoutMs: START_TIMEOUT - 30_000,
+        }),
+      ]),
+    );
+    const [a, b] = started.map((s) => (s.status === "fulfilled" ? s.value : undefined));
+    if (!a || !b) {
+      await Promise.all([a?.stop(), b?.stop()]);
+      throw (started.find((s) => s.status === "rejected") as PromiseRejectedResult).reason;
+    }
+    readyMade = { server: a, model: plain, client: new Client({ apiUrl: a.url, apiKey: null }), headers: { "content-type": "application/json" } };
+    const alice = { "content-type": "application/json", "x-api-key": ATTACK_KEYS.alice };
+    ownRules = { server: b, model: shared, client: new Client({ apiUrl: b.url, apiKey: ATTACK_KEYS.alice }), headers: alice };
+  }, START_TIMEOUT);
+
+  afterAll(async () => {
+    await Promise.all([readyMade?.server.stop(), ownRules?.server.stop()]);
+    await Promise.all(models.map((model) => model.close()));
+  }, 60_000);
+
+  /** Runs `fn` against a target; on failure, appends the server's recent output to the error. */
+  const against = (target: () => Target | undefined, fn: (target: Target) => Promise<void>) => async () => {
+    try {
+      await fn(target()!);
+    } catch (error) {
+      const tail = target()?.server.tail(4_000);
+      if (tail && error instanceof Error) error.message += `\n--- langgraphjs dev output (tail) ---\n${tail}`;
+      throw error;
+    }
+  };
+
+  it(
+    "compiles the project's server files with a strict tsc against the shipped declarations",
+    async () => {
+      const result = await project().typecheck;
+      expect(result.code, explain("tsc (server project)", result)).toBe(0);
+      expect(result.stdout.trim()).toBe("");
+    },
+    0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
+  );
+
+  it("has one copy of @langchain/core, @langchain/langgraph, @langchain/langgraph-sdk and hono, the project's own", async () => {
+    const { dir, names } = project();
+    const shared = [CORE, LANGGRAPH, "@langchain/langgraph-sdk", "hono"];
+    const copies = await installedCopies(dir, shared);
+    for (const name of shared) expect(copies[name], name).toEqual([`${names[name]} at node_modules/${name}`]);
+  });
+
+  for (const c of STATE_WRITE_CASES) {
+    const [label, target] =
+      c.auth === "off" ? ["the ready-made exports, auth off", () => readyMade] : ["withServerRules on its own Auth and app", () => ownRules];
+    it(`${label}: ${c.name}`, against(target, c.run), CASE_TIMEOUT);
+  }
+
+  it(
+    "withServerRules on its own Auth and app: every attack of the suite is refused, and each user keeps full use of their own data",
+    against(
+      () => ownRules,
+      async ({ server }) => {
+        const results = await runAuthAttacks(server.url);
+        expect(results.filter((r) => !r.held).map((r) => `${r.name}\n    ${r.detail}`)).toEqual([]);
+        expect(results.length).toBeGreaterThanOrEqual(15);
+      },
+    ),
+    ATTACKS_TIMEOUT,
+  );
+
+  it(
+    "withServerRules keeps the project's own rules and routes: its thread tag beside the owner, its own route, its 401",
+    against(
+      () => ownRules,
+      async ({ client, server, headers }) => {
+        const thread = await client.threads.create();
+        expect(thread.metadata).toMatchObject({ project: "consumer", owner: "alice" });
+        const hello = await fetch(`${server.url}/hello`, { headers });
+        expect([hello.status, await hello.json()]).toEqual([200, { hello: "from the project's own app" }]);
+        const anonymous = await fetch(`${server.url}/hello`);
+        await anonymous.arrayBuffer();
+        expect(anonymous.status).toBe(401);
+      },
+    ),
+    CASE_TIMEOUT,
   );
 });

@@ -18,7 +18,13 @@ import { mapConcurrent } from "../../testkit/concurrent.js";
 import { describeStudioSchemas } from "./studio-schemas.js";
 import { describeProductionLoops } from "./production-loops.js";
 import { startDevServer, type DevServer } from "../../testkit/dev-server.js";
-import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
+import {
+  systemPromptOf as system,
+  startScriptedOpenAIServer,
+  type RecordedRequest,
+  type ScriptedReply,
+  type ScriptedServer,
+} from "../../testkit/openai-server.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const TEST_TIMEOUT = 120_000;
@@ -54,7 +60,6 @@ const KEPT_VALID = {
   n: -1.7976931348623157e308,
 };
 
-const system = (req: RecordedRequest) => req.messages.find((m) => m.role === "system")?.content ?? "";
 const user = (req: RecordedRequest) =>
   req.messages
     .filter((m) => m.role === "user")

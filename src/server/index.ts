@@ -1,0 +1,66 @@
+/**
+ * `langgraph-trustworthy-output/server`: what a LangGraph server's langgraph.json names to serve the package's
+ * graphs with the package's rules (docs/server.md, "Serve from your own project and on the LangGraph platform"):
+ *   - `validationGraph` and `reflexionGraph`, for the graph ids `validation` and `reflexion`;
+ *   - `auth` (langgraph.json `auth.path`): API keys from LANGGRAPH_API_KEYS and the owner rules (./auth.ts);
+ *   - `app` (langgraph.json `http.app`): the HTTP app with the rules the auth handlers cannot express, the
+ *     verdict that cannot be written among them (./http.ts);
+ *   - `withServerRules`, for a project with its own Hono app or Auth: the same rules added to them.
+ * langgraph.json names files of the project, not packages: a file of the project re-exports these names.
+ *
+ * `hono` and `@langchain/langgraph-sdk` are optional peer dependencies, needed only here (a LangGraph server
+ * project has both). They are looked for before the server modules load, so a project without one gets one error
+ * that says what to install.
+ */
+import type { Auth } from "@langchain/langgraph-sdk/auth";
+import type { Hono } from "hono";
+import { importPeer } from "../peers.js";
+
+const ENTRY = "langgraph-trustworthy-output/server";
+/**
+ * The optional peers and their ranges, as package.json's peerDependencies: hono's is the LangGraph server's own (1.5),
+ * the SDK's admits what the lowest supported @langchain/langgraph depends on, so npm keeps one copy of each.
+ */
+const SERVER_PEERS = {
+  hono: { name: "hono", range: "^4.13.5" },
+  sdk: { name: "@langchain/langgraph-sdk", range: "^1.11.1", module: "@langchain/langgraph-sdk/auth" },
+} as const;
+
+async function loadServer() {
+  await importPeer(ENTRY, SERVER_PEERS.hono);
+  await importPeer(ENTRY, SERVER_PEERS.sdk);
+  const [auth, http, graphs] = await Promise.all([import("./auth.js"), import("./http.js"), import("./graphs.js")]);
+  return { ...auth, ...http, ...graphs };
+}
+
+const server = await loadServer();
+
+/** The validation graph; name it `validation` in langgraph.json (the state-write rules know it by that id). */
+export const validationGraph: typeof import("./graphs.js").validationGraph = server.validationGraph;
+/** The Reflexion graph; name it `reflexion` in langgraph.json. */
+export const reflexionGraph: typeof import("./graphs.js").reflexionGraph = server.reflexionGraph;
+/** The server's Auth (langgraph.json `auth.path`): off without LANGGRAPH_API_KEYS; with it, API keys and the owner rules. */
+export const auth: Auth = server.auth;
+/** The server's HTTP app (langgraph.json `http.app`): the rules the auth handlers cannot express, with auth on or off as `auth` is. */
+export const app: Hono = server.app;
+
+/** A project's own app and Auth, for withServerRules. */
+export interface ServerParts {
+  /** The project's Hono app (langgraph.json `http.app`); its routes come after the rules. */
+  app?: Hono;
+  /** The project's Auth (langgraph.json `auth.path`); its `authenticate` says who the caller is. */
+  auth?: Auth;
+}
+
+/**
+ * The package's rules added to a project's own Hono app and Auth, for langgraph.json: `auth`, the project's Auth with
+ * `/internal/*` refused and the owner rules after its own handlers (or, without one, the API keys of
+ * LANGGRAPH_API_KEYS); `app`, a new app that applies the rules (the auth-on ones when `auth` authenticates) and then
+ * serves the project's routes, as they are when this is called. The project's objects are left as they are.
+ */
+export function withServerRules(parts: ServerParts = {}): { app: Hono; auth: Auth } {
+  const auth = parts.auth === undefined ? server.auth : server.withOwnerRules(parts.auth);
+  const app = server.createHttpApp({ auth: server.authenticates(auth) });
+  if (parts.app !== undefined) app.route("/", parts.app);
+  return { app, auth };
+}
