@@ -120,7 +120,8 @@ const BINARY_ALIASES: Record<string, string[]> = {
   XID_Start: ["XIDS"],
 };
 
-const canonicalOf = (aliases: Record<string, string[]>) => new Map(Object.entries(aliases).flatMap(([name, others]) => [name, ...others].map((a) => [a, name])));
+const canonicalOf = (aliases: Record<string, string[]>) =>
+  new Map(Object.entries(aliases).flatMap(([name, others]) => [name, ...others].map((a) => [a, name])));
 const GC_NAMES = canonicalOf(GC_ALIASES);
 const BINARY_NAMES = canonicalOf(BINARY_ALIASES);
 const PROPERTY_NAMES = canonicalOf({ General_Category: ["gc"], Script: ["sc"], Script_Extensions: ["scx"] });
@@ -265,7 +266,7 @@ export function union(ranges: Array<readonly [number, number]>): Array<[number, 
 // Asking the engine: a text of every code point but the surrogates, read in runs by a RegExp.
 
 /** The code point at index `i` of the text of every code point (surrogates left out, astral ones two units long). */
-const codePointAt = (i: number) => (i < 0xd800 ? i : i < 0xf800 ? i + 0x800 : 0x10000 + (i - 0xf800) / 2);
+const codePointAt = (i: number) => (i < 0xd800 ? i : i < 0xf800 ? i + 0x800 : 0x10000 + ((i - 0xf800) >> 1));
 
 /** Every code point but the surrogates, in order: made for a pass and dropped after it (4 MB). */
 function everyCodePoint(): string {
@@ -279,15 +280,22 @@ function everyCodePoint(): string {
   return new TextDecoder("utf-16le").decode(units);
 }
 
+/** The code points a match covers in the text of every code point: one run, or two where it spans the surrogates' place. */
+function runOf(m: RegExpMatchArray): Array<[number, number]> {
+  const first = codePointAt(m.index!);
+  const last = codePointAt(m.index! + m[0].length - 1); // an astral code point's last unit maps to it too
+  return first < 0xd800 && last >= 0xe000
+    ? [
+        [first, 0xd7ff],
+        [0xe000, last],
+      ]
+    : [[first, last]];
+}
+
 /** The runs of code points the RegExp's matches cover in the text, and the lone surrogates `single` matches. */
 function runsOf(matches: Iterable<RegExpMatchArray>, single: RegExp): Array<[number, number]> {
   const out: Array<[number, number]> = [];
-  for (const m of matches) {
-    const first = codePointAt(m.index!);
-    const last = codePointAt(m.index! + m[0].length) - 1;
-    if (first < 0xd800 && last >= 0xe000) out.push([first, 0xd7ff], [0xe000, last]);
-    else out.push([first, last]);
-  }
+  for (const m of matches) out.push(...runOf(m));
   for (let u = 0xd800; u <= 0xdfff; u++) if (single.test(String.fromCharCode(u))) out.push([u, u]);
   return union(out);
 }
@@ -303,11 +311,7 @@ function makeGeneralCategories(): void {
   const found = new Map<string, Array<[number, number]>>(GC_LEAVES.map((leaf) => [leaf, []]));
   for (const m of text.matchAll(new RegExp(GC_LEAVES.map((leaf) => `(\\p{gc=${leaf}}+)`).join("|"), "gu"))) {
     const leaf = GC_LEAVES[m.findIndex((group, i) => i > 0 && group !== undefined) - 1];
-    const first = codePointAt(m.index!);
-    const last = codePointAt(m.index! + m[0].length) - 1;
-    const runs = found.get(leaf)!;
-    if (first < 0xd800 && last >= 0xe000) runs.push([first, 0xd7ff], [0xe000, last]);
-    else runs.push([first, last]);
+    found.get(leaf)!.push(...runOf(m));
   }
   found.get("Cs")!.push([0xd800, 0xdfff]); // every surrogate is Cs
   for (const [leaf, runs] of found) tables.set(`gc=${leaf}`, Object.freeze(union(runs)));
