@@ -141,7 +141,7 @@ const GC_UNIONS: Record<string, string[]> = {
  * The table a `\p{…}` body names, as one key per table: `gc=Lu`, `bin=Alphabetic`, `sc=Greek`,
  * `scx=Grek`. The body must be one the engine accepts (the pattern's syntax was checked).
  */
-export function propertyKey(body: string): string {
+function propertyKey(body: string): string {
   const eq = body.indexOf("=");
   if (eq < 0) {
     const gc = GC_NAMES.get(body);
