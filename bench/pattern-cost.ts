@@ -65,13 +65,13 @@ const CASES: Record<string, Case> = {
     step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
   },
   regExpBound: {
-    label: "a code-defined pattern at RegExp's bound ([a-z]{31}[0-9]: 32 positions, unanchored) on 1,000,000 letters",
-    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z]{31}[0-9]" } }); const v = "a".repeat(1000000); validateAgainstSpec(s, "x");`,
+    label: "a code-defined pattern at RegExp's bound ([a-z]{31}[0-9]: 32 positions, unanchored) on 999,990 letters (about the longest string an answer holds)",
+    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z]{31}[0-9]" } }); const v = "a".repeat(999990); validateAgainstSpec(s, "x");`,
     step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid";`,
   },
   regExpPlain: {
-    label: "a code-defined pattern [a-z][0-9] on the same 1,000,000 letters",
-    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z][0-9]" } }); const v = "a".repeat(1000000); validateAgainstSpec(s, "x");`,
+    label: "a code-defined pattern [a-z][0-9] on the same 999,990 letters",
+    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z][0-9]" } }); const v = "a".repeat(999990); validateAgainstSpec(s, "x");`,
     step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid";`,
   },
   dataPattern: {
