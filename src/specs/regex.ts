@@ -94,30 +94,29 @@ function translated(pattern: string): Translation {
 
 /**
  * Whether a backtracking engine (JavaScript's RegExp) runs `pattern` within REGEXP_STEPS on any text up
- * to the longest an answer can hold: true only where that is certain, false for anything else (which may
- * still be quick). The bound is computed from the pattern's shape and its weight W (its atoms, fixed
- * counts included: `\s{5000}x` weighs 5,002):
- * - no quantifier whose count can vary (`*`, `+`, `?`, `{n,}`, `{n,m}`): at most one match attempt per
- *   start position, each at most W + 1 steps, so n × (W + 1) on a text of n characters, and W + 1 when
- *   anchored at the start (`^` first, no `m` flag: one start position);
- * - anchored at the start with exactly one such quantifier: one start position and at most n + 1 choices
- *   of that count, each followed by at most W + 1 steps: n × (W + 1) again.
- * In both, no alternation and no quantified group: those are how a backtracking engine comes to try
- * exponentially or polynomially many ways. A pattern that is not ECMA-262, has lookaround or a
- * backreference, or is past what RE2 can hold gets false: no claim is made for it.
+ * to the longest an answer can hold (n = 1,000,000 characters): true only where that is certain, false
+ * for anything else (which may still be quick). The bound is computed from the pattern's shape and its
+ * weight W (its positions, fixed counts included: `\s{5000}x` weighs 5,001). The shape: no alternation
+ * and no quantified group (how a backtracking engine comes to try exponentially or polynomially many
+ * ways), and at most one quantifier whose count can vary (`*`, `+`, `?`, `{n,}`, `{n,m}`). Then each
+ * start position tries each count that quantifier allows, each try at most W + 1 steps:
+ * starts × counts × (W + 1), where starts is 1 when anchored at the start (`^` first, no `m` flag) and n
+ * otherwise, and counts is 1 without such a quantifier, m - n + 1 for `{n,m}`, 2 for `?`, and n + 1 for
+ * the unbounded ones. A pattern that is not ECMA-262, or has lookaround or a backreference, gets false:
+ * no claim is made for it.
  */
 export function linearOnBacktracking(pattern: string, flags = "u"): boolean {
   let shape: Translation;
   try {
     shape = translated(pattern);
   } catch {
-    return false; // not ECMA-262, lookaround or a backreference, or past RE2's caps: no claim is made
+    return false; // not ECMA-262, or lookaround or a backreference: no claim is made
   }
   if (shape.alternation || shape.quantifiedGroup || shape.variableQuantifiers > 1) return false;
-  const anchored = pattern.startsWith("^") && !flags.includes("m");
-  if (shape.variableQuantifiers === 1 && !anchored) return false;
-  const starts = anchored && shape.variableQuantifiers === 0 ? 1 : DEFAULT_JSON_LIMITS.maxChars;
-  return starts * (shape.weight + 1) <= REGEXP_STEPS;
+  const longest = DEFAULT_JSON_LIMITS.maxChars;
+  const starts = pattern.startsWith("^") && !flags.includes("m") ? 1 : longest;
+  const counts = Math.min(shape.counts, longest + 1);
+  return starts * counts * (shape.weight + 1) <= REGEXP_STEPS;
 }
 
 /** What a group (or the whole pattern) holds so far, for its weight. */
@@ -137,6 +136,8 @@ class Translation {
   out = "";
   /** The pattern's shape, read on the way (see linearOnBacktracking). */
   variableQuantifiers = 0;
+  /** How many counts the last quantifier whose count can vary allows (1 when there is none). */
+  counts = 1;
   quantifiedGroup = false;
   alternation = false;
   private afterGroup = false;
@@ -184,10 +185,14 @@ class Translation {
 
   /**
    * A quantifier just read: `fixed` when its count cannot vary ({n}), `copies` the most copies of its atom
-   * RE2's program holds (`{3,5}`: 5; `*`: 1, one copy in a loop), `written` its count as RE2's cap reads it.
+   * RE2's program holds (`{3,5}`: 5; `*`: 1, one copy in a loop), `written` its count as RE2's cap reads it,
+   * `counts` how many counts it allows (`{3,5}`: 3; `*`: unbounded).
    */
-  private quantifier(fixed: boolean, copies: number, written = 1): void {
-    if (!fixed) this.variableQuantifiers++;
+  private quantifier(fixed: boolean, copies: number, written = 1, counts = 1): void {
+    if (!fixed) {
+      this.variableQuantifiers++;
+      this.counts = counts;
+    }
     if (this.afterGroup) this.quantifiedGroup = true;
     const frame = this.frames[this.frames.length - 1];
     const last = frame.last;
@@ -230,7 +235,8 @@ class Translation {
         const body = this.chars.slice(this.i, close).join("");
         const [min, max] = body.split(",").map((n) => (n === "" ? undefined : Number(n)));
         // {n}: n copies; {n,}: n and a loop; {n,m}: m. RE2's cap reads the larger bound written.
-        this.quantifier(!body.includes(","), max ?? (body.includes(",") ? min! + 1 : min!), Math.max(min!, max ?? 0));
+        const counts = max !== undefined ? max - min! + 1 : body.includes(",") ? Number.POSITIVE_INFINITY : 1;
+        this.quantifier(!body.includes(","), max ?? (body.includes(",") ? min! + 1 : min!), Math.max(min!, max ?? 0), counts);
         this.out += `{${body}}`;
         this.i = close + 1;
         return;
@@ -238,7 +244,8 @@ class Translation {
       case "*":
       case "+":
       case "?":
-        this.quantifier(false, 1); // a "?" after a quantifier (a lazy one) counts again: the shape is only ever underrated
+        // A "?" after a quantifier (a lazy one) counts again: the shape is only ever underrated.
+        this.quantifier(false, 1, 1, c === "?" ? 2 : Number.POSITIVE_INFINITY);
         this.out += c;
         return;
       case "|":

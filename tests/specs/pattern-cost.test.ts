@@ -103,6 +103,10 @@ describe("JavaScript's RegExp runs a pattern only where its cost on the longest 
     expect(linearOnBacktracking(`^\\w*a{${widest - 2}}$`)).toBe(false);
     for (const pattern of ["\\s{5000}x", "^.*.{9000}X$", "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"])
       expect(linearOnBacktracking(pattern), pattern).toBe(false);
+    // A count that varies within bounds multiplies the bound by how many counts it allows, not by the text's length.
+    expect(linearOnBacktracking("[a-z]{1,3}x")).toBe(true);
+    expect(linearOnBacktracking("^[a-z]{1,2000}$")).toBe(true);
+    expect(linearOnBacktracking("[a-z]{1,10}x{20}")).toBe(false); // 1,000,000 × 10 × 31
     // Anchored with no count that varies: one start position, at most as many steps as the pattern has positions.
     for (const pattern of ["^a{5000}$", "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", "^[A-Z]{2}$"])
       expect(linearOnBacktracking(pattern), pattern).toBe(true);
@@ -122,6 +126,9 @@ describe("JavaScript's RegExp runs a pattern only where its cost on the longest 
     const anchored = code({ type: "string", pattern: "^a{5000}$" });
     expect(validateAgainstSpec(anchored, "a".repeat(5_000)).valid).toBe(true);
     expect(validateAgainstSpec(anchored, "a".repeat(4_999)).valid).toBe(false);
+    const bounded = code({ type: "string", pattern: "^[a-z]{1,2000}$" }); // RE2 could not hold it; RegExp's cost is bounded
+    expect(validateAgainstSpec(bounded, "a".repeat(2_000)).valid).toBe(true);
+    expect(validateAgainstSpec(bounded, "a".repeat(2_001)).valid).toBe(false);
   });
 });
 
