@@ -8,7 +8,7 @@
  *   npm run bench -- --against OLD.md  # ends the report with how far this run agrees with an earlier one
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
+ * Benchmarks: validator, patterns, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -32,9 +32,11 @@ import * as prompt from "./prompt-growth.js";
 import * as soak from "./soak.js";
 import * as streaming from "./streaming.js";
 import * as validator from "./validator-speed.js";
+import * as patterns from "./pattern-cost.js";
 
 export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<BenchResult> }[] = [
   { id: "validator", run: validator.run },
+  { id: "patterns", run: patterns.run },
   { id: "overhead", run: overhead.run },
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
@@ -53,6 +55,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
 const SECTION_ORDER = [
   "validator",
+  "patterns",
   "overhead",
   "concurrency",
   "memory",

@@ -12,6 +12,7 @@
  * configuration) or the `specLimits` option (builders, resolveSpec, defineSpec).
  */
 import { SpecError } from "../errors.js";
+import { isGeneralCategory, MAX_PROPERTY_TABLES, propertyKeysOf } from "./unicode-properties.js";
 
 /** The cost bound every spec has, code-defined or supplied at run time. */
 export interface SpecCostLimits {
@@ -161,6 +162,12 @@ export function* subschemas(root: unknown): Generator<Visit> {
 /** Refuse what no spec may contain, trusted or not. */
 export function checkSpecSafety(schema: Record<string, unknown>): void {
   for (const { schema: s, path } of subschemas(schema)) {
+    if (Object.hasOwn(s, "pattern") && s.pattern !== null && typeof s.pattern === "object") {
+      // ajv would compile the answer's string on every validation, unbounded, and read a pattern it cannot compile as a mismatch (a pass under "not").
+      throw new SpecError(
+        `"pattern" at ${path.slice(0, 200)} takes its pattern from the answer (${JSON.stringify(s.pattern).slice(0, 100)}), which no spec may do: a pattern is a program the validator runs, so it is written in the spec, where its syntax, length and cost are checked once when the spec is defined. Write the pattern itself, or compare the fields with "const" or "enum" and "$data".`,
+      );
+    }
     if (Object.hasOwn(s, "$async") && s.$async !== false) {
       throw new SpecError(
         `"$async" at ${path} is not allowed: it makes the validator return a Promise instead of a verdict, so no answer could be judged. Remove it.`,
@@ -180,6 +187,7 @@ export function checkRuntimeSpecLimits(schema: Record<string, unknown>, limits: 
 }
 
 function checkStructure(schema: Record<string, unknown>, limits: RuntimeSpecLimits): void {
+  const tables = new Set<string>(); // the Unicode property tables its patterns name, General_Category's aside
   for (const { schema: s, path, depth } of subschemas(schema)) {
     if (depth > limits.maxDepth)
       throw new SpecError(
@@ -196,6 +204,11 @@ function checkStructure(schema: Record<string, unknown>, limits: RuntimeSpecLimi
           `a pattern at ${path.slice(0, 200)} is ${pattern.length} characters long, over the limit maxPatternChars (${limits.maxPatternChars}) for specs supplied at run time; ${howToRaise("maxPatternChars")}.`,
         );
       }
+      for (const key of propertyKeysOf(pattern)) if (!isGeneralCategory(key)) tables.add(key);
+      if (tables.size > MAX_PROPERTY_TABLES)
+        throw new SpecError(
+          `the patterns name more than ${MAX_PROPERTY_TABLES} Unicode properties other than General_Category (${[...tables].join(", ").slice(0, 300)}), which specs supplied at run time may not: this engine is asked for each property's code points, a pass over all of Unicode each; use fewer, or General_Category values (\\p{L}, \\p{Nd}…), which one pass gives all of.`,
+        );
     }
     refTarget(schema, s, path);
   }
