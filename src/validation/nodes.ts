@@ -130,6 +130,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
     ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
     ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
     ...(answer.unfinished !== undefined ? { unfinished: answer.unfinished } : {}),
+    ...(answer.missing !== undefined ? { missing: answer.missing } : {}),
     ...(form === "corrections" ? { corrections: true } : {}),
   };
   // A mode the provider refused is not asked again in this run.
@@ -173,13 +174,17 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   const truncated = state.draft?.truncated;
   // The provider did not say the model finished (another stop, or none): not valid whatever its text either.
   const unfinished = state.draft?.unfinished;
-  const valid = report.valid && truncated === undefined && unfinished === undefined;
+  // The model called another tool than the answer's: there is no answer to judge.
+  const missing = state.draft?.missing;
+  const valid = report.valid && truncated === undefined && unfinished === undefined && missing === undefined;
   const errors =
     truncated !== undefined
       ? [truncatedAnswerError(truncated)]
       : unfinished !== undefined
         ? [unfinishedAnswerError(unfinished)]
-        : stopped && !report.valid
+        : missing !== undefined
+          ? [missing]
+          : stopped && !report.valid
           ? stoppedAttemptErrors(stopped)
           : report.errors;
 

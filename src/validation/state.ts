@@ -174,6 +174,8 @@ export const ValidationState = stateObject({
       truncated: z.string().optional(),
       /** The provider did not say the model finished (another stop, or none), in its words. */
       unfinished: z.string().optional(),
+      /** The model called other tools than the answer's: the error saying so (the answer is missing). */
+      missing: z.string().optional(),
       /** Set instead of an answer when the call was not made: it would have passed the token budget. */
       budget: z.object({ spent: z.number(), nextInput: z.number(), limit: z.number() }).optional(),
       /** Set when the request was stopped early: where, why, and the errors already certain. */
