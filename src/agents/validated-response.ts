@@ -22,7 +22,7 @@ import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../feedback.js";
-import { answerEnd, providerOf } from "../shared/model-call.js";
+import { answerEnd } from "../shared/model-call.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -144,9 +144,11 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       }
 
       const judged = await judgeAnswer(spec, turn, judging(progress));
-      // Only an answer the provider finished can be valid (the same stop rule as every model call): a cut, a withheld
-      // answer or one that ended without the provider's stop is an attempt whose one error says so.
-      const end = answerEnd(raw, providerOf(request.model));
+      // Only an answer the provider finished can be valid (the same stop table as every model call): a cut, a withheld
+      // answer or another stop is an attempt whose one error says so. A message with no stop at all is taken as it
+      // comes: when the agent streams (messages mode, the LangGraph server), LangChain's aggregate of the streamed
+      // pieces leaves OpenAI's finish_reason off the message, so here "none sent" cannot be told from "none kept".
+      const end = answerEnd(raw, undefined);
       const { verdict, shown } =
         end.kind === "finished"
           ? judged

@@ -87,7 +87,7 @@ export function stopReasonOf(message: AIMessage | null | undefined): { field: st
  * `said` is the provider's words. A chat model of no known provider (your own, a fake, the simulated
  * model) that reports no stop has no such word to give: its answer is taken as finished.
  */
-export type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
+type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
 
 export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined): AnswerEnd {
   const stop = stopReasonOf(message);
@@ -172,8 +172,10 @@ export async function callModel(
   let stopped = false;
   let estimated: TokenUsage | undefined;
   try {
-    if (options.watch === undefined) message = (await model.invoke(messages, options.config)) as AIMessage;
-    else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch));
+    // A run that streams tokens is read through stream() even when nothing watches it: invoke() with a streaming
+    // callback aggregates the pieces without their generation info, and OpenAI's finish_reason is only there.
+    if (options.watch === undefined && !streamsTokens(options.config)) message = (await model.invoke(messages, options.config)) as AIMessage;
+    else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch ?? unwatched()));
   } catch (error) {
     throw ProviderError.from(error, options.node);
   }
@@ -240,6 +242,11 @@ async function streamCall(
   // Usage arrives last: when it did, the whole answer was generated and the provider's count stands.
   if (whole !== undefined || message.usage_metadata !== undefined) return { message, stopped };
   return { message, stopped, estimated: { inputTokens: 0, outputTokens: pieces, totalTokens: pieces, calls: 1 } };
+}
+
+/** A watch that reads nothing and never stops the call. */
+function unwatched(): StreamWatch {
+  return { onChunk: () => undefined, stop: new AbortController().signal };
 }
 
 /** Characters of a prompt, for a usage estimate. */

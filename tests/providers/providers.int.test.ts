@@ -317,7 +317,13 @@ describe("an answer is finished only on the provider's finished stop", () => {
   });
 
   it('an Ollama answer whose last line has no done_reason, or "load", is not valid', async () => {
-    const env = await script([], [{ text: VALID, stopReason: null }, { text: VALID, stopReason: "load" }]);
+    const env = await script(
+      [],
+      [
+        { text: VALID, stopReason: null },
+        { text: VALID, stopReason: "load" },
+      ],
+    );
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "text", maxAttempts: 2 } });
     expect(out).toMatchObject({ success: false, stopReason: "max_attempts" });
     expect(out.history.map((h: { unfinished?: string }) => h.unfinished)).toEqual([
@@ -336,6 +342,22 @@ describe("an answer is finished only on the provider's finished stop", () => {
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as Error).message).toContain("model 'llama-x' not found, try pulling it first");
     expect((error as Error).message).not.toContain("[object Object]");
+  });
+
+  it("OpenAI under a streaming listener (messages mode, the LangGraph server): the finish_reason is still read, so a finished answer is finished", async () => {
+    const env = await script([]);
+    openai.setReplies([VALID, { content: VALID, finishReason: "length" }]);
+    const model = await loadChatModel({ model: "openai/gpt-4o-mini", role: "generate" }, env);
+    const tokens: string[] = [];
+    const listener = { lc_prefer_streaming: true, handleLLMNewToken: (token: string) => void tokens.push(token) };
+    const config = { callbacks: [listener] };
+    const finished = await callModel(model, [new HumanMessage("hi")], { node: "reflector", config });
+    expect(finished).toMatchObject({ text: VALID });
+    expect(finished.unfinished).toBeUndefined();
+    expect(tokens.join("")).toBe(VALID);
+    expect(openai.requests.at(-1)!.stream).toBe(true);
+    const cut = await callModel(model, [new HumanMessage("hi")], { node: "reflector", config });
+    expect(cut.truncated).toBe('finish_reason "length"');
   });
 
   it("OpenAI: an unknown finish_reason is not valid; a call to another tool than the answer's is a missing answer that says what was called", async () => {
