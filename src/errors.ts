@@ -107,7 +107,8 @@ export class ProviderError extends TrustworthyOutputError {
     if (error instanceof ProviderError) return error;
     const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
     const status = typeof e?.status === "number" ? e.status : undefined;
-    const said = (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
+    const said =
+      (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
     // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
     const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
     const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;

@@ -76,7 +76,10 @@ export function truncatedAnswerError(reason: string): string {
 
 /** The one error of a tool-mode attempt that called other tools and not the answer's (`tool`). */
 export function missingAnswerError(tool: string, called: readonly string[]): string {
-  const names = called.slice(0, 5).map((n) => JSON.stringify(bound(n, 64))).join(", ");
+  const names = called
+    .slice(0, 5)
+    .map((n) => JSON.stringify(bound(n, 64)))
+    .join(", ");
   return `The answer is missing: you called ${names}, not ${JSON.stringify(tool)}. Give your answer by calling ${JSON.stringify(tool)} with the whole JSON object as its arguments.`;
 }
 

@@ -118,7 +118,8 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
     const id = `msg_scripted_${index}`;
     const blocks: Array<Record<string, unknown>> = [];
     if (reply.text !== undefined) blocks.push({ type: "text", text: reply.text });
-    if (reply.toolUse) blocks.push({ type: "tool_use", id: `toolu_scripted_${index}`, name: toolName, ...(reply.toolUse.input !== undefined ? { input: {} } : {}) });
+    if (reply.toolUse)
+      blocks.push({ type: "tool_use", id: `toolu_scripted_${index}`, name: toolName, ...(reply.toolUse.input !== undefined ? { input: {} } : {}) });
     const message = { id, type: "message", role: "assistant", model: request.body.model, stop_reason: null, stop_sequence: null };
     if (request.body.stream !== true) {
       const content = blocks.map((block) =>

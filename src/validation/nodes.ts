@@ -185,8 +185,8 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
         : missing !== undefined
           ? [missing]
           : stopped && !report.valid
-          ? stoppedAttemptErrors(stopped)
-          : report.errors;
+            ? stoppedAttemptErrors(stopped)
+            : report.errors;
 
   let stopReason: StopReason | null = null;
   if (valid) stopReason = "valid";

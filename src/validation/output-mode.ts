@@ -301,7 +301,13 @@ export async function callModelInMode(
       const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: true, onMessage: (m) => (message = m), watch });
       const text = message ? read(message) : answer.text;
       // A response that carries no finished answer at all (no choices, no finish reason) is a fault worth another try.
-      if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message) && (message === undefined || toolCallNames(message).length === 0)) {
+      if (
+        text.length === 0 &&
+        answer.refusal === undefined &&
+        !answer.stopped &&
+        !finished(message) &&
+        (message === undefined || toolCallNames(message).length === 0)
+      ) {
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
       const absent = message && missing?.(message);

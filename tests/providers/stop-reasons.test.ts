@@ -30,7 +30,13 @@ describe("stop reasons, per provider", () => {
   });
 
   it("a finished answer is neither truncated, unfinished nor refused", async () => {
-    for (const metadata of [{ finish_reason: "stop" }, { finish_reason: "tool_calls" }, { stop_reason: "end_turn" }, { done_reason: "stop" }, { finishReason: "STOP" }]) {
+    for (const metadata of [
+      { finish_reason: "stop" },
+      { finish_reason: "tool_calls" },
+      { stop_reason: "end_turn" },
+      { done_reason: "stop" },
+      { finishReason: "STOP" },
+    ]) {
       const answer = await callModel(answering(new AIMessage({ content: "{}", response_metadata: metadata })), [], { node: "generate" });
       expect(answer).toEqual({ text: "{}", usage: expect.anything() });
     }
