@@ -68,10 +68,13 @@ const STOP_WORDS: ReadonlyMap<string, StopWords> = new Map(
  * `status`), Anthropic's `stop_reason` (in `additional_kwargs` when streamed), Ollama's `done_reason`,
  * Gemini's `finishReason`.
  */
-export function stopReasonOf(message: AIMessage | null | undefined): { field: string; reason: string } | undefined {
+export function stopReasonOf(
+  message: AIMessage | null | undefined,
+  fields: Iterable<string> = STOP_WORDS.keys(),
+): { field: string; reason: string } | undefined {
   if (message === null || typeof message !== "object") return undefined;
   const sources = [message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
-  for (const field of STOP_WORDS.keys()) {
+  for (const field of fields) {
     for (const source of sources) {
       const reason = source?.[field];
       if (typeof reason === "string" && reason.length > 0) return { field, reason };
@@ -90,7 +93,8 @@ export function stopReasonOf(message: AIMessage | null | undefined): { field: st
 type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
 
 export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined): AnswerEnd {
-  const stop = stopReasonOf(message);
+  // A provider's client is read in its own fields only; a chat model of no known provider in any of them.
+  const stop = stopReasonOf(message, provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field));
   if (stop === undefined) {
     if (provider === undefined) return { kind: "finished" };
     return { kind: "unfinished", said: `no ${MODEL_PROVIDERS[provider].stops[0].field}: the answer ended without the provider's stop` };

@@ -13,8 +13,15 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { MODEL_PROVIDERS, type ModelProvider } from "../../src/model-names.js";
 import { ScriptedChatModel } from "../../src/simulated/scripted-model.js";
 
-/** A model that answers with this message, as the provider's client (`_llmType`) built it. */
-const answering = (message: AIMessage, client = "openai") => ({ invoke: async () => message, _llmType: () => client }) as unknown as BaseChatModel;
+/** The client (`_llmType`) whose messages carry each stop field. */
+const CLIENT_OF: Record<string, string> = { finish_reason: "openai", stop_reason: "anthropic", done_reason: "ollama", finishReason: "googlegenerativeai" };
+
+/** A model that answers with this message, as the provider's client (`_llmType`) built it: by default the client whose field it carries. */
+const answering = (message: AIMessage, client?: string) =>
+  ({
+    invoke: async () => message,
+    _llmType: () => client ?? CLIENT_OF[stopReasonOf(message)?.field ?? "finish_reason"],
+  }) as unknown as BaseChatModel;
 
 describe("stop reasons, per provider", () => {
   it.each([
@@ -80,6 +87,11 @@ describe("stop reasons, per provider", () => {
     // The scripted model (and a chat model of your own) reports no stop: it has no provider's word to give.
     const own = await callModel(new ScriptedChatModel({ answers: ["1234"] }), [], { node: "generate" });
     expect(own.unfinished).toBeUndefined();
+    // A provider's client is read in its own field only: Anthropic's stop on an OpenAI client's message is no stop of its.
+    const foreign = await callModel(answering(new AIMessage({ content: "1234", response_metadata: { stop_reason: "end_turn" } }), "openai"), [], {
+      node: "generate",
+    });
+    expect(foreign.unfinished).toBe("no finish_reason: the answer ended without the provider's stop");
     // A stop it does report is read by the same table.
     const reported = await callModel(answering(new AIMessage({ content: "1234", response_metadata: { finish_reason: "length" } }), "mine"), [], {
       node: "generate",
