@@ -107,7 +107,8 @@ export class ProviderError extends TrustworthyOutputError {
     if (error instanceof ProviderError) return error;
     const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
     const status = typeof e?.status === "number" ? e.status : undefined;
-    const said = (typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error)) + causeDetail(error);
+    const said =
+      (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
     // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
     const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
     const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;
@@ -126,6 +127,26 @@ export class ProviderError extends TrustworthyOutputError {
     // Redact before truncating, so a cut cannot leave the start of a key behind.
     return new ProviderError(`${prefix}: ${kind}${truncate(redactSecrets(said), 500)}`, { cause: error, status, node, transient });
   }
+}
+
+/**
+ * What an error says when its message does not: the ollama client's ResponseError keeps the server's
+ * `error` field, an object when an OpenAI-style proxy stands in front of Ollama ({"error": {"message": …}}),
+ * and its message is then "[object Object]".
+ */
+function whatWasSaid(error: unknown): string {
+  const field = (error as { error?: unknown } | null)?.error;
+  if (typeof field === "string" && field.length > 0) return field;
+  if (field !== null && typeof field === "object") {
+    const message = (field as { message?: unknown }).message;
+    if (typeof message === "string" && message.length > 0) return message;
+    try {
+      return JSON.stringify(field).slice(0, 500);
+    } catch {
+      // A cycle: fall through to the error's own text.
+    }
+  }
+  return String(error);
 }
 
 /**
