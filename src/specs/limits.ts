@@ -264,7 +264,6 @@ function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApp
     if (n === undefined) ids.set(node, (n = ids.size));
     return n;
   };
-  refuseSameLocationCycles(root);
   let states = 0;
   const stack: Array<{ bag: Bag; depth: number }> = [{ bag: new Map([[root, 1]]), depth: 0 }];
   while (stack.length > 0) {
@@ -308,20 +307,84 @@ function sameLocation(root: Node, node: Node): Node[] {
   return [...next.keys()];
 }
 
-/** A $ref cycle that never moves into the value (`{"$ref": "#"}` at the root) makes validation recurse forever. */
-function refuseSameLocationCycles(root: Node): void {
+/**
+ * Refuse a `$ref` cycle that never moves into the value (`{"$ref": "#"}` at the root, two definitions that refer
+ * to each other through `$ref`, `allOf` or `anyOf`): validating any value would recurse forever (the standard leaves
+ * such a schema undefined), and ajv overflows the stack compiling or running it. Every spec, trusted or not. Refs
+ * are followed where they are JSON pointers or anchors into the spec itself; others cannot loop here. Iterative.
+ */
+export function refuseRefCycles(root: Node): void {
+  const paths = new Map<Node, string>();
+  const anchors = new Map<string, Node>();
+  for (const { schema, path } of subschemas(root)) {
+    if (!paths.has(schema)) paths.set(schema, path);
+    for (const key of ["$anchor", "$id", "id"]) {
+      const name = own(schema, key);
+      if (typeof name !== "string") continue;
+      if (key === "$anchor") anchors.set(name, schema);
+      else if (name.startsWith("#") && name.length > 1) anchors.set(name.slice(1), schema);
+    }
+  }
   const done = new Set<Node>();
   const onPath = new Set<Node>();
-  const visit = (node: Node): void => {
-    if (done.has(node)) return;
-    if (onPath.has(node))
-      throw new SpecError('the schema has a "$ref" cycle that never reaches into the value, so validation would recurse forever; remove it.');
-    onPath.add(node);
-    for (const next of sameLocation(root, node)) visit(next);
-    onPath.delete(node);
-    done.add(node);
-  };
-  for (const { schema } of subschemas(root)) visit(schema);
+  for (const start of paths.keys()) {
+    if (done.has(start)) continue;
+    const stack: Array<{ node: Node; next: Node[]; i: number }> = [{ node: start, next: sameLocationLocal(root, start, anchors), i: 0 }];
+    onPath.add(start);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (top.i >= top.next.length) {
+        stack.pop();
+        onPath.delete(top.node);
+        done.add(top.node);
+        continue;
+      }
+      const child = top.next[top.i++];
+      if (done.has(child)) continue;
+      if (onPath.has(child)) {
+        throw new SpecError(
+          `the schema has a "$ref" cycle that never reaches into the value (through ${(paths.get(child) ?? "#").slice(0, 200)}), so validating any value would recurse forever; make the cycle pass through a field or an item (as "properties": {"child": {"$ref": "#"}} does), or remove it.`,
+        );
+      }
+      onPath.add(child);
+      stack.push({ node: child, next: sameLocationLocal(root, child, anchors), i: 0 });
+    }
+  }
+}
+
+/** The subschemas a schema applies at its own value, its `$ref` followed only where it points into the spec. */
+function sameLocationLocal(root: Node, node: Node, anchors: Map<string, Node>): Node[] {
+  const next: Bag = new Map();
+  for (const key of SAME_LOCATION_SINGLE) add(next, own(node, key), 1);
+  for (const key of SAME_LOCATION_LISTS) {
+    const list = own(node, key);
+    if (Array.isArray(list)) for (const branch of list) add(next, branch, 1);
+  }
+  for (const key of ["dependentSchemas", "dependencies"]) {
+    const dependent = own(node, key);
+    if (dependent !== null && typeof dependent === "object") for (const branch of Object.values(dependent)) add(next, branch, 1);
+  }
+  add(next, localTarget(root, own(node, "$ref"), anchors), 1);
+  if (own(node, "$recursiveRef") === "#") add(next, root, 1);
+  return [...next.keys()];
+}
+
+/** Where a `$ref` into the spec itself points ("#", "#/json/pointer", "#anchor"), else undefined. */
+function localTarget(root: Node, ref: unknown, anchors: Map<string, Node>): unknown {
+  if (typeof ref !== "string" || !ref.startsWith("#")) return undefined;
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return anchors.get(ref.slice(1));
+  let target: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
+  }
+  return target;
 }
 
 /** The subschemas that apply at one value, given those that apply directly: combinator branches and $ref targets added, with multiplicity. */

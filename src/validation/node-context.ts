@@ -8,9 +8,9 @@ import type { EnsureOptions } from "../settings.js";
 import { CheckedSettings, type ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
 import { HeldSpecs } from "../specs/held.js";
-import { isSpec, isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
+import { isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
+import { isSpec, type Spec } from "../specs/spec.js";
 import type { RuntimeSpecLimits } from "../specs/limits.js";
-import type { Spec } from "../specs/spec.js";
 
 /** What the validation graph's nodes are built with: the model (or a factory by name) and default settings. */
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {

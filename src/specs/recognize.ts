@@ -1,0 +1,154 @@
+/**
+ * What may stand where a spec's schema goes. A spec is only what can be
+ * recognised as one: a zod 4 schema, a Spec from defineSpec, or a JSON
+ * Schema, which is JSON data. Anything else is refused, never read as a JSON
+ * Schema: another library's schema (Valibot's `v.object(…)` is a plain object
+ * with `type: "object"`) would otherwise be taken for a JSON Schema whose other
+ * fields are unknown keywords, ignored, and so would check nothing of what it
+ * says. The walk reads what JSON.stringify reads (own enumerable string keys),
+ * never runs a getter, and names the library where its shape tells it.
+ */
+import { SpecError } from "../errors.js";
+import { subschemas } from "./limits.js";
+
+/** What the refusal says is supported instead. */
+const SUPPORTED = "only zod 4 schemas and JSON Schema are supported as specs for now";
+
+/** A Standard Schema vendor's name as its users know it, with the way to a JSON Schema where the library has one. */
+const VENDORS: Record<string, { name: string; instead?: string }> = {
+  valibot: { name: "Valibot", instead: "convert it with @valibot/to-json-schema and pass the JSON Schema, or write it in zod" },
+  arktype: { name: "ArkType", instead: "pass its .toJsonSchema(), or write it in zod" },
+  effect: { name: "Effect Schema", instead: "pass JSONSchema.make(schema), or write it in zod" },
+  zod: {
+    name: "a zod schema this package cannot read (zod 3, zod/mini or zod/v4/core)",
+    instead: 'write it with zod 4\'s classic API (import { z } from "zod")',
+  },
+};
+
+type Named = { library: string; instead?: string };
+
+/** The schema library a value comes from, when its shape tells it; undefined for a value with no library marker. */
+export function foreignSchemaLibrary(value: unknown): Named | undefined {
+  if (value === null || (typeof value !== "object" && typeof value !== "function")) return undefined;
+  const vendor = standardVendor(value);
+  if (vendor !== undefined) {
+    const known = Object.hasOwn(VENDORS, vendor) ? VENDORS[vendor] : undefined;
+    return known ? { library: known.name, instead: known.instead } : { library: `a Standard Schema library (vendor ${JSON.stringify(vendor.slice(0, 40))})` };
+  }
+  // Valibot before Standard Schema, and its JSON form: kind "schema", a string "expects", a boolean "async".
+  if (dataField(value, "kind") === "schema" && typeof dataField(value, "expects") === "string" && typeof dataField(value, "async") === "boolean") {
+    return { library: VENDORS.valibot.name, instead: VENDORS.valibot.instead };
+  }
+  // Effect Schema: a class whose static `ast` is a tagged node.
+  const ast = dataField(value, "ast");
+  if (ast !== null && typeof ast === "object" && typeof dataField(ast, "_tag") === "string")
+    return { library: VENDORS.effect.name, instead: VENDORS.effect.instead };
+  return undefined;
+}
+
+/** `~standard.vendor`, the Standard Schema marker; its getter (Valibot's is one) is run only to read the library's name. */
+function standardVendor(value: object): string | undefined {
+  try {
+    if (!Object.hasOwn(value, "~standard") && !("~standard" in value)) return undefined;
+    const props = (value as { "~standard"?: unknown })["~standard"];
+    const vendor = props !== null && typeof props === "object" ? (props as { vendor?: unknown }).vendor : undefined;
+    return typeof vendor === "string" ? vendor : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** An own data field's value (never a getter's), else undefined. */
+function dataField(value: object, name: string): unknown {
+  try {
+    const descriptor = Object.getOwnPropertyDescriptor(value, name);
+    return descriptor !== undefined && "value" in descriptor ? descriptor.value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Refuse a value named by its library; `what` says where it stood ("the spec", "the spec's schema"). */
+function refuseForeign(named: Named, what: string, at = "#"): never {
+  const where = at === "#" ? what : `${what} (at ${at.slice(0, 200)})`;
+  throw new SpecError(
+    `${where} is ${/^(a|an) /.test(named.library) ? named.library : `${/^[AEIOU]/.test(named.library) ? "an" : "a"} ${named.library} schema`}, not a JSON Schema or a zod schema: ${SUPPORTED}. ` +
+      `Read as a JSON Schema it would check nothing of what it says${named.instead ? `; ${named.instead}` : ""}.`,
+  );
+}
+
+/**
+ * Refuse what is not a JSON Schema: a value that is not JSON data (a function, a class instance, a getter), or
+ * one carrying another schema library's marker at a place a subschema stands. `what` names it in the message.
+ * Throws SpecError; returns nothing. Linear in the value's size, with a stack of its own.
+ */
+export function refuseUnrecognisedSchema(value: unknown, what: string): void {
+  try {
+    const library =
+      foreignSchemaLibrary(value) ?? (typeof value === "function" ? { library: "a function or a class (as ArkType and Effect schemas are)" } : undefined);
+    if (library !== undefined) refuseForeign(library, what);
+    // Markers only where a subschema stands: elsewhere ("properties") a key is a field's name, "~standard" included.
+    for (const { schema, path } of subschemas(value)) {
+      const inner = foreignSchemaLibrary(schema);
+      if (inner !== undefined) refuseForeign(inner, what, path);
+    }
+    refuseNonData(value, what);
+  } catch (error) {
+    if (error instanceof SpecError) throw error;
+    throw new SpecError(
+      `${what} could not be read as JSON data (${String((error as Error)?.message ?? error).slice(0, 200)}); a spec is a zod schema or a JSON Schema.`,
+    );
+  }
+}
+
+function refuseNonData(root: unknown, what: string): void {
+  const seen = new Set<object>();
+  const stack: Array<{ value: unknown; path: string; parent?: { value: object; path: string } }> = [{ value: root, path: "#" }];
+  while (stack.length > 0) {
+    const { value, path, parent } = stack.pop()!;
+    // What is not JSON data is refused; where the object holding it is another library's schema, it is named.
+    const named = parent !== undefined && !isJsonData(value) ? foreignSchemaLibrary(parent.value) : undefined;
+    if (named !== undefined) refuseForeign(named, what, parent!.path);
+    if (value === null || value === undefined || typeof value === "string" || typeof value === "boolean") continue;
+    if (typeof value === "number") {
+      if (Number.isFinite(value)) continue;
+      throw new SpecError(`${what} holds ${value} at ${path.slice(0, 200)}, a number JSON has no form for.`);
+    }
+    if (typeof value === "function") {
+      const library = foreignSchemaLibrary(value);
+      if (library !== undefined) refuseForeign(library, what, path);
+    }
+    if (typeof value !== "object")
+      throw new SpecError(`${what} holds a ${typeof value} at ${path.slice(0, 200)}, which JSON has no form for: a JSON Schema is JSON data.`);
+    if (seen.has(value)) continue; // shared (or cyclic) parts are read once; a cycle is refused where the schema is serialised
+    seen.add(value);
+    if (!isJsonData(value)) {
+      const library = foreignSchemaLibrary(value);
+      if (library !== undefined) refuseForeign(library, what, path);
+      const proto = Object.getPrototypeOf(value);
+      const kind = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+      throw new SpecError(
+        `${what} holds ${typeof kind === "string" && kind !== "" ? `an instance of ${kind.slice(0, 40)}` : "an object with a prototype"} at ${path.slice(0, 200)}, not JSON data: a JSON Schema is plain objects, arrays, strings, numbers, booleans and null; ${SUPPORTED}.`,
+      );
+    }
+    for (const key of Object.keys(value)) {
+      const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
+      const childPath = `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+      if (!("value" in descriptor)) {
+        const holder = foreignSchemaLibrary(value);
+        if (holder !== undefined) refuseForeign(holder, what, path);
+        throw new SpecError(`${what} has a field computed by a getter at ${childPath.slice(0, 200)}, not JSON data.`);
+      }
+      stack.push({ value: descriptor.value, path: childPath, parent: { value, path } });
+    }
+  }
+}
+
+/** Whether a value is a JSON scalar or a plain container (its contents are read in turn). */
+function isJsonData(value: unknown): boolean {
+  if (value === null || value === undefined || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value);
+  if (typeof value !== "object") return false;
+  const proto = Object.getPrototypeOf(value);
+  return Array.isArray(value) ? proto === Array.prototype : proto === Object.prototype || proto === null;
+}
