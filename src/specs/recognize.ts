@@ -12,17 +12,14 @@ import { SpecError } from "../errors.js";
 import { subschemas } from "./limits.js";
 
 /** What the refusal says is supported instead. */
-const SUPPORTED = "only zod 4 schemas and JSON Schema are supported as specs for now";
+const SUPPORTED = 'only zod 4 schemas (import { z } from "zod") and JSON Schema are supported as specs for now';
 
 /** A Standard Schema vendor's name as its users know it, with the way to a JSON Schema where the library has one. */
 const VENDORS: Record<string, { name: string; instead?: string }> = {
   valibot: { name: "Valibot", instead: "convert it with @valibot/to-json-schema and pass the JSON Schema, or write it in zod" },
   arktype: { name: "ArkType", instead: "pass its .toJsonSchema(), or write it in zod" },
   effect: { name: "Effect Schema", instead: "pass JSONSchema.make(schema), or write it in zod" },
-  zod: {
-    name: "a zod schema this package cannot read (zod 3, zod/mini or zod/v4/core)",
-    instead: 'write it with zod 4\'s classic API (import { z } from "zod")',
-  },
+  zod: { name: "a zod schema of another API than zod 4's classic one (zod 3, zod/mini or zod/v4/core)", instead: "write it with zod 4's classic API" },
 };
 
 type Named = { library: string; instead?: string };
@@ -72,7 +69,7 @@ function dataField(value: object, name: string): unknown {
 function refuseForeign(named: Named, what: string, at = "#"): never {
   const where = at === "#" ? what : `${what} (at ${at.slice(0, 200)})`;
   throw new SpecError(
-    `${where} is ${/^(a|an) /.test(named.library) ? named.library : `${/^[AEIOU]/.test(named.library) ? "an" : "a"} ${named.library} schema`}, not a JSON Schema or a zod schema: ${SUPPORTED}. ` +
+    `${where} is ${/^(a|an) /.test(named.library) ? named.library : `${/^[AEIOU]/.test(named.library) ? "an" : "a"} ${named.library} schema`}, which this package does not read: ${SUPPORTED}. ` +
       `Read as a JSON Schema it would check nothing of what it says${named.instead ? `; ${named.instead}` : ""}.`,
   );
 }

@@ -111,7 +111,7 @@ export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spe
     );
   }
   if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined, runtimeSpecLimits(options.specLimits));
-  if (typeof ref === "function") refuseUnrecognisedSchema(ref, "the spec");
+  if (typeof ref === "function") refuseUnrecognisedSchema(ref, "The spec");
   throw new SpecError(
     `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a zod schema; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
   );
@@ -136,11 +136,24 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
       "The spec has the shape of a Spec but is not one defineSpec made (a copy, or an object built by hand, whose validator need not be its schema's); pass the Spec defineSpec returned.",
     );
   }
+  const obj = value as Record<string, unknown>;
+  // Any "schema" field makes it a wrapped spec: read as a bare schema, its unknown keywords would be ignored and accept anything.
+  const wrapped = Object.hasOwn(obj, "schema");
+  const extra = wrapped ? Object.keys(obj).filter((key) => !INLINE_SPEC_FIELDS.includes(key)) : [];
+  if (extra.length > 0) {
+    const named = extra
+      .slice(0, 5)
+      .map((k) => JSON.stringify(k.slice(0, 40)))
+      .join(", ");
+    const why = extra.includes("rules") ? " (a spec with code rules is made with defineSpec)" : "";
+    throw new SpecError(
+      `An inline spec has only the fields "name", "description", "schema"; ${named} would not be read${why}. Remove ${extra.length === 1 ? "it" : "them"}, or put the schema's own keywords under "schema".`,
+    );
+  }
   // Only what is recognised as a spec is read as one: never another library's schema, nor anything that is not JSON data.
   if (text === undefined) {
-    const inner = (value as { schema?: unknown }).schema;
-    if (Object.hasOwn(value, "schema") && inner !== null && typeof inner === "object") refuseUnrecognisedSchema(inner, "the spec's schema");
-    refuseUnrecognisedSchema(value, "the spec");
+    if (wrapped && obj.schema !== null && typeof obj.schema === "object") refuseUnrecognisedSchema(obj.schema, "The spec's schema");
+    refuseUnrecognisedSchema(value, "The spec");
   }
   const json = text ?? safeStringify(value);
   refuseTooLong(json.length, limits);
@@ -151,20 +164,6 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
     inlineCache.delete(key); // refresh its place in the LRU order
     inlineCache.set(key, cached);
     return cached;
-  }
-  const obj = value as Record<string, unknown>;
-  // Any "schema" field makes it a wrapped spec: read as a bare schema, its unknown keywords would be ignored and accept anything.
-  const wrapped = Object.hasOwn(obj, "schema");
-  const extra = wrapped ? Object.keys(obj).filter((key) => !INLINE_SPEC_FIELDS.includes(key)) : [];
-  if (extra.length > 0) {
-    throw new SpecError(
-      `An inline spec has only the fields ${INLINE_SPEC_FIELDS.map((k) => JSON.stringify(k)).join(", ")}; ${extra
-        .slice(0, 5)
-        .map((k) => JSON.stringify(k.slice(0, 40)))
-        .join(
-          ", ",
-        )} would not be read${extra.includes("rules") ? " (a spec with code rules is made with defineSpec)" : ""}. Remove ${extra.length === 1 ? "it" : "them"}, or put the schema's own keywords under "schema".`,
-    );
   }
   const spec = defineSpec(
     {

@@ -158,7 +158,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
   // Anything but a zod schema must be a JSON Schema: JSON data, with no other schema library's marker.
   const given: unknown = definition.schema;
   if (zod === undefined && given !== null && (typeof given === "object" || typeof given === "function")) {
-    refuseUnrecognisedSchema(given, `the schema of spec ${JSON.stringify(String(definition.name ?? UNNAMED_SPEC).slice(0, 64))}`);
+    refuseUnrecognisedSchema(given, `The schema of spec ${JSON.stringify(String(definition.name ?? UNNAMED_SPEC).slice(0, 64))}`);
   }
   let jsonSchema = definition.schema as JsonSchema;
   // Measured before anything walks it recursively: a schema too large or deep is refused with what to change.

@@ -52,6 +52,8 @@ export const RULE_CONTEXT_LIMITS: Readonly<JsonLimits> = Object.freeze({ maxChar
  */
 function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, unknown> {
   const data = toJsonData(value, RULE_CONTEXT_LIMITS, what);
+  // Reading it threw (a Proxy's trap): not a question of its size.
+  if (!data.ok && data.error.startsWith(`${what} could not be read`)) throw new ConfigurationError(`${data.error}; give ${what} as plain JSON data.`);
   if (!data.ok) {
     throw new ConfigurationError(
       `${data.error} (${what} is limited to ${RULE_CONTEXT_LIMITS.maxDepth} levels and ${RULE_CONTEXT_LIMITS.maxChars} characters of JSON); give the rules a smaller set of facts, or let a rule look up what it needs itself.`,

@@ -37,7 +37,10 @@ export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<V
 
 /** The builder's own code-defined spec (a Spec, or a zod schema's Spec), if it was given one. */
 function builderSpecOf(options: ValidationNodeOptions): Spec | undefined {
-  return isSpec(options.spec) || isZodSchema(options.spec) ? resolveSpec(options.spec) : undefined;
+  if (options.spec === undefined) return undefined;
+  // Resolved when the graph is built, whatever it is: what is not a spec is refused here, not at a run.
+  const spec = resolveSpec(options.spec, { specLimits: options.specLimits });
+  return isSpec(options.spec) || isZodSchema(options.spec) ? spec : undefined;
 }
 
 /**
