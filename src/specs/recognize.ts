@@ -43,10 +43,15 @@ export function foreignSchemaLibrary(value: unknown): Named | undefined {
   return undefined;
 }
 
-/** `~standard.vendor`, the Standard Schema marker; its getter (Valibot's is one) is run only to read the library's name. */
+/**
+ * `~standard.vendor`, the Standard Schema marker; its getter (Valibot's is one) is run only to read the library's
+ * name. On a plain object only an enumerable field counts, as JSON reads it: zod's z.toJSONSchema() output, a
+ * JSON Schema, carries a non-enumerable "~standard".
+ */
 function standardVendor(value: object): string | undefined {
   try {
-    if (!Object.hasOwn(value, "~standard") && !("~standard" in value)) return undefined;
+    const present = isPlainObject(value) ? Object.getOwnPropertyDescriptor(value, "~standard")?.enumerable === true : "~standard" in value;
+    if (!present) return undefined;
     const props = (value as { "~standard"?: unknown })["~standard"];
     const vendor = props !== null && typeof props === "object" ? (props as { vendor?: unknown }).vendor : undefined;
     return typeof vendor === "string" ? vendor : "unknown";
@@ -55,14 +60,20 @@ function standardVendor(value: object): string | undefined {
   }
 }
 
-/** An own data field's value (never a getter's), else undefined. */
+/** An own data field's value (never a getter's; on a plain object, an enumerable one, as JSON reads it), else undefined. */
 function dataField(value: object, name: string): unknown {
   try {
     const descriptor = Object.getOwnPropertyDescriptor(value, name);
-    return descriptor !== undefined && "value" in descriptor ? descriptor.value : undefined;
+    if (descriptor === undefined || !("value" in descriptor) || (isPlainObject(value) && !descriptor.enumerable)) return undefined;
+    return descriptor.value;
   } catch {
     return undefined;
   }
+}
+
+function isPlainObject(value: object): boolean {
+  const proto = Object.getPrototypeOf(value);
+  return !Array.isArray(value) && (proto === Object.prototype || proto === null);
 }
 
 /** Refuse a value named by its library; `what` says where it stood ("the spec", "the spec's schema"). */

@@ -201,7 +201,11 @@ describe("what is recognised as a spec", () => {
     const handMade = { name: "x", description: "x", schema: { type: "object" }, rules: [], checkSchema: () => true, validateSchema: () => true };
     expect(isSpec(handMade)).toBe(false);
     expect(checkValueSync(handMade as never, UNDERAGE).valid).toBe(false);
-    // zod 4 stays a spec as it is.
+    // zod 4 stays a spec as it is, and so does its JSON Schema (z.toJSONSchema marks it with a non-enumerable "~standard").
+    const converted = z.toJSONSchema(z.object({ age: z.number().min(18) }));
+    expect(Object.getOwnPropertyDescriptor(converted, "~standard")).toMatchObject({ enumerable: false, value: { vendor: "zod" } });
+    expect(checkValueSync(defineSpec({ schema: converted as never }), UNDERAGE).valid).toBe(false);
+    expect(checkValueSync(resolveSpec({ schema: converted as never }), { age: 18 }).valid).toBe(true);
     expect(checkValueSync(z.object({ age: z.number().min(18) }), UNDERAGE).valid).toBe(false);
   });
 });
