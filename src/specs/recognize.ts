@@ -5,8 +5,9 @@
  * Schema: another library's schema (Valibot's `v.object(…)` is a plain object
  * with `type: "object"`) would otherwise be taken for a JSON Schema whose other
  * fields are unknown keywords, ignored, and so would check nothing of what it
- * says. The walk reads what JSON.stringify reads (own enumerable string keys),
- * never runs a getter, and names the library where its shape tells it.
+ * says. The walk reads what JSON.stringify reads (own enumerable string keys)
+ * and refuses a getter; it names the library where its shape tells it (reading
+ * a `~standard` marker, whose getter may run, only for that name).
  */
 import { SpecError } from "../errors.js";
 import { subschemas } from "./limits.js";
@@ -25,7 +26,7 @@ const VENDORS: Record<string, { name: string; instead?: string }> = {
 type Named = { library: string; instead?: string };
 
 /** The schema library a value comes from, when its shape tells it; undefined for a value with no library marker. */
-export function foreignSchemaLibrary(value: unknown): Named | undefined {
+function foreignSchemaLibrary(value: unknown): Named | undefined {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return undefined;
   const vendor = standardVendor(value);
   if (vendor !== undefined) {
