@@ -229,11 +229,7 @@ function refTarget(root: Node, node: Node, path: string): Node | undefined {
       `"$ref" ${JSON.stringify(String(ref).slice(0, 100))} at ${path.slice(0, 200)} is not supported in specs supplied at run time: only JSON pointers into the spec itself ("#", "#/$defs/name") are.`,
     );
   }
-  let target: unknown = root;
-  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
-    target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
-  }
+  const target = pointerTarget(root, ref);
   if (typeof target === "boolean") return undefined; // a boolean schema applies no subschema
   if (target === null || typeof target !== "object" || Array.isArray(target))
     throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
@@ -291,8 +287,8 @@ function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApp
   return worst;
 }
 
-/** The subschemas a schema applies at its own value: combinator branches and its $ref target. */
-function sameLocation(root: Node, node: Node): Node[] {
+/** The subschemas a schema applies at its own value: combinator branches and what its references point to (`targets`). */
+function sameLocation(node: Node, targets: unknown[]): Node[] {
   const next: Bag = new Map();
   for (const key of SAME_LOCATION_SINGLE) add(next, own(node, key), 1);
   for (const key of SAME_LOCATION_LISTS) {
@@ -303,7 +299,7 @@ function sameLocation(root: Node, node: Node): Node[] {
     const dependent = own(node, key);
     if (dependent !== null && typeof dependent === "object") for (const branch of Object.values(dependent)) add(next, branch, 1);
   }
-  add(next, refTarget(root, node, "the schema"), 1);
+  for (const target of targets) add(next, target, 1);
   return [...next.keys()];
 }
 
@@ -352,30 +348,18 @@ export function refuseRefCycles(root: Node): void {
   }
 }
 
-/** The subschemas a schema applies at its own value, its `$ref` followed only where it points into the spec. */
+/** The subschemas a schema applies at its own value, its references followed only where they point into the spec. */
 function sameLocationLocal(root: Node, node: Node, anchors: Map<string, Node>): Node[] {
-  const next: Bag = new Map();
-  for (const key of SAME_LOCATION_SINGLE) add(next, own(node, key), 1);
-  for (const key of SAME_LOCATION_LISTS) {
-    const list = own(node, key);
-    if (Array.isArray(list)) for (const branch of list) add(next, branch, 1);
-  }
-  for (const key of ["dependentSchemas", "dependencies"]) {
-    const dependent = own(node, key);
-    if (dependent !== null && typeof dependent === "object") for (const branch of Object.values(dependent)) add(next, branch, 1);
-  }
-  add(next, localTarget(root, own(node, "$ref"), anchors), 1);
-  if (own(node, "$recursiveRef") === "#") add(next, root, 1);
-  return [...next.keys()];
+  const ref = own(node, "$ref");
+  const target =
+    typeof ref !== "string" || !ref.startsWith("#") ? undefined : ref.startsWith("#/") || ref === "#" ? pointerTarget(root, ref) : anchors.get(ref.slice(1));
+  return sameLocation(node, [target, own(node, "$recursiveRef") === "#" ? root : undefined]);
 }
 
-/** Where a `$ref` into the spec itself points ("#", "#/json/pointer", "#anchor"), else undefined. */
-function localTarget(root: Node, ref: unknown, anchors: Map<string, Node>): unknown {
-  if (typeof ref !== "string" || !ref.startsWith("#")) return undefined;
-  if (ref === "#") return root;
-  if (!ref.startsWith("#/")) return anchors.get(ref.slice(1));
+/** What a JSON pointer into the spec ("#", "#/$defs/name") points to, or undefined. */
+function pointerTarget(root: Node, ref: string): unknown {
   let target: unknown = root;
-  for (const raw of ref.slice(2).split("/")) {
+  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
     let key: string;
     try {
       key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
@@ -401,7 +385,7 @@ function expand(root: Node, bag: Bag, limits: Pick<RuntimeSpecLimits, "maxApplic
         `more than ${limits.maxApplicationsPerValue} subschemas can apply to one value of an answer (through anyOf/oneOf/allOf/if/not and $ref), the limit maxApplicationsPerValue for specs supplied at run time; ${howToRaise("maxApplicationsPerValue")}.`,
       );
     }
-    for (const child of sameLocation(root, node)) stack.push([child, times]);
+    for (const child of sameLocation(node, [refTarget(root, node, "the schema")])) stack.push([child, times]);
   }
   return applied;
 }
