@@ -17,6 +17,7 @@ import { z } from "zod";
 import { z as z3 } from "zod/v3";
 import * as zm from "zod/mini";
 import { guardTools } from "../../src/agents/guard-tools.js";
+import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { validatedResponse } from "../../src/agents/validated-response.js";
 import { runGenerateCli } from "../../src/cli/generate.js";
 import { SpecError } from "../../src/errors.js";
@@ -113,7 +114,7 @@ describe("another library's schema is refused wherever a spec is taken, naming t
     expect(() => resolveSpec(older)).toThrow(/is a Valibot schema/);
   });
 
-  it("generateValidated, streamValidated, the graph's builder and run settings, checkValue: nothing runs, {age: 12} never passes", async () => {
+  it("generateValidated, streamValidated, the graphs' builder and run settings, checkValue: nothing runs, {age: 12} never passes", async () => {
     const model = scriptedModel([JSON.stringify(UNDERAGE), JSON.stringify(UNDERAGE)]);
     await expect(generateValidated({ model, spec: vPerson as never, request: "a person" })).rejects.toThrow(/Valibot/);
     const stream = async () => {
@@ -124,6 +125,8 @@ describe("another library's schema is refused wherever a spec is taken, naming t
     const graph = buildValidationGraph({ model });
     await expect(graph.invoke({ request: "a person" }, { context: { spec: vPerson } } as never)).rejects.toThrow(/Valibot/);
     await expect(graph.invoke({ request: "a person" }, { context: { spec: JSON.parse(JSON.stringify(vPerson)) } } as never)).rejects.toThrow(/Valibot/);
+    const reflexion = buildReflexionGraph({ model });
+    await expect(reflexion.invoke({ tasks: ["a person"] }, { context: { spec: JSON.parse(JSON.stringify(vPerson)) } } as never)).rejects.toThrow(/Valibot/);
     expect(model.calls).toHaveLength(0);
     const verdict = await checkValue(vPerson as never, UNDERAGE);
     expect(verdict.valid).toBe(false);
