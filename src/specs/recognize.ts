@@ -10,7 +10,7 @@
  * a `~standard` marker, whose getter may run, only for that name).
  */
 import { SpecError } from "../errors.js";
-import { subschemas } from "./limits.js";
+import { SUBSCHEMA_KEYWORDS } from "./limits.js";
 
 /** What the refusal says is supported instead. */
 const SUPPORTED = 'only zod 4 schemas (import { z } from "zod") and JSON Schema are supported as specs for now';
@@ -28,6 +28,8 @@ type Named = { library: string; instead?: string };
 /** The schema library a value comes from, when its shape tells it; undefined for a value with no library marker. */
 function foreignSchemaLibrary(value: unknown): Named | undefined {
   if (value === null || (typeof value !== "object" && typeof value !== "function")) return undefined;
+  // The common case, a JSON Schema's own object: none of the fields a marker needs.
+  if (isPlainObject(value) && !Object.hasOwn(value, "~standard") && !Object.hasOwn(value, "kind") && !Object.hasOwn(value, "ast")) return undefined;
   const vendor = standardVendor(value);
   if (vendor !== undefined) {
     const known = Object.hasOwn(VENDORS, vendor) ? VENDORS[vendor] : undefined;
@@ -89,19 +91,13 @@ function refuseForeign(named: Named, what: string, at = "#"): never {
 /**
  * Refuse what is not a JSON Schema: a value that is not JSON data (a function, a class instance, a getter), or
  * one carrying another schema library's marker at a place a subschema stands. `what` names it in the message.
- * Throws SpecError; returns nothing. Linear in the value's size, with a stack of its own.
+ * Throws SpecError; returns nothing. One walk, linear in the value's size, with a stack of its own.
  */
 export function refuseUnrecognisedSchema(value: unknown, what: string): void {
   try {
-    const library =
-      foreignSchemaLibrary(value) ?? (typeof value === "function" ? { library: "a function or a class (as ArkType and Effect schemas are)" } : undefined);
-    if (library !== undefined) refuseForeign(library, what);
-    // Markers only where a subschema stands: elsewhere ("properties") a key is a field's name, "~standard" included.
-    for (const { schema, path } of subschemas(value)) {
-      const inner = foreignSchemaLibrary(schema);
-      if (inner !== undefined) refuseForeign(inner, what, path);
-    }
-    refuseNonData(value, what);
+    if (typeof value === "function")
+      refuseForeign(foreignSchemaLibrary(value) ?? { library: "a function or a class (as ArkType and Effect schemas are)" }, what);
+    walk(value, what);
   } catch (error) {
     if (error instanceof SpecError) throw error;
     throw new SpecError(
@@ -110,45 +106,78 @@ export function refuseUnrecognisedSchema(value: unknown, what: string): void {
   }
 }
 
-function refuseNonData(root: unknown, what: string): void {
+/** What a value is in a schema: a subschema, a list or a map of subschemas, or data (a const, an enum, a note). */
+type Role = "schema" | "list" | "map" | "data";
+
+interface Item {
+  value: unknown;
+  role: Role;
+  key: string;
+  parent: Item | undefined;
+}
+
+const SINGLE = new Set(SUBSCHEMA_KEYWORDS.single);
+const LISTS = new Set(SUBSCHEMA_KEYWORDS.lists);
+const MAPS = new Set(SUBSCHEMA_KEYWORDS.maps);
+
+/** The role of a field of a container with role `role`. */
+function roleOf(role: Role, key: string, value: unknown): Role {
+  if (role === "list" || role === "map") return "schema";
+  if (role === "data") return "data";
+  if (Array.isArray(value)) return LISTS.has(key) ? "list" : "data";
+  return SINGLE.has(key) ? "schema" : MAPS.has(key) ? "map" : "data";
+}
+
+/** An item's place as a JSON pointer into the schema, built only for a message. */
+function pathOf(item: Item): string {
+  const keys: string[] = [];
+  for (let i: Item | undefined = item; i?.parent !== undefined; i = i.parent) keys.push(i.key.replace(/~/g, "~0").replace(/\//g, "~1"));
+  return ["#", ...keys.reverse()].join("/").slice(0, 200);
+}
+
+function walk(root: unknown, what: string): void {
   const seen = new Set<object>();
-  const stack: Array<{ value: unknown; path: string; parent?: { value: object; path: string } }> = [{ value: root, path: "#" }];
+  const stack: Item[] = [{ value: root, role: "schema", key: "", parent: undefined }];
   while (stack.length > 0) {
-    const { value, path, parent } = stack.pop()!;
-    // What is not JSON data is refused; where the object holding it is another library's schema, it is named.
-    const named = parent !== undefined && !isJsonData(value) ? foreignSchemaLibrary(parent.value) : undefined;
-    if (named !== undefined) refuseForeign(named, what, parent!.path);
+    const item = stack.pop()!;
+    const value = item.value;
     if (value === null || value === undefined || typeof value === "string" || typeof value === "boolean") continue;
     if (typeof value === "number") {
       if (Number.isFinite(value)) continue;
-      throw new SpecError(`${what} holds ${value} at ${path.slice(0, 200)}, a number JSON has no form for.`);
+      throw new SpecError(`${what} holds ${value} at ${pathOf(item)}, a number JSON has no form for.`);
     }
-    if (typeof value === "function") {
-      const library = foreignSchemaLibrary(value);
-      if (library !== undefined) refuseForeign(library, what, path);
+    if (typeof value !== "object") {
+      const library = typeof value === "function" ? foreignSchemaLibrary(value) : undefined;
+      if (library !== undefined) refuseForeign(library, what, pathOf(item));
+      throw new SpecError(`${what} holds a ${typeof value} at ${pathOf(item)}, which JSON has no form for: a JSON Schema is JSON data.`);
     }
-    if (typeof value !== "object")
-      throw new SpecError(`${what} holds a ${typeof value} at ${path.slice(0, 200)}, which JSON has no form for: a JSON Schema is JSON data.`);
+    // Markers only where a subschema stands: elsewhere ("properties", "const") a key is a field's name, "~standard" included.
+    const library = item.role === "schema" || !isJsonData(value) ? foreignSchemaLibrary(value) : undefined;
+    if (library !== undefined) refuseForeign(library, what, pathOf(item));
     if (seen.has(value)) continue; // shared (or cyclic) parts are read once; a cycle is refused where the schema is serialised
     seen.add(value);
     if (!isJsonData(value)) {
-      const library = foreignSchemaLibrary(value);
-      if (library !== undefined) refuseForeign(library, what, path);
-      const proto = Object.getPrototypeOf(value);
-      const kind = (proto as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+      const kind = (Object.getPrototypeOf(value) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
       throw new SpecError(
-        `${what} holds ${typeof kind === "string" && kind !== "" ? `an instance of ${kind.slice(0, 40)}` : "an object with a prototype"} at ${path.slice(0, 200)}, not JSON data: a JSON Schema is plain objects, arrays, strings, numbers, booleans and null; ${SUPPORTED}.`,
+        `${what} holds ${typeof kind === "string" && kind !== "" ? `an instance of ${kind.slice(0, 40)}` : "an object with a prototype"} at ${pathOf(item)}, not JSON data: a JSON Schema is plain objects, arrays, strings, numbers, booleans and null; ${SUPPORTED}.`,
       );
     }
     for (const key of Object.keys(value)) {
       const descriptor = Object.getOwnPropertyDescriptor(value, key)!;
-      const childPath = `${path}/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`;
+      const child: Item = { value: descriptor.value, role: "data", key, parent: item };
       if (!("value" in descriptor)) {
+        // A getter: not JSON data; named by its library where the object holding it has one's marker.
         const holder = foreignSchemaLibrary(value);
-        if (holder !== undefined) refuseForeign(holder, what, path);
-        throw new SpecError(`${what} has a field computed by a getter at ${childPath.slice(0, 200)}, not JSON data.`);
+        if (holder !== undefined) refuseForeign(holder, what, pathOf(item));
+        throw new SpecError(`${what} has a field computed by a getter at ${pathOf(child)}, not JSON data.`);
       }
-      stack.push({ value: descriptor.value, path: childPath, parent: { value, path } });
+      child.role = roleOf(item.role, key, descriptor.value);
+      // A function or class instance among an object's fields: the object is named when it is another library's schema.
+      if (!isJsonData(descriptor.value)) {
+        const holder = foreignSchemaLibrary(value);
+        if (holder !== undefined) refuseForeign(holder, what, pathOf(item));
+      }
+      stack.push(child);
     }
   }
 }
