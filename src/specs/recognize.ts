@@ -93,11 +93,11 @@ function refuseForeign(named: Named, what: string, at = "#"): never {
  * one carrying another schema library's marker at a place a subschema stands. `what` names it in the message.
  * Throws SpecError; returns nothing. One walk, linear in the value's size, with a stack of its own.
  */
-export function refuseUnrecognisedSchema(value: unknown, what: string): void {
+export function refuseUnrecognisedSchema(value: unknown, what: string, wrapped = false): void {
   try {
     if (typeof value === "function")
       refuseForeign(foreignSchemaLibrary(value) ?? { library: "a function or a class (as ArkType and Effect schemas are)" }, what);
-    walk(value, what);
+    walk(value, what, wrapped ? "wrapper" : "schema");
   } catch (error) {
     if (error instanceof SpecError) throw error;
     throw new SpecError(
@@ -106,8 +106,8 @@ export function refuseUnrecognisedSchema(value: unknown, what: string): void {
   }
 }
 
-/** What a value is in a schema: a subschema, a list or a map of subschemas, or data (a const, an enum, a note). */
-type Role = "schema" | "list" | "map" | "data";
+/** What a value is in a schema: a subschema, a list or a map of subschemas, data (a const, an enum, a note), or an inline spec {name, description, schema}. */
+type Role = "schema" | "list" | "map" | "data" | "wrapper";
 
 interface Item {
   value: unknown;
@@ -124,6 +124,7 @@ const MAPS = new Set(SUBSCHEMA_KEYWORDS.maps);
 function roleOf(role: Role, key: string, value: unknown): Role {
   if (role === "list" || role === "map") return "schema";
   if (role === "data") return "data";
+  if (role === "wrapper") return key === "schema" && !Array.isArray(value) ? "schema" : "data";
   if (Array.isArray(value)) return LISTS.has(key) ? "list" : "data";
   return SINGLE.has(key) ? "schema" : MAPS.has(key) ? "map" : "data";
 }
@@ -135,9 +136,9 @@ function pathOf(item: Item): string {
   return ["#", ...keys.reverse()].join("/").slice(0, 200);
 }
 
-function walk(root: unknown, what: string): void {
+function walk(root: unknown, what: string, role: Role): void {
   const seen = new Set<object>();
-  const stack: Item[] = [{ value: root, role: "schema", key: "", parent: undefined }];
+  const stack: Item[] = [{ value: root, role, key: "", parent: undefined }];
   while (stack.length > 0) {
     const item = stack.pop()!;
     const value = item.value;

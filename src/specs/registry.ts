@@ -151,10 +151,7 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
     );
   }
   // Only what is recognised as a spec is read as one: never another library's schema, nor anything that is not JSON data.
-  if (text === undefined) {
-    if (wrapped && obj.schema !== null && typeof obj.schema === "object") refuseUnrecognisedSchema(obj.schema, "The spec's schema");
-    refuseUnrecognisedSchema(value, "The spec");
-  }
+  if (text === undefined) refuseUnrecognisedSchema(value, "The spec", wrapped);
   const json = text ?? safeStringify(value);
   refuseTooLong(json.length, limits);
   // The same text under other limits is another spec (it may be refused under one and not the other).

@@ -99,9 +99,9 @@ describe("another library's schema is refused wherever a spec is taken, naming t
   it("as a spec's schema, wrapped, nested in a JSON Schema, or as the JSON that serialises one", () => {
     expect(() => defineSpec({ schema: vPerson as never })).toThrow(/^The schema of spec "output" is a Valibot schema/);
     expect(() => defineSpec({ name: "person", schema: arkPerson as never })).toThrow(/^The schema of spec "person" is an ArkType schema/);
-    expect(() => resolveSpec({ name: "person", schema: vPerson } as never)).toThrow(/^The spec's schema is a Valibot schema/);
+    expect(() => resolveSpec({ name: "person", schema: vPerson } as never)).toThrow(/^The spec \(at #\/schema\) is a Valibot schema/);
     expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(
-      /^The spec's schema \(at #\/properties\/age\) is a Valibot schema/,
+      /^The spec \(at #\/schema\/properties\/age\) is a Valibot schema/,
     );
     // The JSON form (a request's body, a --spec file): functions are gone, "~standard" is kept with its vendor.
     const json = JSON.stringify(vPerson);
