@@ -34,14 +34,14 @@ export interface MultitaskOptions {
   maxWaitMs?: number;
   /** "enqueue": the most runs waiting for one thread in this process (default 16); one more is refused. */
   maxQueued?: number;
+  /** Called once when the run has to wait for the thread ("enqueue"), before it waits. */
+  onQueued?: () => void;
 }
 
 /** Options of ThreadLocks.acquire and run: the strategy, its bounds, and the caller's signal. */
 export interface ThreadRunOptions extends MultitaskOptions {
   /** Stops the wait (and, through the lease's signal, the run). */
   signal?: AbortSignal;
-  /** Called once when the run has to wait for the thread ("enqueue"), before it waits. */
-  onQueued?: () => void;
 }
 
 /** A thread held by one run until `release()`. */
@@ -72,7 +72,7 @@ export interface ThreadLocks {
 }
 
 /** What a run does when its thread is held, unless told otherwise. */
-export const MULTITASK_DEFAULTS = { strategy: "enqueue", maxWaitMs: 60_000, maxQueued: 16 } as const satisfies Required<MultitaskOptions>;
+export const MULTITASK_DEFAULTS = { strategy: "enqueue", maxWaitMs: 60_000, maxQueued: 16 } as const satisfies Required<Omit<MultitaskOptions, "onQueued">>;
 /** setTimeout's longest delay. */
 const MAX_WAIT_MS = 2_147_483_647;
 const MAX_QUEUED = 10_000;
