@@ -326,7 +326,8 @@ function send(res: ServerResponse, status: number, payload: unknown, headers: Re
 
 function errorResponse(error: unknown): { status: number; message: string; detail?: Record<string, unknown> } {
   if (error instanceof HttpError) return { status: error.status, message: error.message, detail: error.detail };
-  if (ThreadLockLostError.isInstance(error)) return { status: 503, message: "The run lost its thread's lock (its database connection closed) and was stopped; run it again." };
+  if (ThreadLockLostError.isInstance(error))
+    return { status: 503, message: "The run lost its thread's lock (its database connection closed) and was stopped; run it again." };
   if (error instanceof ConfigurationError) return { status: 400, message: error.message };
   if (error instanceof ProviderError) return { status: 502, message: error.message };
   if (error instanceof DatabaseUnavailableError) return { status: 503, message: error.message };

@@ -168,7 +168,6 @@ export async function holdThread(options: Pick<GenerateValidatedOptions<unknown>
   return threadLocksFor(checkpointer).acquire(threadId, { ...multitask, signal });
 }
 
-
 /**
  * The compiled graph, the input and the run's config for one call's options
  * (generateValidated invokes them; streamValidated streams them): the spec and

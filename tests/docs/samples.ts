@@ -26,6 +26,7 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["docs/guarded-tools.md", 0, /deployed payments-api/],
   ["docs/human-review.md", 0, /^$/],
   ["docs/production.md", 0, /^$/],
+  ["docs/production.md", 1, /^true \{/],
   ["docs/specs.md", 0, /^\d+\n$/],
   // The simulated model cannot know the services the rule's facts name, so it may run out of attempts.
   ["docs/specs.md", 1, /^(true|false)\n$/],

@@ -253,12 +253,16 @@ describe("generateValidated and streamValidated on a named thread", () => {
     const first = await stream.next();
     expect(first.done).toBe(false);
     // While it is read, the thread is held.
-    await expect(generateValidated({ model, checkpointer, threadId: "s", spec: loose, request: "request B", multitask: { strategy: "reject" } })).rejects.toMatchObject({
+    await expect(
+      generateValidated({ model, checkpointer, threadId: "s", spec: loose, request: "request B", multitask: { strategy: "reject" } }),
+    ).rejects.toMatchObject({
       name: "ThreadBusyError",
     });
     await stream.return(undefined as never);
     // Left early: the thread is free again.
-    await expect(generateValidated({ model, checkpointer, threadId: "s", spec: loose, request: "request B", multitask: { strategy: "reject" } })).resolves.toMatchObject({
+    await expect(
+      generateValidated({ model, checkpointer, threadId: "s", spec: loose, request: "request B", multitask: { strategy: "reject" } }),
+    ).resolves.toMatchObject({
       success: true,
       value: { replicas: 50 },
     });
