@@ -37,7 +37,7 @@ export const DEFAULT_STORE_POOL_SIZE = 5;
  * whole life (a session lock lives on its connection). As many as the checkpointer's, since a run
  * holding a thread also needs a checkpointer connection at each step.
  */
-export const DEFAULT_THREAD_LOCK_POOL_SIZE = 10;
+const DEFAULT_THREAD_LOCK_POOL_SIZE = 10;
 /** How long to wait for a new database connection before giving up. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
