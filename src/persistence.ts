@@ -38,6 +38,8 @@ export const DEFAULT_STORE_POOL_SIZE = 5;
  * holding a thread also needs a checkpointer connection at each step.
  */
 const DEFAULT_THREAD_LOCK_POOL_SIZE = 10;
+/** The application_name of the thread locks' connections, as pg_stat_activity shows it. */
+export const THREAD_LOCK_APPLICATION_NAME = "langgraph-trustworthy-output thread locks";
 /** How long to wait for a new database connection before giving up. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
@@ -247,6 +249,8 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     idleTimeoutMillis: 30_000,
     // A peer that vanishes without closing (a host lost, not a process) is found by TCP keepalive, which ends the session and its locks.
     keepAlive: true,
+    // So that an operator (and a test) can tell the lock sessions apart in pg_stat_activity.
+    application_name: THREAD_LOCK_APPLICATION_NAME,
   });
   lockPool.on("error", onPoolError);
   const threads = new PostgresThreadLocks(lockPool);

@@ -3,17 +3,20 @@
  * openPersistence pools, run generateValidated on the same thread at once. Every success a caller is told is a
  * finished checkpoint of its own request holding that value; the thread's last state is one run's whole (request,
  * spec, history and verdict); a refused run says so and calls no model; a queued run says so; a process killed
- * with SIGKILL while it holds the thread frees it for the next run (within that run's wait, 120 s). The lock's
+ * with SIGKILL while it holds the thread frees it for the next run (within that run's wait, 120 s); the command line
+ * with --thread waits for a held thread and says so. The lock's
  * loss (its connection killed) stops the run with a ThreadLockLostError. No advisory lock is left behind.
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ThreadLockLostError } from "../../src/errors.js";
-import { openPersistence, type Persistence } from "../../src/persistence.js";
+import { openPersistence, THREAD_LOCK_APPLICATION_NAME, type Persistence } from "../../src/persistence.js";
+import { builtinSpecs } from "../../src/specs/registry.js";
 import { threadLockKey } from "../../src/threads.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../../testkit/openai-server.js";
+import { runCli } from "../../testkit/cli.js";
 import { startChild, parseResult, type ChildProcessHandle } from "../support/persistence-child.js";
 import { describeWithPostgres, waitFor } from "../support/postgres.js";
 
@@ -28,6 +31,9 @@ const spec = (name: string, maximum?: number) =>
   });
 const STRICT = spec("strict", 10);
 const LOOSE = spec("loose");
+
+const DEPLOYMENT = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
+const CLI_ENV = { OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" };
 
 /** Which run a model request belongs to: the request text its prompt carries. */
 const runOf = (req: RecordedRequest) => /request ([A-Z])\b/.exec(req.messages.map((m) => m.content).join("\n"))?.[1] ?? "?";
@@ -204,6 +210,49 @@ describeWithPostgres(
         expect(requestsOf(["A", "B"], since).join("")).toBe("AB");
         const { last } = await threadState(threadId);
         expect(last).toMatchObject({ request: "request B", spec: "loose", success: true, result: { replicas: 50 } });
+        expect(await heldThreadLocks([threadId])).toBe(0);
+      },
+      TEST_TIMEOUT,
+    );
+
+    it(
+      "the command line with --thread waits for a run another process holds, says so, then runs",
+      async () => {
+        const threadId = `cli-${randomUUID()}`;
+        server.setResponder(() => DEPLOYMENT);
+        const holder = await persistence.threads.acquire(threadId);
+        const cli = runCli(["--spec", "deployment-config", "--thread", threadId, "request D"], {
+          ...CLI_ENV,
+          DATABASE_URL: db.url,
+          OPENAI_BASE_URL: server.baseURL,
+        });
+        try {
+          // The command line has asked for the lock: a thread-lock session other than the holder's last tried one.
+          const watcher = new pg.Client({ connectionString: db.url });
+          await watcher.connect();
+          try {
+            await waitFor(
+              "the command line to try the thread",
+              async () =>
+                (
+                  await watcher.query(
+                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
+                       AND query LIKE 'SELECT pg_try_advisory_lock%' AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)`,
+                    [THREAD_LOCK_APPLICATION_NAME],
+                  )
+                ).rows[0].n >= 1,
+              CHILD_TIMEOUT,
+            );
+          } finally {
+            await watcher.end();
+          }
+        } finally {
+          await holder.release();
+        }
+        const done = await cli;
+        expect(done.code, done.stderr).toBe(0);
+        expect(done.stderr).toContain(`thread ${threadId} is busy with another run: waiting for it to end`);
+        expect(JSON.parse(done.stdout)).toEqual(JSON.parse(DEPLOYMENT));
         expect(await heldThreadLocks([threadId])).toBe(0);
       },
       TEST_TIMEOUT,
