@@ -255,15 +255,13 @@ export function threadLockKey(threadId: string): string {
   return digest.readBigInt64BE(0).toString();
 }
 
-/** Between two tries of a lock another process holds: short at first, then at most this. */
-const RETRY_FIRST_MS = 10;
-const RETRY_MAX_MS = 250;
-
 /**
  * Thread locks across processes: the in-process queue first (a session lock is re-entrant on its own
  * connection, and one waiter per thread per process is enough to ask the database), then
- * `pg_try_advisory_lock` on a connection held for the run. A run waiting for another process tries again
- * with a growing pause (no connection is held while it waits), until its deadline.
+ * `pg_try_advisory_lock` on a connection held for the run. A run that finds another process holding the
+ * thread waits in PostgreSQL's own lock queue (`pg_advisory_lock` under `lock_timeout`) on that connection:
+ * handed the lock the moment the holder's session lets go, in arrival order, with one connection per
+ * waiting thread per process.
  */
 export class PostgresThreadLocks implements ThreadLocks {
   readonly kind = "postgres" as const;
@@ -293,25 +291,59 @@ export class PostgresThreadLocks implements ThreadLocks {
 
   private async lock(threadId: string, bounds: Bounds, signal: AbortSignal | undefined, releaseLocal: () => void): Promise<ThreadLease> {
     const key = threadLockKey(threadId);
-    for (let pause = RETRY_FIRST_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
-      signal?.throwIfAborted();
-      const client = await this.pool.connect();
-      let held = false;
-      try {
-        const { rows } = await client.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1) AS ok", [key]);
-        held = rows[0]?.ok === true;
-      } catch (error) {
-        client.release(true);
-        throw error;
+    signal?.throwIfAborted();
+    const client = await this.pool.connect();
+    // Until the lease listens, a connection error is the pending query's to report (and must not crash the process).
+    const quiet = () => undefined;
+    client.on("error", quiet);
+    try {
+      const { rows } = await client.query<{ ok: boolean; pid: number }>("SELECT pg_try_advisory_lock($1) AS ok, pg_backend_pid() AS pid", [key]);
+      if (rows[0]?.ok !== true) {
+        if (bounds.strategy === "reject") throw new ThreadBusyError(threadId, "running", "a run in another process is in progress on it.");
+        const left = bounds.deadline - Date.now();
+        if (left <= 0) throw new ThreadBusyError(threadId, "wait-timeout", "a run in another process held it for the whole wait (maxWaitMs).");
+        markQueued(bounds);
+        await this.wait(client, rows[0]!.pid, key, left, threadId, signal);
       }
-      if (held) return this.lease(threadId, key, client, bounds, signal, releaseLocal);
-      client.release();
-      if (bounds.strategy === "reject") throw new ThreadBusyError(threadId, "running", "a run in another process is in progress on it.");
-      const left = bounds.deadline - Date.now();
-      if (left <= 0) throw new ThreadBusyError(threadId, "wait-timeout", "a run in another process held it for the whole wait (maxWaitMs).");
-      markQueued(bounds);
-      await pauseFor(Math.min(left, pause + Math.floor(Math.random() * pause)), signal);
+    } catch (error) {
+      client.off("error", quiet);
+      // A refusal leaves the connection as it was; anything else (an abort mid-wait included) closes it, and with it any lock it got.
+      client.release(ThreadBusyError.isInstance(error) && error.reason === "running" ? undefined : true);
+      throw error;
     }
+    client.off("error", quiet);
+    return this.lease(threadId, key, client, bounds, signal, releaseLocal);
+  }
+
+  /**
+   * Wait in PostgreSQL's own queue for the lock (`pg_advisory_lock`): handed over the moment its holder's
+   * session lets go, in arrival order across processes; bounded by `lock_timeout`. An abort cancels the wait.
+   */
+  private async wait(client: pg.PoolClient, pid: number, key: string, ms: number, threadId: string, signal: AbortSignal | undefined): Promise<void> {
+    signal?.throwIfAborted();
+    await client.query(`SET lock_timeout = ${Math.max(1, Math.ceil(ms))}`);
+    const waiting = client.query("SELECT pg_advisory_lock($1)", [key]);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          reject(signal!.reason);
+          // Best effort: the caller closes the connection anyway, which ends the session and any lock it got.
+          this.pool.query("SELECT pg_cancel_backend($1)", [pid]).catch(() => undefined);
+        };
+        signal?.addEventListener("abort", onAbort, { once: true });
+        waiting.then(
+          () => resolve(),
+          (error: unknown) => reject(error),
+        );
+        void waiting.catch(() => undefined).finally(() => signal?.removeEventListener("abort", onAbort));
+      });
+    } catch (error) {
+      if ((error as { code?: unknown })?.code === "55P03") {
+        throw new ThreadBusyError(threadId, "wait-timeout", "a run in another process held it for the whole wait (maxWaitMs).");
+      }
+      throw error;
+    }
+    await client.query("RESET lock_timeout");
   }
 
   private lease(threadId: string, key: string, client: pg.PoolClient, bounds: Bounds, signal: AbortSignal | undefined, releaseLocal: () => void): ThreadLease {
@@ -343,21 +375,6 @@ export class PostgresThreadLocks implements ThreadLocks {
     };
     return { signal: combined.signal, queued: bounds.queued, release: () => (released ??= release()) };
   }
-}
-
-/** Wait `ms`, or less when the signal aborts (then its reason is thrown); the timer is cleared either way. */
-function pauseFor(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 // ---------------------------------------------------------------------------

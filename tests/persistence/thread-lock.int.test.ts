@@ -227,17 +227,17 @@ describeWithPostgres(
           OPENAI_BASE_URL: server.baseURL,
         });
         try {
-          // The command line has asked for the lock: a thread-lock session other than the holder's last tried one.
+          // The command line waits in PostgreSQL's lock queue for the thread.
           const watcher = new pg.Client({ connectionString: db.url });
           await watcher.connect();
           try {
             await waitFor(
-              "the command line to try the thread",
+              "the command line to wait for the thread",
               async () =>
                 (
                   await watcher.query(
                     `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
-                       AND query LIKE 'SELECT pg_try_advisory_lock%' AND pid NOT IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted)`,
+                       AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock%'`,
                     [THREAD_LOCK_APPLICATION_NAME],
                   )
                 ).rows[0].n >= 1,
@@ -257,6 +257,49 @@ describeWithPostgres(
       },
       TEST_TIMEOUT,
     );
+
+    it("across pools: reject refuses at once, a wait past maxWaitMs ends in wait-timeout, an aborted wait leaves no lock behind", async () => {
+      const threadId = `pools-${randomUUID()}`;
+      const other = await openPersistence({ databaseUrl: db.url });
+      try {
+        const holder = await persistence.threads.acquire(threadId);
+        await expect(other.threads.acquire(threadId, { strategy: "reject" })).rejects.toMatchObject({ name: "ThreadBusyError", reason: "running" });
+        let queued = 0;
+        await expect(other.threads.acquire(threadId, { maxWaitMs: 200, onQueued: () => queued++ })).rejects.toMatchObject({
+          name: "ThreadBusyError",
+          reason: "wait-timeout",
+        });
+        expect(queued).toBe(1);
+
+        const controller = new AbortController();
+        const waiting = other.threads.acquire(threadId, { signal: controller.signal }).then(
+          () => "acquired",
+          (e: unknown) => e,
+        );
+        const watcher = new pg.Client({ connectionString: db.url });
+        await watcher.connect();
+        try {
+          await waitFor("the wait in PostgreSQL's lock queue", async () => {
+            const { rows } = await watcher.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock%'",
+            );
+            return rows[0].n >= 1;
+          });
+        } finally {
+          await watcher.end();
+        }
+        controller.abort(new Error("caller left"));
+        expect(await waiting).toMatchObject({ message: "caller left" });
+        await holder.release();
+        // The aborted waiter got nothing: the thread is free for anyone, at once.
+        await waitFor("the thread to be free", async () => (await heldThreadLocks([threadId])) === 0);
+        const next = await other.threads.acquire(threadId, { strategy: "reject" });
+        await next.release();
+        expect(await heldThreadLocks([threadId])).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
 
     it("a lock whose connection dies stops its run with a ThreadLockLostError, and frees the thread", async () => {
       const threadId = `lost-${randomUUID()}`;
