@@ -39,7 +39,7 @@ export const DEFAULT_STORE_POOL_SIZE = 5;
  */
 const DEFAULT_THREAD_LOCK_POOL_SIZE = 10;
 /** The application_name of the thread locks' connections, as pg_stat_activity shows it. */
-export const THREAD_LOCK_APPLICATION_NAME = "langgraph-trustworthy-output thread locks";
+const THREAD_LOCK_APPLICATION_NAME = "langgraph-trustworthy-output thread locks";
 /** How long to wait for a new database connection before giving up. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**

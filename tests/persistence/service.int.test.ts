@@ -25,7 +25,7 @@ import { hostileFixtures } from "../../reliability/hostile-fixtures.js";
 import { FAULTS } from "../../reliability/provider-faults.js";
 import { freePort, REPO_ROOT } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
-import { describeWithPostgres, waitFor } from "../support/postgres.js";
+import { describeWithPostgres, waitFor, waitForAdvisoryLockWaiter } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
@@ -181,23 +181,7 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
 
     const second = post(`${services[1].url}/validate`, JSON.stringify({ request: "A deployment config", threadId }));
     // The second instance waits in PostgreSQL's lock queue for the thread.
-    const watcher = new pg.Client({ connectionString: db.url });
-    await watcher.connect();
-    try {
-      await waitFor(
-        "the second run to wait for the thread",
-        async () =>
-          (
-            await watcher.query(
-              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock%'",
-            )
-          ).rows[0].n >= 1,
-        30_000,
-        50,
-      );
-    } finally {
-      await watcher.end();
-    }
+    await waitForAdvisoryLockWaiter(db.url, "the second run to wait for the thread", 30_000);
     expect(server.requests.length - before).toBe(1);
     openHeld!();
     const [one, two] = await Promise.all([first, second]);

@@ -11,14 +11,14 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { ThreadLockLostError } from "../../src/errors.js";
-import { openPersistence, THREAD_LOCK_APPLICATION_NAME, type Persistence } from "../../src/persistence.js";
+import { openPersistence, type Persistence } from "../../src/persistence.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { threadLockKey } from "../../src/threads.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../../testkit/openai-server.js";
 import { runCli } from "../../testkit/cli.js";
 import { startChild, parseResult, type ChildProcessHandle } from "../support/persistence-child.js";
-import { describeWithPostgres, waitFor } from "../support/postgres.js";
+import { describeWithPostgres, waitFor, waitForAdvisoryLockWaiter } from "../support/postgres.js";
 
 /** Each test: a few child processes started through tsx (each several seconds on a loaded machine). */
 const TEST_TIMEOUT = 300_000;
@@ -228,24 +228,7 @@ describeWithPostgres(
         });
         try {
           // The command line waits in PostgreSQL's lock queue for the thread.
-          const watcher = new pg.Client({ connectionString: db.url });
-          await watcher.connect();
-          try {
-            await waitFor(
-              "the command line to wait for the thread",
-              async () =>
-                (
-                  await watcher.query(
-                    `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1
-                       AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock%'`,
-                    [THREAD_LOCK_APPLICATION_NAME],
-                  )
-                ).rows[0].n >= 1,
-              CHILD_TIMEOUT,
-            );
-          } finally {
-            await watcher.end();
-          }
+          await waitForAdvisoryLockWaiter(db.url, "the command line to wait for the thread", CHILD_TIMEOUT);
         } finally {
           await holder.release();
         }
@@ -276,18 +259,7 @@ describeWithPostgres(
           () => "acquired",
           (e: unknown) => e,
         );
-        const watcher = new pg.Client({ connectionString: db.url });
-        await watcher.connect();
-        try {
-          await waitFor("the wait in PostgreSQL's lock queue", async () => {
-            const { rows } = await watcher.query(
-              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'SELECT pg_advisory_lock%'",
-            );
-            return rows[0].n >= 1;
-          });
-        } finally {
-          await watcher.end();
-        }
+        await waitForAdvisoryLockWaiter(db.url, "the wait in PostgreSQL's lock queue");
         controller.abort(new Error("caller left"));
         expect(await waiting).toMatchObject({ message: "caller left" });
         await holder.release();
