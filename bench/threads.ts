@@ -104,7 +104,7 @@ async function drive(urls: string[], runs: number, inFlight: number, threadOf: (
 export async function run(opts: ThreadsOptions): Promise<BenchResult> {
   const runs = opts.runs ?? (opts.quick ? 8 : 48);
   const inFlight = opts.inFlight ?? (opts.quick ? 4 : 8);
-  const repetitions = opts.repetitions ?? (opts.quick ? 1 : 2);
+  const repetitions = opts.repetitions ?? (opts.quick ? 1 : 4);
   const latencyMs = opts.latencyMs ?? 20;
   const instanceCounts = opts.instances ?? [1, 2, 4];
   const title = "Threads: one run per thread across service instances";
