@@ -8,7 +8,7 @@
  *   npm run bench -- --against OLD.md  # ends the report with how far this run agrees with an earlier one
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, patterns, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
+ * Benchmarks: validator, patterns, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak, threads. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -31,6 +31,7 @@ import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
 import * as soak from "./soak.js";
 import * as streaming from "./streaming.js";
+import * as threads from "./threads.js";
 import * as validator from "./validator-speed.js";
 import * as patterns from "./pattern-cost.js";
 
@@ -48,6 +49,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "streaming", run: streaming.run },
   { id: "corpus", run: corpus.run },
   { id: "soak", run: soak.run },
+  { id: "threads", run: threads.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
@@ -68,6 +70,7 @@ const SECTION_ORDER = [
   "streaming",
   "corpus",
   "soak",
+  "threads",
 ];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */

@@ -82,6 +82,48 @@ export class ModelTimeoutError extends TrustworthyOutputError {
   }
 }
 
+/** Why a run could not have its thread: another run holds it, the thread's queue is full, or the wait ran out. */
+export type ThreadBusyReason = "running" | "queue-full" | "wait-timeout";
+
+/**
+ * A run that asked for a thread another run holds (one run per thread at a time, across processes): refused at
+ * once under the "reject" strategy, or under "enqueue" when the thread's queue is full or the wait ran out.
+ * Nothing was run and nothing was written.
+ */
+export class ThreadBusyError extends TrustworthyOutputError {
+  static override readonly kind: string = "ThreadBusyError";
+  override readonly code: string = "THREAD_BUSY";
+  override readonly name = "ThreadBusyError";
+  readonly threadId: string;
+  readonly reason: ThreadBusyReason;
+
+  constructor(threadId: string, reason: ThreadBusyReason, detail: string) {
+    super(`Thread ${JSON.stringify(truncate(threadId, 200))} is busy: ${detail}`);
+    this.threadId = threadId;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The lock that kept a run alone on its thread was lost while the run went on (its database connection
+ * died): the run was stopped, and whatever it produced is not reported as the thread's, since another
+ * run may have taken the thread meanwhile.
+ */
+export class ThreadLockLostError extends TrustworthyOutputError {
+  static override readonly kind: string = "ThreadLockLostError";
+  override readonly code: string = "THREAD_LOCK_LOST";
+  override readonly name = "ThreadLockLostError";
+  readonly threadId: string;
+
+  constructor(threadId: string, options?: { cause?: unknown }) {
+    super(
+      `The lock on thread ${JSON.stringify(truncate(threadId, 200))} was lost (its database connection closed) while the run held it; the run was stopped and its result is not reported. Run it again.`,
+      options,
+    );
+    this.threadId = threadId;
+  }
+}
+
 /** The model provider failed (after the client's own retries). */
 export class ProviderError extends TrustworthyOutputError {
   static override readonly kind: string = "ProviderError";

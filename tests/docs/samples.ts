@@ -26,6 +26,7 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["docs/guarded-tools.md", 0, /deployed payments-api/],
   ["docs/human-review.md", 0, /^$/],
   ["docs/production.md", 0, /^$/],
+  ["docs/production.md", 1, /^true \{/],
   // The modules a server's langgraph.json names: they load and print nothing (the pack test serves them).
   ["docs/server.md", 2, /^$/],
   ["docs/server.md", 3, /^$/],
