@@ -264,6 +264,23 @@ export function specOf(value: unknown): Spec | undefined {
   return same ? spec : undefined;
 }
 
+/**
+ * A Spec defineSpec made, told apart under a new name, with an explanation and rules of its own: the verdict is
+ * the original's (the evaluation's first-error strategy reports fewer errors of the same verdict this way).
+ */
+export function variantOf<T, C>(spec: Spec<T, C>, changes: Pick<Spec<T, C>, "name" | "validateSchema" | "rules">): Spec<T, C> {
+  if (specOf(spec) === undefined) throw new SpecError("A variant can only be made of a Spec defineSpec made.");
+  const original = spec.checkSchema;
+  const checkSchema = ((value: unknown) => {
+    const ok = original(value);
+    checkSchema.errors = original.errors;
+    return ok;
+  }) as ValidateFunction;
+  const variant = Object.freeze({ ...spec, ...changes, checkSchema }) as Spec<T, C>;
+  byVerdict.set(checkSchema, variant as Spec);
+  return variant;
+}
+
 /** Whether a value is a Spec made by defineSpec (its validator compiled from its own schema), or a faithful copy of one. */
 export function isSpec(value: unknown): value is Spec {
   return specOf(value) !== undefined;
