@@ -1,7 +1,7 @@
 /**
  * How the model is asked for JSON: plain text (the prompt asks for it), the
- * provider's JSON mode, its JSON-schema mode (strict where the schema allows
- * it), or a forced tool call whose arguments are the value. Whatever comes
+ * provider's JSON mode, its JSON-schema mode (OpenAI's in the strict form of
+ * the schema, ./strict-schema.ts), or a forced tool call whose arguments are the value. Whatever comes
  * back, the deterministic validator judges it: a provider's strict mode
  * cannot express business rules, and some providers accept a mode and
  * ignore it. When a provider refuses a mode, the attempt falls back to the
@@ -14,6 +14,7 @@ import { ProviderError } from "../errors.js";
 import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
+import { openaiStrictForm } from "./strict-schema.js";
 
 /** The ways an answer is asked for (what an attempt's record names). */
 export const ANSWER_MODES = ["text", "json_object", "json_schema", "tool"] as const;
@@ -50,57 +51,39 @@ function providerName(spec: Spec): string {
   return `${spec.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_output`;
 }
 
-/** Keywords OpenAI's strict structured-output mode accepts; a schema using others is sent with strict: false. */
-const STRICT_KEYWORDS = new Set([
-  "type",
-  "properties",
-  "required",
-  "additionalProperties",
-  "items",
-  "enum",
-  "const",
-  "description",
-  "title",
-  "anyOf",
-  "$defs",
-  "definitions",
-  "$ref",
-  "$schema",
-]);
-
-/** Whether a schema fits strict mode: known keywords only, and every object closed with all its fields required. */
-export function strictCompatible(schema: unknown): boolean {
-  if (schema === null || typeof schema !== "object") return typeof schema === "boolean" ? false : true;
-  if (Array.isArray(schema)) return schema.every(strictCompatible);
-  const s = schema as JsonSchema;
-  for (const key of Object.keys(s)) if (!STRICT_KEYWORDS.has(key)) return false;
-  if (s.type === "object" || s.properties !== undefined) {
-    const names = Object.keys((s.properties as object | undefined) ?? {});
-    const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
-    if (s.additionalProperties !== false || !names.every((n) => required.has(n))) return false;
-  }
-  for (const key of ["properties", "$defs", "definitions"]) {
-    const map = s[key];
-    if (map && typeof map === "object" && !Object.values(map).every(strictCompatible)) return false;
-  }
-  return ["items", "anyOf"].every((key) => s[key] === undefined || strictCompatible(s[key]));
-}
-
 /** The schema as providers take it: without `$schema` (some refuse it). */
 function providerSchema(spec: Spec): JsonSchema {
   const { $schema: _ignored, ...rest } = spec.schema;
   return rest;
 }
 
+/** How a request asked in a mode was sent: the call options, keywords left out, and whether it was strict (or why not). */
+interface ModeRequest {
+  options: Record<string, unknown>;
+  dropped?: string[];
+  /** Sent with OpenAI's `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
+  strict?: boolean;
+  /** Why an OpenAI json_schema request was sent without strict. */
+  notStrict?: string;
+}
+
 /**
- * The model, bound to ask for JSON the way `mode` says; how to read its answer;
- * and, for a streamed answer, how to read each piece (a fresh reader per call).
+ * OpenAI's json_schema request for a spec: the strict form of its schema with `strict: true` when there is
+ * one within the documented limits (./strict-schema.ts), else the schema as it is with `strict: false` and why.
  */
+export function openaiJsonSchemaRequest(spec: Spec): ModeRequest {
+  const form = openaiStrictForm(spec.schema);
+  const named = { name: providerName(spec), description: spec.description.slice(0, 500) };
+  const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: providerSchema(spec), strict: false };
+  const options = { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
+  return form.strict ? { options, dropped: form.dropped, strict: true } : { options, notStrict: form.reason };
+}
+
 /**
  * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
  * undefined when the provider has no such mode.
  */
-function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): { options: Record<string, unknown>; dropped?: string[] } | undefined {
+function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): ModeRequest | undefined {
   const schema = providerSchema(spec);
   switch (dialect) {
     case "anthropic": {
@@ -118,17 +101,22 @@ function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec
     }
     default: {
       if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
-      const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema, strict: strictCompatible(schema) };
-      return { options: { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } };
+      return openaiJsonSchemaRequest(spec);
     }
   }
 }
 
+/**
+ * The model, bound to ask for JSON the way `mode` says; how to read its answer;
+ * and, for a streamed answer, how to read each piece (a fresh reader per call).
+ */
 function bindMode(
   model: BaseChatModel,
   mode: OutputMode,
   spec: Spec,
-): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string; dropped?: string[] } | undefined {
+):
+  | ({ runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } & Omit<ModeRequest, "options">)
+  | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
   const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
@@ -139,8 +127,14 @@ function bindMode(
     case "json_schema": {
       const asked = modeOptions(dialectOf(model), mode, spec);
       if (asked === undefined) return undefined;
-      const dropped = asked.dropped !== undefined && asked.dropped.length > 0 ? { dropped: asked.dropped } : {};
-      return { runnable: model.withConfig(asked.options as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces, ...dropped };
+      const { options, dropped, ...strictness } = asked;
+      return {
+        runnable: model.withConfig(options as RunnableConfig) as unknown as BaseChatModel,
+        read: content,
+        pieces: contentPieces,
+        ...(dropped !== undefined && dropped.length > 0 ? { dropped } : {}),
+        ...strictness,
+      };
     }
     case "tool": {
       const name = providerName(spec);
@@ -229,6 +223,10 @@ export interface ModeAnswer extends ModelAnswer {
   fallbacks: string[];
   /** Keywords of the spec's schema left out of the request because the provider's mode does not take them (the validator checked them all). */
   schemaDropped?: string[];
+  /** Asked in the strict form of the spec's schema: the answer is mapped back (./strict-schema.ts) before it is judged. */
+  strict?: boolean;
+  /** Why a json_schema request that could have been strict was not. */
+  notStrict?: string;
 }
 
 /** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
@@ -242,7 +240,7 @@ export async function callModelInMode(
   messages: BaseMessage[],
   requested: RequestedMode,
   spec: Spec,
-  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode) => AnswerWatch },
+  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode, strict: boolean) => AnswerWatch },
 ): Promise<ModeAnswer> {
   const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
@@ -256,8 +254,8 @@ export async function callModelInMode(
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
     }
-    const { runnable, read, pieces, dropped } = bound;
-    const answerWatch = watchFor?.(current);
+    const { runnable, read, pieces, dropped, strict, notStrict } = bound;
+    const answerWatch = watchFor?.(current, strict === true);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
     try {
@@ -270,7 +268,15 @@ export async function callModelInMode(
       if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message)) {
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
-      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}) };
+      return {
+        ...answer,
+        text,
+        mode: current,
+        fallbacks,
+        ...(dropped ? { schemaDropped: dropped } : {}),
+        ...(strict ? { strict } : {}),
+        ...(notStrict !== undefined ? { notStrict } : {}),
+      };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);
