@@ -102,9 +102,9 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
       : undefined;
   let answer: ModeAnswer;
   try {
-    // An answer in a strict form is not yet in the spec's shape (introduced nulls, a wrapped root): its partial
-    // checks are published, but cannot stop the request.
-    const watchFor = watch && ((_mode: OutputMode, strict: boolean) => watch.start({ stopEarly: !strict }));
+    // An answer in a strict form that reshapes it (introduced nulls, a wrapped root) is not yet in the spec's
+    // shape while it streams: its partial checks are published, but cannot stop the request.
+    const watchFor = watch && ((_mode: OutputMode, reshaped: boolean) => watch.start({ stopEarly: !reshaped }));
     answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watchFor });
   } catch (error) {
     watch?.failed(error);

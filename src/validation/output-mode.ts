@@ -63,6 +63,8 @@ interface ModeRequest {
   dropped?: string[];
   /** Sent with OpenAI's `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
   strict?: boolean;
+  /** The strict form lets an answer differ from the spec's shape until it is mapped back (introduced nulls, a wrapped root). */
+  reshaped?: boolean;
   /** Why an OpenAI json_schema request was sent without strict. */
   notStrict?: string;
 }
@@ -76,7 +78,7 @@ export function openaiJsonSchemaRequest(spec: Spec): ModeRequest {
   const named = { name: providerName(spec), description: spec.description.slice(0, 500) };
   const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: providerSchema(spec), strict: false };
   const options = { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
-  return form.strict ? { options, dropped: form.dropped, strict: true } : { options, notStrict: form.reason };
+  return form.strict ? { options, dropped: form.dropped, strict: true, reshaped: form.reshapes } : { options, notStrict: form.reason };
 }
 
 /**
@@ -114,9 +116,7 @@ function bindMode(
   model: BaseChatModel,
   mode: OutputMode,
   spec: Spec,
-):
-  | ({ runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } & Omit<ModeRequest, "options">)
-  | undefined {
+): ({ runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } & Omit<ModeRequest, "options">) | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
   const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
@@ -240,7 +240,7 @@ export async function callModelInMode(
   messages: BaseMessage[],
   requested: RequestedMode,
   spec: Spec,
-  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode, strict: boolean) => AnswerWatch },
+  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode, reshaped: boolean) => AnswerWatch },
 ): Promise<ModeAnswer> {
   const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
@@ -254,8 +254,8 @@ export async function callModelInMode(
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
     }
-    const { runnable, read, pieces, dropped, strict, notStrict } = bound;
-    const answerWatch = watchFor?.(current, strict === true);
+    const { runnable, read, pieces, dropped, strict, notStrict, reshaped } = bound;
+    const answerWatch = watchFor?.(current, reshaped === true);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
     try {

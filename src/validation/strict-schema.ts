@@ -77,11 +77,13 @@ export type StrictForm =
       nulls: IntroducedNulls;
       /** The spec's root is not an object (or is a union): the strict form asks for `{"value": …}`, unwrapped before judging. */
       wrapped: boolean;
+      /** Whether an answer may differ from the spec's own shape (a wrapped root, introduced nulls) until it is mapped back. */
+      reshapes: boolean;
     }
   | { strict: false; reason: string };
 
 /** The one property of the object a root that is not an object is wrapped in. */
-export const WRAPPER_KEY = "value";
+const WRAPPER_KEY = "value";
 
 const forms = new WeakMap<JsonSchema, StrictForm>();
 
@@ -108,9 +110,11 @@ function buildForm(spec: JsonSchema): StrictForm {
   try {
     if (wrapped) {
       const inner = walk.node(withoutKey(withoutKey(root, "$defs"), "definitions"), "");
-      if (isAnyValue(inner)) return { strict: false, reason: "the schema states nothing strict mode can hold (its constraints are all keywords strict mode does not take)" };
+      if (isAnyValue(inner))
+        return { strict: false, reason: "the schema states nothing strict mode can hold (its constraints are all keywords strict mode does not take)" };
       // "#" would name the wrapper, not the spec's root.
-      if (walk.refersToRoot) return { strict: false, reason: 'the schema\'s root is not an object and refers to itself ("$ref": "#"), which a wrapped root cannot carry' };
+      if (walk.refersToRoot)
+        return { strict: false, reason: 'the schema\'s root is not an object and refers to itself ("$ref": "#"), which a wrapped root cannot carry' };
       schema = { type: "object", properties: { [WRAPPER_KEY]: inner }, required: [WRAPPER_KEY], additionalProperties: false, ...walk.definitions(root) };
     } else schema = walk.node(root, "", true);
   } catch (error) {
@@ -120,7 +124,7 @@ function buildForm(spec: JsonSchema): StrictForm {
   const over = limitProblem(schema);
   if (over !== undefined) return { strict: false, reason: over };
   const listed = walk.dropped.length > MAX_LISTED ? [...walk.dropped.slice(0, MAX_LISTED), `… and ${walk.dropped.length - MAX_LISTED} more`] : walk.dropped;
-  return { strict: true, schema, dropped: listed, nulls: walk.nulls, wrapped };
+  return { strict: true, schema, dropped: listed, nulls: walk.nulls, wrapped, reshapes: wrapped || walk.introducedAny };
 }
 
 class Transform {
@@ -128,6 +132,8 @@ class Transform {
   readonly nulls: IntroducedNulls = new WeakMap();
   /** Whether a `$ref` names the root ("#"). */
   refersToRoot = false;
+  /** Whether some property's null was introduced. */
+  introducedAny = false;
   constructor(private readonly root: JsonSchema) {}
 
   /** One subschema, rewritten; `top`: the root (its $defs are kept). */
@@ -221,7 +227,10 @@ class Transform {
     out.required = properties.map(([name]) => name);
     out.additionalProperties = false;
     if (!out.type) out.type = "object";
-    if (introduced.size > 0) this.nulls.set(out, introduced);
+    if (introduced.size > 0) {
+      this.nulls.set(out, introduced);
+      this.introducedAny = true;
+    }
   }
 
   /** Whether the spec's subschema admits null (conservative: unsure is no, which only makes the field nullable). */
@@ -298,7 +307,7 @@ function withoutKey(s: JsonSchema, key: string): JsonSchema {
 }
 
 /** Which documented limit a strict schema passes, in words; undefined when it fits them all. */
-export function limitProblem(schema: JsonSchema): string | undefined {
+function limitProblem(schema: JsonSchema): string | undefined {
   const L = OPENAI_STRICT_LIMITS;
   let properties = 0;
   let enumValues = 0;

@@ -98,7 +98,10 @@ describe("output modes through ChatOpenAI", () => {
       },
     });
     server.setReplies(['{"name": null, "nickname": null, "phone": null}', '{"name": "Ada", "nickname": null, "phone": null}']);
-    const model = createChatModel({ model: "gpt-4o-mini" }, { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 });
+    const model = createChatModel(
+      { model: "gpt-4o-mini", role: "generate" },
+      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+    );
     const outcome = await generateValidated({ model, spec, request: "a contact", outputMode: "json_schema", maxAttempts: 2 });
     const [first] = sent();
     expect(first.response_format.json_schema).toMatchObject({
@@ -118,12 +121,17 @@ describe("output modes through ChatOpenAI", () => {
 
   it("json_schema: a schema past a documented strict limit (11 levels of objects) is sent with strict: false, the attempt saying why", async () => {
     const nested = (levels: number): Record<string, unknown> =>
-      levels === 1 ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] } : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
+      levels === 1
+        ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] }
+        : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
     const spec = defineSpec({ name: "deep", description: "", schema: nested(11) });
     let answer: unknown = "x";
     for (let i = 0; i < 10; i++) answer = i === 0 ? { leaf: answer } : { inner: answer };
     server.setReplies([JSON.stringify(answer)]);
-    const model = createChatModel({ model: "gpt-4o-mini" }, { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 });
+    const model = createChatModel(
+      { model: "gpt-4o-mini", role: "generate" },
+      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+    );
     const outcome = await generateValidated({ model, spec, request: "deep", outputMode: "json_schema", maxAttempts: 1 });
     const [body] = sent();
     expect(body.response_format.json_schema).toMatchObject({ strict: false, schema: spec.schema });

@@ -97,7 +97,10 @@ describe("the strict form of a schema", () => {
     const union = strictOf({ anyOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "string" }] });
     expect(union.wrapped).toBe(true);
     expect(union.schema).toMatchObject({ type: "object", required: ["value"], additionalProperties: false });
-    const referred = strictOf({ $ref: "#/definitions/Main", definitions: { Main: { type: "object", properties: { a: { type: "string" } }, required: ["a"] } } });
+    const referred = strictOf({
+      $ref: "#/definitions/Main",
+      definitions: { Main: { type: "object", properties: { a: { type: "string" } }, required: ["a"] } },
+    });
     expect(referred.wrapped).toBe(false);
     expect(referred.schema).toMatchObject({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false });
     const form = openaiStrictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } });
@@ -113,7 +116,9 @@ describe("the preflight: each of OpenAI's documented strict limits, checked befo
     required: Array.from({ length: n }, (_, i) => name(i)),
   });
   const nested = (levels: number): Record<string, unknown> =>
-    levels === 1 ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] } : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
+    levels === 1
+      ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] }
+      : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
   const enumOf = (values: string[]) => ({ type: "object", properties: { pick: { type: "string", enum: values } }, required: ["pick"] });
   const cases: Array<[string, (n: number) => Record<string, unknown>, number, RegExp]> = [
     ["properties", (n) => objectWith(n), L.properties, /has 5,001 properties, over OpenAI's strict limit of 5,000/],
@@ -153,7 +158,11 @@ describe("the answer mapped back, then judged whole against the real spec by the
     const verdict = await checkText(spec, '{"name": "Ada", "nickname": null, "phone": null, "tags": null}', "model", {
       mapBack: (value) => mapBackStrictAnswer(value, form),
     });
-    expect(verdict).toMatchObject({ valid: true, value: { name: "Ada", phone: null }, mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"] });
+    expect(verdict).toMatchObject({
+      valid: true,
+      value: { name: "Ada", phone: null },
+      mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"],
+    });
     expect(verdict.parsed).toBe(verdict.value);
     expect(Object.isFrozen(verdict.value)).toBe(true);
   });
@@ -196,19 +205,35 @@ describe("through the validation graph with a scripted model (json_schema)", () 
     expect(options.strict).toBe(true);
     expect(options.response_format?.json_schema).toMatchObject({ strict: true, schema: strictOf(CONTACT).schema });
     // The required field's null is refused; the introduced nulls of the retry are removed, the spec's own null kept.
-    expect(outcome.history[0]).toMatchObject({ valid: false, mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"] });
+    expect(outcome.history[0]).toMatchObject({
+      valid: false,
+      mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"],
+    });
     expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^name /)]);
     expect(outcome).toMatchObject({ success: true, attempts: 2, value: { name: "Ada", phone: null, tags: ["x"] } });
-    expect(outcome.history[1]).toMatchObject({ valid: true, mappedBack: ["/nickname: null removed (the field left out)"], schemaDropped: ["/properties/name: minLength", "/properties/tags: uniqueItems"] });
+    expect(outcome.history[1]).toMatchObject({
+      valid: true,
+      mappedBack: ["/nickname: null removed (the field left out)"],
+      schemaDropped: ["/properties/name: minLength", "/properties/tags: uniqueItems"],
+    });
     expect(outcome.history[1].notStrict).toBeUndefined();
   });
 
   it("a schema with no strict form is sent without strict, the attempt saying why; its nulls are judged as written", async () => {
     const schema = { type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } };
     const model = new ScriptedChatModel({ answers: ['{"b": null}'] });
-    const outcome = await generateValidated({ model, spec: defineSpec({ name: "refs", description: "", schema }), request: "x", outputMode: "json_schema", maxAttempts: 1 });
+    const outcome = await generateValidated({
+      model,
+      spec: defineSpec({ name: "refs", description: "", schema }),
+      request: "x",
+      outputMode: "json_schema",
+      maxAttempts: 1,
+    });
     expect((model.calls[0].options as { strict?: boolean }).strict).toBe(false);
-    expect(outcome.history[0]).toMatchObject({ valid: false, notStrict: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"' });
+    expect(outcome.history[0]).toMatchObject({
+      valid: false,
+      notStrict: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"',
+    });
     expect(outcome.history[0].mappedBack).toBeUndefined();
   });
 });
