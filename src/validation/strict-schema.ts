@@ -254,14 +254,19 @@ class Transform {
     return ref === "#" || this.resolve(ref) !== undefined;
   }
 
-  /** What a `$ref` strict mode follows names: the root, or one entry of the root's $defs/definitions. */
+  /** What a `$ref` strict mode follows names, in the spec's schema. */
   resolve(ref: string): unknown {
-    if (ref === "#") return this.root;
-    const match = /^#\/(\$defs|definitions)\/([^/~]+)$/.exec(ref);
-    if (match === null) return undefined;
-    const defs = this.root[match[1]];
-    return isPlainObject(defs) && Object.hasOwn(defs, match[2]) ? defs[match[2]] : undefined;
+    return followRef(this.root, ref);
   }
+}
+
+/** What a `$ref` strict mode follows names: the root ("#"), or one entry of the root's $defs/definitions; undefined for any other. */
+function followRef(root: JsonSchema, ref: string): unknown {
+  if (ref === "#") return root;
+  const match = /^#\/(\$defs|definitions)\/([^/~]+)$/.exec(ref);
+  if (match === null) return undefined;
+  const defs = root[match[1]];
+  return isPlainObject(defs) && Object.hasOwn(defs, match[2]) ? defs[match[2]] : undefined;
 }
 
 /** Any JSON value, as strict mode can say it: the scalars, null, and (one level down) closed empty objects and arrays of scalars. */
@@ -375,10 +380,7 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
   }
   const resolve = (s: JsonSchema): JsonSchema | undefined => {
     for (let hops = 0; typeof s.$ref === "string"; hops++) {
-      const ref = s.$ref;
-      const match = /^#\/(\$defs|definitions)\/([^/~]+)$/.exec(ref);
-      const defs = match && root[match[1]];
-      const next = ref === "#" ? root : isPlainObject(defs) && Object.hasOwn(defs, match![2]) ? defs[match![2]] : undefined;
+      const next = followRef(root, s.$ref);
       if (!isPlainObject(next) || hops > 16) return undefined;
       s = next;
     }
