@@ -72,9 +72,11 @@ interface ModeRequest {
 /**
  * OpenAI's json_schema request for a spec: the strict form of its schema with `strict: true` when there is
  * one within the documented limits (./strict-schema.ts), else the schema as it is with `strict: false` and why.
+ * `strictRefused`: what the provider said when it refused the strict form (the request is then not strict).
  */
-export function openaiJsonSchemaRequest(spec: Spec): ModeRequest {
-  const form = openaiStrictForm(spec.schema);
+export function openaiJsonSchemaRequest(spec: Spec, strictRefused?: string): ModeRequest {
+  const form: ReturnType<typeof openaiStrictForm> =
+    strictRefused === undefined ? openaiStrictForm(spec.schema) : { strict: false, reason: `the provider refused the strict form (${strictRefused})` };
   const named = { name: providerName(spec), description: spec.description.slice(0, 500) };
   const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: providerSchema(spec), strict: false };
   const options = { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
@@ -85,7 +87,7 @@ export function openaiJsonSchemaRequest(spec: Spec): ModeRequest {
  * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
  * undefined when the provider has no such mode.
  */
-function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): ModeRequest | undefined {
+function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec, strictRefused?: string): ModeRequest | undefined {
   const schema = providerSchema(spec);
   switch (dialect) {
     case "anthropic": {
@@ -103,7 +105,7 @@ function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec
     }
     default: {
       if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
-      return openaiJsonSchemaRequest(spec);
+      return openaiJsonSchemaRequest(spec, strictRefused);
     }
   }
 }
@@ -116,6 +118,7 @@ function bindMode(
   model: BaseChatModel,
   mode: OutputMode,
   spec: Spec,
+  strictRefused?: string,
 ): ({ runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string } & Omit<ModeRequest, "options">) | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
@@ -125,7 +128,7 @@ function bindMode(
       return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
     case "json_schema": {
-      const asked = modeOptions(dialectOf(model), mode, spec);
+      const asked = modeOptions(dialectOf(model), mode, spec, strictRefused);
       if (asked === undefined) return undefined;
       const { options, dropped, ...strictness } = asked;
       return {
@@ -234,7 +237,10 @@ function finished(message: AIMessage | undefined): boolean {
   return stopReasonOf(message) !== undefined;
 }
 
-/** One model call in `mode` ("auto": the provider's own), falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
+/**
+ * One model call in `mode` ("auto": the provider's own), falling back along json_schema → json_object → text
+ * (tool → text) when the provider refuses; a strict request the provider refuses is first asked again without strict.
+ */
 export async function callModelInMode(
   model: BaseChatModel,
   messages: BaseMessage[],
@@ -244,12 +250,15 @@ export async function callModelInMode(
 ): Promise<ModeAnswer> {
   const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
-  for (let current: OutputMode | undefined = modeFor(model, requested); current !== undefined; current = FALLBACK[current]) {
+  let strictRefused: string | undefined;
+  let again = false;
+  for (let current: OutputMode | undefined = modeFor(model, requested); current !== undefined; current = again ? current : FALLBACK[current]) {
+    again = false;
     if (current === "tool" && typeof model.bindTools !== "function") {
       fallbacks.push("tool: this chat model cannot call tools; fell back to text");
       continue;
     }
-    const bound = bindMode(model, current, spec);
+    const bound = bindMode(model, current, spec, strictRefused);
     if (bound === undefined) {
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
@@ -278,6 +287,14 @@ export async function callModelInMode(
         ...(notStrict !== undefined ? { notStrict } : {}),
       };
     } catch (error) {
+      if (strict && isModeRefusal(error, current) && /invalid schema|strict/i.test((error as Error).message)) {
+        // The strict form refused (a keyword or a pattern the provider does not take after all; a model without
+        // json_schema at all says so otherwise): the same mode without strict, as the schema is, before any other mode.
+        strictRefused = (error as Error).message.slice(0, 200);
+        fallbacks.push(`${current} with strict: true refused (${strictRefused}); asked again without strict`);
+        again = true;
+        continue;
+      }
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);
     }

@@ -201,6 +201,33 @@ describe("output modes through ChatOpenAI", () => {
     expect(out.history[1].fallbacks).toBeUndefined();
   });
 
+  it("json_schema: a strict form the provider refuses is asked again without strict (the spec's schema) before any other mode", async () => {
+    server.setReplies([
+      {
+        fault: "status",
+        status: 400,
+        body: {
+          error: {
+            message: "Invalid schema for response_format 'deployment-config_output': 'pattern' is not permitted.",
+            type: "invalid_request_error",
+            code: null,
+          },
+        },
+      },
+      VALID,
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "json_schema" } });
+    const [first, second] = sent();
+    expect(first.response_format.json_schema.strict).toBe(true);
+    expect(second.response_format.json_schema).toMatchObject({ strict: false, schema: SPEC.schema });
+    expect(out).toMatchObject({ success: true, attempts: 1 });
+    expect(out.history[0]).toMatchObject({
+      mode: "json_schema",
+      notStrict: expect.stringMatching(/^the provider refused the strict form \(.*'pattern' is not permitted/),
+    });
+    expect(out.history[0].fallbacks).toEqual([expect.stringMatching(/^json_schema with strict: true refused \(.*\); asked again without strict$/)]);
+  });
+
   it("a mode setting that does not exist is refused before any model call", async () => {
     await expect(graph().invoke(REQUEST, { context: { outputMode: "xml" } })).rejects.toThrow(/outputMode must be one of/);
   });
