@@ -215,9 +215,11 @@ class Transform {
     const properties: Array<[string, JsonSchema]> = [];
     for (const [name, sub] of Object.entries(given)) {
       let strict = this.node(sub, `${path}/properties/${name}`);
-      if (!required.has(name) && !this.allowsNull(sub, 0)) {
-        strict = nullable(strict);
-        introduced.add(name);
+      if (!required.has(name)) {
+        // Optional: the model must be able to write null. Where the spec allows null there, a null is the spec's
+        // own value and stays; elsewhere it stands for "left out" and is removed before judging.
+        if (!admitsNull(strict)) strict = nullable(strict);
+        if (!this.allowsNull(sub, 0)) introduced.add(name);
       }
       properties.push([name, strict]);
     }
@@ -233,7 +235,7 @@ class Transform {
     }
   }
 
-  /** Whether the spec's subschema admits null (conservative: unsure is no, which only makes the field nullable). */
+  /** Whether the spec's subschema admits null (unsure is no: a null there is then removed, and the field judged as left out). */
   private allowsNull(s: unknown, hops: number): boolean {
     if (s === true) return true;
     if (!isPlainObject(s) || hops > 16) return false;
@@ -273,6 +275,14 @@ function followRef(root: JsonSchema, ref: string): unknown {
 function anyValue(): JsonSchema {
   const scalar = [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }];
   return { anyOf: [...scalar, { type: "object", properties: {}, required: [], additionalProperties: false }, { type: "array", items: { anyOf: scalar } }] };
+}
+
+/** Whether a strict subschema admits null (a `$ref` is not followed: unsure is no, and the caller adds null). */
+function admitsNull(s: JsonSchema): boolean {
+  if (typesOf(s)?.includes("null")) return true;
+  if (Array.isArray(s.enum)) return s.enum.includes(null);
+  if (Object.hasOwn(s, "const")) return s.const === null;
+  return Array.isArray(s.anyOf) && s.anyOf.some((branch) => isPlainObject(branch) && admitsNull(branch));
 }
 
 /** A strict subschema that also admits null. */

@@ -180,6 +180,20 @@ describe("the answer mapped back, then judged whole against the real spec by the
     expect(person.mappedBack).toBeUndefined();
   });
 
+  it("an optional field whose schema allows null without saying so (no type) is sent nullable, and its null kept", async () => {
+    const spec = defineSpec({ name: "loose", description: "", schema: { type: "object", properties: { meta: { properties: { a: { type: "integer" } } } } } });
+    const form = strictOf(spec.schema);
+    expect((form.schema.properties as Record<string, unknown>).meta).toEqual({
+      anyOf: [
+        { type: "object", properties: { a: { anyOf: [{ type: "integer" }, { type: "null" }] } }, required: ["a"], additionalProperties: false },
+        { type: "null" },
+      ],
+    });
+    const verdict = await checkText(spec, '{"meta": null}', "model", { mapBack: (value) => mapBackStrictAnswer(value, form) });
+    expect(verdict).toMatchObject({ valid: true, value: { meta: null } });
+    expect(verdict.mappedBack).toBeUndefined();
+  });
+
   it("a wrapped root is unwrapped; nulls inside $ref'd, recursive definitions are mapped too", async () => {
     const schema = {
       anyOf: [{ $ref: "#/$defs/list" }, { type: "string" }],
