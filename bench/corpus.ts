@@ -4,7 +4,8 @@
  * Each schema is defined as a code-defined spec and as a run-time spec under the default limits; its instances
  * (the corpus's own, values drawn for it, mutations) are judged by the package and by @hyperjump/json-schema.
  * Reported per source: schemas accepted in each kind, the refusal classes with their counts, false approvals
- * (a value the reference refuses passing), throws, and false refusals.
+ * (a value the reference refuses passing), throws, and false refusals. Then, for the corpus and for the vendored
+ * sample (always, the corpus on disk or not), the share of accepted schemas sent to OpenAI with `strict: true`.
  *
  *   npm run bench -- --only corpus            # every schema (15 to 25 minutes on two busy cores)
  *   npm run bench -- --quick --only corpus    # every 40th
@@ -13,6 +14,7 @@
 import { existsSync } from "node:fs";
 import { Worker } from "node:worker_threads";
 import { corpusFiles, corpusSource, MODES, type Mode, type SchemaOutcome } from "../testkit/conformance.js";
+import { strictShare, type StrictShare } from "../testkit/strict-share.js";
 import { table, type BenchOptions, type BenchResult } from "./common.js";
 
 /** The pinned commit of the corpus (the vendored sample's too: tests/fixtures/jsonschemabench/README.md). */
@@ -144,15 +146,59 @@ function referenceGaps(outcomes: SchemaOutcome[]): string {
 
 const pct = (n: number, of: number) => (of === 0 ? "—" : `${((100 * n) / of).toFixed(1)} %`);
 
+/** The vendored sample (tests/fixtures/jsonschemabench), measured for the strict share whether or not the corpus is on disk. */
+const SAMPLE_DIR = "tests/fixtures/jsonschemabench/data";
+
+/** The share of accepted schemas sent to OpenAI with `strict: true`, before the strict form and now: rows, a target and a subsection. */
+function strictFigures(name: string, share: StrictShare): { rows: BenchResult["rows"]; target: BenchResult["targets"][number]; markdown: string } {
+  const reasons = Object.entries(share.notStrict).sort((a, b) => b[1] - a[1]);
+  return {
+    rows: [
+      { label: `${name}: accepted run-time specs sent to OpenAI with strict: true, before the strict form`, value: share.before, unit: "schemas" },
+      { label: `${name}: accepted run-time specs sent to OpenAI with strict: true, in the strict form`, value: share.after, unit: "schemas" },
+    ],
+    target: {
+      description: `${name}: ≥ 90 % of the accepted schemas go to OpenAI with strict: true`,
+      met: share.after >= 0.9 * share.accepted,
+      detail: pct(share.after, share.accepted),
+    },
+    markdown: [
+      `### OpenAI strict structured outputs: ${name}`,
+      "",
+      `Of ${share.accepted} schemas accepted as run-time specs, how many the json_schema request sends with \`strict: true\`: before, only a schema that already fit strict mode as written (every object closed, every field required, strict mode's keywords only); now, the strict form of any schema (src/validation/strict-schema.ts), within OpenAI's documented limits.`,
+      "",
+      table(
+        ["source", "accepted", "strict before", "strict now"],
+        [
+          ...share.bySource.map((s) => [s.source, s.accepted, `${s.before} (${pct(s.before, s.accepted)})`, `${s.after} (${pct(s.after, s.accepted)})`]),
+          ["**all**", share.accepted, `${share.before} (${pct(share.before, share.accepted)})`, `${share.after} (${pct(share.after, share.accepted)})`],
+        ],
+      ),
+      "",
+      reasons.length === 0 ? "Every accepted schema goes strict." : "Why the others are sent without strict (recorded on the attempt as `notStrict`):",
+      "",
+      ...(reasons.length === 0 ? [] : [table(["reason", "schemas"], reasons)]),
+    ].join("\n"),
+  };
+}
+
 export async function run(opts: BenchOptions): Promise<BenchResult> {
   const dir = process.env.JSONSCHEMABENCH_DIR ?? DEFAULT_DIR;
   const base = { id: "corpus", title: TITLE, comparisons: [], checks: [] };
+  const sample = strictFigures("the vendored sample", strictShare(SAMPLE_DIR));
   if (!existsSync(dir)) {
     const reason = `the corpus is not at ${dir} (fetch it as docs/development.md says, or set JSONSCHEMABENCH_DIR)`;
-    return { ...base, rows: [], targets: [], markdown: `## ${TITLE}\n\nNot run: ${reason}.`, notRun: [reason] };
+    return {
+      ...base,
+      rows: sample.rows,
+      targets: [sample.target],
+      markdown: `## ${TITLE}\n\nThe whole corpus was not run: ${reason}.\n\n${sample.markdown}`,
+      notRun: [reason],
+    };
   }
   const every = opts.quick ? 40 : 1;
   const figures = await measureCorpus(dir, every, (line) => process.stderr.write(`${line}\n`));
+  const whole = strictFigures(opts.quick ? "every 40th schema of the corpus" : "the whole corpus", strictShare(dir, every));
   const total = (pick: (s: CorpusFigures["sources"][number]) => number) => figures.sources.reduce((n, s) => n + pick(s), 0);
   const schemas = total((s) => s.schemas);
   const code = total((s) => s.accepted["code-defined"]);
@@ -214,10 +260,14 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     "Refusals of run-time specs:",
     "",
     refusalTable("run-time"),
+    "",
+    whole.markdown,
+    "",
+    sample.markdown,
   ].join("\n");
   return {
     ...base,
-    rows,
+    rows: [...rows, ...whole.rows, ...sample.rows],
     checks: [
       { description: "no false approval on the corpus", ok: falseApprovals === 0, detail: `${falseApprovals}` },
       { description: "nothing throws on the corpus", ok: throws === 0, detail: `${throws}` },
@@ -225,6 +275,8 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     targets: [
       { description: "code-defined specs accept ≥ 90 % of the schemas as found", met: code >= 0.9 * schemas, detail: pct(code, schemas) },
       { description: "run-time specs accept ≥ 85 % of the schemas as found (default limits)", met: runtime >= 0.85 * schemas, detail: pct(runtime, schemas) },
+      whole.target,
+      sample.target,
     ],
     markdown,
   };

@@ -51,6 +51,8 @@ export interface Verdict<T = unknown> extends ValidationReport<T> {
   parsed?: unknown;
   /** The syntax slips the model's reader repaired before the value was judged (absent when there were none). */
   repairs?: string[];
+  /** What `mapBack` changed in the value read before it was judged (absent when nothing). */
+  mappedBack?: string[];
 }
 
 /** Options of checkText and checkValue: limits, the facts code rules read, and a deadline for async rules. */
@@ -64,6 +66,12 @@ export interface CheckOptions<C = unknown> {
   timeoutMs?: number;
   /** The model's reader repairs syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) before judging (default true). The exact reader never does. */
   repair?: boolean;
+  /**
+   * The model's reader only: the answer was written under a provider's strict form of the schema, and this maps
+   * the value read back to the spec's own shape before it is judged (it may change the fresh value in place).
+   * The value judged, returned and kept is the mapped one; a person's answer and a tool's arguments are never mapped.
+   */
+  mapBack?: (value: unknown) => { value: unknown; changes: string[] };
 }
 
 /** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
@@ -88,8 +96,13 @@ export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read
     spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
-    const verdict = await judge(spec, parsed.value, options, true);
-    return parsed.repairs === undefined ? verdict : { ...verdict, repairs: parsed.repairs };
+    const mapped = read === "model" && options.mapBack !== undefined ? options.mapBack(parsed.value) : undefined;
+    const verdict = await judge(spec, mapped !== undefined ? mapped.value : parsed.value, options, true);
+    return {
+      ...verdict,
+      ...(parsed.repairs !== undefined ? { repairs: parsed.repairs } : {}),
+      ...(mapped !== undefined && mapped.changes.length > 0 ? { mappedBack: mapped.changes } : {}),
+    };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }

@@ -94,8 +94,8 @@ export class AttemptWatch {
 
   constructor(private readonly options: AttemptWatchOptions) {}
 
-  /** A fresh reading for one model call (a call in a mode the provider refused is discarded with its reading). */
-  start(): CallWatch {
+  /** A fresh reading for one model call (a call in a mode the provider refused is discarded with its reading); `stopEarly: false`: it never stops the call. */
+  start(options: { stopEarly?: boolean } = {}): CallWatch {
     const controller = new AbortController();
     this.stopped = undefined;
     this.published = { closed: -1, errors: -1, chars: 0 };
@@ -107,6 +107,7 @@ export class AttemptWatch {
         if (piece.length === 0 || controller.signal.aborted) return;
         check.write(piece);
         this.progress();
+        if (options.stopEarly === false) return;
         const decision = stopDecision(check, this.options.policy, this.options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors);
         if (decision !== null) {
           this.stopped = {

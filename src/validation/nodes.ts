@@ -13,12 +13,13 @@ import { resolveModel } from "../models.js";
 import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import type { Spec } from "../specs/spec.js";
-import { checkGiven, checkText, givenAsText, type Verdict } from "../specs/check.js";
+import { checkGiven, checkText, givenAsText, type CheckOptions, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
+import { mapBackStrictAnswer, openaiStrictForm } from "./strict-schema.js";
 import {
   correctionPrompt,
   firstAttemptPrompt,
@@ -109,7 +110,10 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
       : undefined;
   let answer: ModeAnswer;
   try {
-    answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watch && (() => watch.start()) });
+    // An answer in a strict form that reshapes it (introduced nulls, a wrapped root) is not yet in the spec's
+    // shape while it streams: its partial checks are published, but cannot stop the request.
+    const watchFor = watch && ((_mode: OutputMode, reshaped: boolean) => watch.start({ stopEarly: !reshaped }));
+    answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watchFor });
   } catch (error) {
     watch?.failed(error);
     throw error;
@@ -126,6 +130,8 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
     model: modelName,
     ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}),
     ...(answer.schemaDropped !== undefined ? { schemaDropped: answer.schemaDropped } : {}),
+    ...(answer.strict ? { strict: true } : {}),
+    ...(answer.notStrict !== undefined ? { notStrict: answer.notStrict } : {}),
     ...(stopped ? { stopped } : {}),
     ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
     ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
@@ -165,7 +171,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   if (refusal !== undefined) return refused(state, run, refusal);
   if (state.draft?.corrections) return judgeCorrection(state, run, spec);
   const output = state.draft?.output ?? "";
-  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false });
+  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false, mapBack: mapBackFor(state, spec) });
   const previous = state.history.at(-1);
   // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
   const stopped = state.draft?.stopped;
@@ -206,12 +212,20 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
         errors,
         valid,
         ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
+        ...(report.mappedBack !== undefined ? { mappedBack: report.mappedBack } : {}),
         ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
         ...(truncated !== undefined ? { truncated } : {}),
         ...(unfinished !== undefined ? { unfinished } : {}),
       },
     ],
   };
+}
+
+/** How an answer asked in the strict form of the spec's schema is mapped back before it is judged (undefined: it was not). */
+function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
+  if (state.draft?.strict !== true) return undefined;
+  const form = openaiStrictForm(spec.schema);
+  return form.strict ? (value) => mapBackStrictAnswer(value, form) : undefined;
 }
 
 /**
@@ -307,6 +321,7 @@ function modelRecord(state: ValidationStateType, output: string): Omit<AttemptRe
     ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
     ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
     ...(draft?.schemaDropped ? { schemaDropped: draft.schemaDropped } : {}),
+    ...(draft?.notStrict !== undefined ? { notStrict: draft.notStrict } : {}),
     ...(draft?.model !== undefined ? { model: draft.model } : {}),
   };
 }

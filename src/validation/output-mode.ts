@@ -1,7 +1,7 @@
 /**
  * How the model is asked for JSON: plain text (the prompt asks for it), the
- * provider's JSON mode, its JSON-schema mode (strict where the schema allows
- * it), or a forced tool call whose arguments are the value. Whatever comes
+ * provider's JSON mode, its JSON-schema mode (OpenAI's in the strict form of
+ * the schema, ./strict-schema.ts), or a forced tool call whose arguments are the value. Whatever comes
  * back, the deterministic validator judges it: a provider's strict mode
  * cannot express business rules, and some providers accept a mode and
  * ignore it. When a provider refuses a mode, the attempt falls back to the
@@ -15,6 +15,7 @@ import { missingAnswerError } from "../feedback.js";
 import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
+import { openaiStrictForm } from "./strict-schema.js";
 
 /** The ways an answer is asked for (what an attempt's record names). */
 export const ANSWER_MODES = ["text", "json_object", "json_schema", "tool"] as const;
@@ -51,57 +52,43 @@ function providerName(spec: Spec): string {
   return `${spec.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_output`;
 }
 
-/** Keywords OpenAI's strict structured-output mode accepts; a schema using others is sent with strict: false. */
-const STRICT_KEYWORDS = new Set([
-  "type",
-  "properties",
-  "required",
-  "additionalProperties",
-  "items",
-  "enum",
-  "const",
-  "description",
-  "title",
-  "anyOf",
-  "$defs",
-  "definitions",
-  "$ref",
-  "$schema",
-]);
-
-/** Whether a schema fits strict mode: known keywords only, and every object closed with all its fields required. */
-export function strictCompatible(schema: unknown): boolean {
-  if (schema === null || typeof schema !== "object") return typeof schema === "boolean" ? false : true;
-  if (Array.isArray(schema)) return schema.every(strictCompatible);
-  const s = schema as JsonSchema;
-  for (const key of Object.keys(s)) if (!STRICT_KEYWORDS.has(key)) return false;
-  if (s.type === "object" || s.properties !== undefined) {
-    const names = Object.keys((s.properties as object | undefined) ?? {});
-    const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
-    if (s.additionalProperties !== false || !names.every((n) => required.has(n))) return false;
-  }
-  for (const key of ["properties", "$defs", "definitions"]) {
-    const map = s[key];
-    if (map && typeof map === "object" && !Object.values(map).every(strictCompatible)) return false;
-  }
-  return ["items", "anyOf"].every((key) => s[key] === undefined || strictCompatible(s[key]));
-}
-
 /** The schema as providers take it: without `$schema` (some refuse it). */
 function providerSchema(spec: Spec): JsonSchema {
   const { $schema: _ignored, ...rest } = spec.schema;
   return rest;
 }
 
+/** How a request asked in a mode was sent: the call options, keywords left out, and whether it was strict (or why not). */
+interface ModeRequest {
+  options: Record<string, unknown>;
+  dropped?: string[];
+  /** Sent with OpenAI's `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
+  strict?: boolean;
+  /** The strict form lets an answer differ from the spec's shape until it is mapped back (introduced nulls, a wrapped root). */
+  reshaped?: boolean;
+  /** Why an OpenAI json_schema request was sent without strict. */
+  notStrict?: string;
+}
+
 /**
- * The model, bound to ask for JSON the way `mode` says; how to read its answer;
- * and, for a streamed answer, how to read each piece (a fresh reader per call).
+ * OpenAI's json_schema request for a spec: the strict form of its schema with `strict: true` when there is
+ * one within the documented limits (./strict-schema.ts), else the schema as it is with `strict: false` and why.
+ * `strictRefused`: what the provider said when it refused the strict form (the request is then not strict).
  */
+export function openaiJsonSchemaRequest(spec: Spec, strictRefused?: string): ModeRequest {
+  const form: ReturnType<typeof openaiStrictForm> =
+    strictRefused === undefined ? openaiStrictForm(spec.schema) : { strict: false, reason: `the provider refused the strict form (${strictRefused})` };
+  const named = { name: providerName(spec), description: spec.description.slice(0, 500) };
+  const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: providerSchema(spec), strict: false };
+  const options = { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
+  return form.strict ? { options, dropped: form.dropped, strict: true, reshaped: form.reshapes } : { options, notStrict: form.reason };
+}
+
 /**
  * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
  * undefined when the provider has no such mode.
  */
-function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec): { options: Record<string, unknown>; dropped?: string[] } | undefined {
+function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec, strictRefused?: string): ModeRequest | undefined {
   const schema = providerSchema(spec);
   switch (dialect) {
     case "anthropic": {
@@ -119,25 +106,28 @@ function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec
     }
     default: {
       if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
-      const json_schema = { name: providerName(spec), description: spec.description.slice(0, 500), schema, strict: strictCompatible(schema) };
-      return { options: { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict } };
+      return openaiJsonSchemaRequest(spec, strictRefused);
     }
   }
 }
 
+/**
+ * The model, bound to ask for JSON the way `mode` says; how to read its answer;
+ * and, for a streamed answer, how to read each piece (a fresh reader per call).
+ */
 function bindMode(
   model: BaseChatModel,
   mode: OutputMode,
   spec: Spec,
+  strictRefused?: string,
 ):
-  | {
+  | ({
       runnable: BaseChatModel;
       read: (message: AIMessage) => string;
       pieces: () => (chunk: AIMessage) => string;
       /** Why the message holds no answer though it called tools (another tool than the answer's), or undefined. */
       missing?: (message: AIMessage) => string | undefined;
-      dropped?: string[];
-    }
+    } & Omit<ModeRequest, "options">)
   | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
@@ -147,10 +137,16 @@ function bindMode(
       return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
     case "json_schema": {
-      const asked = modeOptions(dialectOf(model), mode, spec);
+      const asked = modeOptions(dialectOf(model), mode, spec, strictRefused);
       if (asked === undefined) return undefined;
-      const dropped = asked.dropped !== undefined && asked.dropped.length > 0 ? { dropped: asked.dropped } : {};
-      return { runnable: model.withConfig(asked.options as RunnableConfig) as unknown as BaseChatModel, read: content, pieces: contentPieces, ...dropped };
+      const { options, dropped, ...strictness } = asked;
+      return {
+        runnable: model.withConfig(options as RunnableConfig) as unknown as BaseChatModel,
+        read: content,
+        pieces: contentPieces,
+        ...(dropped !== undefined && dropped.length > 0 ? { dropped } : {}),
+        ...strictness,
+      };
     }
     case "tool": {
       const name = providerName(spec);
@@ -263,6 +259,10 @@ export interface ModeAnswer extends ModelAnswer {
   schemaDropped?: string[];
   /** The model called tools, none of them the answer's: the answer is missing, and this says what was called instead. */
   missing?: string;
+  /** Asked in the strict form of the spec's schema: the answer is mapped back (./strict-schema.ts) before it is judged. */
+  strict?: boolean;
+  /** Why a json_schema request that could have been strict was not. */
+  notStrict?: string;
 }
 
 /** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
@@ -270,28 +270,34 @@ function finished(message: AIMessage | undefined): boolean {
   return stopReasonOf(message) !== undefined;
 }
 
-/** One model call in `mode` ("auto": the provider's own), falling back along json_schema → json_object → text (tool → text) when the provider refuses. */
+/**
+ * One model call in `mode` ("auto": the provider's own), falling back along json_schema → json_object → text
+ * (tool → text) when the provider refuses; a strict request the provider refuses is first asked again without strict.
+ */
 export async function callModelInMode(
   model: BaseChatModel,
   messages: BaseMessage[],
   requested: RequestedMode,
   spec: Spec,
-  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode) => AnswerWatch },
+  options: { node: string; config?: RunnableConfig; watch?: (mode: OutputMode, reshaped: boolean) => AnswerWatch },
 ): Promise<ModeAnswer> {
   const { watch: watchFor, ...callOptions } = options;
   const fallbacks: string[] = [];
-  for (let current: OutputMode | undefined = modeFor(model, requested); current !== undefined; current = FALLBACK[current]) {
+  let strictRefused: string | undefined;
+  let again = false;
+  for (let current: OutputMode | undefined = modeFor(model, requested); current !== undefined; current = again ? current : FALLBACK[current]) {
+    again = false;
     if (current === "tool" && typeof model.bindTools !== "function") {
       fallbacks.push("tool: this chat model cannot call tools; fell back to text");
       continue;
     }
-    const bound = bindMode(model, current, spec);
+    const bound = bindMode(model, current, spec, strictRefused);
     if (bound === undefined) {
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
     }
-    const { runnable, read, pieces, missing, dropped } = bound;
-    const answerWatch = watchFor?.(current);
+    const { runnable, read, pieces, missing, dropped, strict, notStrict, reshaped } = bound;
+    const answerWatch = watchFor?.(current, reshaped === true);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
     try {
@@ -311,8 +317,25 @@ export async function callModelInMode(
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
       const absent = message && missing?.(message);
-      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}), ...(absent ? { missing: absent } : {}) };
+      return {
+        ...answer,
+        text,
+        mode: current,
+        fallbacks,
+        ...(dropped ? { schemaDropped: dropped } : {}),
+        ...(strict ? { strict } : {}),
+        ...(notStrict !== undefined ? { notStrict } : {}),
+        ...(absent ? { missing: absent } : {}),
+      };
     } catch (error) {
+      if (strict && isModeRefusal(error, current) && /invalid schema|strict/i.test((error as Error).message)) {
+        // The strict form refused (a keyword or a pattern the provider does not take after all; a model without
+        // json_schema at all says so otherwise): the same mode without strict, as the schema is, before any other mode.
+        strictRefused = (error as Error).message.slice(0, 200);
+        fallbacks.push(`${current} with strict: true refused (${strictRefused}); asked again without strict`);
+        again = true;
+        continue;
+      }
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);
     }

@@ -32,6 +32,16 @@ const AttemptRecordSchema = z
       description:
         "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them",
     }),
+    notStrict: z.string().optional().meta({
+      title: "Not strict",
+      description:
+        "Why the json_schema request was sent to OpenAI without strict: true (a documented limit passed, or a construct the strict form cannot carry)",
+    }),
+    mappedBack: z.array(z.string()).optional().meta({
+      title: "Mapped back",
+      description:
+        "What was changed in the answer, asked in the strict form of the spec's schema, before it was judged: the nulls that stood for a field left out, removed; a wrapped root, unwrapped",
+    }),
     by: z
       .enum(ANSWERED_BY)
       .optional()
@@ -164,6 +174,9 @@ export const ValidationState = stateObject({
       mode: z.string().optional(),
       fallbacks: z.array(z.string()).optional(),
       schemaDropped: z.array(z.string()).optional(),
+      /** Asked in the strict form of the spec's schema: the answer is mapped back before it is judged. */
+      strict: z.boolean().optional(),
+      notStrict: z.string().optional(),
       /** The model name that answered. */
       model: z.string().optional(),
       /** Set when the model was asked for corrections only: the answer is a JSON Patch to the previous answer. */

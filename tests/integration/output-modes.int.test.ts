@@ -8,7 +8,9 @@ import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { strictCompatible } from "../../src/validation/output-mode.js";
+import { defineSpec } from "../../src/specs/spec.js";
+import { generateValidated } from "../../src/validation/generate.js";
+import { openaiStrictForm } from "../../src/validation/strict-schema.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
@@ -66,16 +68,74 @@ describe("output modes through ChatOpenAI", () => {
     expect(out).toMatchObject({ success: true, attempts: 2 });
   });
 
-  it("json_schema: the spec's schema (without $schema), strict only where the schema allows it", async () => {
+  it("json_schema: the strict form of the spec's schema, with strict: true", async () => {
     server.setReplies([VALID]);
     const out = await graph().invoke(REQUEST, { context: { outputMode: "json_schema" } });
     expect(out.success).toBe(true);
     const [body] = sent();
     expect(body.response_format.type).toBe("json_schema");
-    expect(body.response_format.json_schema).toMatchObject({ name: "deployment-config_output", schema: SPEC.schema, strict: false });
-    // deployment-config has patterns and bounds, which strict mode rejects: sent with strict false.
-    expect(strictCompatible(SPEC.schema)).toBe(false);
-    expect(strictCompatible({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false })).toBe(true);
+    const form = openaiStrictForm(SPEC.schema);
+    expect(form.strict).toBe(true);
+    // deployment-config's patterns and bounds are kept (strict mode takes them); every object is closed.
+    expect(body.response_format.json_schema).toEqual({
+      name: "deployment-config_output",
+      description: SPEC.description.slice(0, 500),
+      schema: form.strict && form.schema,
+      strict: true,
+    });
+    expect(body.response_format.json_schema.schema.properties.resources.additionalProperties).toBe(false);
+  });
+
+  it("json_schema: an answer with the nulls the strict form introduced is judged and kept as the spec's own value", async () => {
+    const spec = defineSpec({
+      name: "contact",
+      description: "A contact",
+      schema: {
+        type: "object",
+        required: ["name"],
+        properties: { name: { type: "string" }, nickname: { type: "string" }, phone: { type: ["string", "null"] } },
+        additionalProperties: true,
+      },
+    });
+    server.setReplies(['{"name": null, "nickname": null, "phone": null}', '{"name": "Ada", "nickname": null, "phone": null}']);
+    const model = createChatModel(
+      { model: "gpt-4o-mini", role: "generate" },
+      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+    );
+    const outcome = await generateValidated({ model, spec, request: "a contact", outputMode: "json_schema", maxAttempts: 2 });
+    const [first] = sent();
+    expect(first.response_format.json_schema).toMatchObject({
+      strict: true,
+      schema: {
+        type: "object",
+        properties: { name: { type: "string" }, nickname: { anyOf: [{ type: "string" }, { type: "null" }] }, phone: { type: ["string", "null"] } },
+        required: ["name", "nickname", "phone"],
+        additionalProperties: false,
+      },
+    });
+    expect(outcome.history[0]).toMatchObject({ valid: false, schemaDropped: ["/: additionalProperties"] });
+    expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^name /)]);
+    expect(outcome).toMatchObject({ success: true, attempts: 2, value: { name: "Ada", phone: null } });
+    expect(outcome.history[1].mappedBack).toEqual(["/nickname: null removed (the field left out)"]);
+  });
+
+  it("json_schema: a schema past a documented strict limit (11 levels of objects) is sent with strict: false, the attempt saying why", async () => {
+    const nested = (levels: number): Record<string, unknown> =>
+      levels === 1
+        ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] }
+        : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
+    const spec = defineSpec({ name: "deep", description: "", schema: nested(11) });
+    let answer: unknown = "x";
+    for (let i = 0; i < 10; i++) answer = i === 0 ? { leaf: answer } : { inner: answer };
+    server.setReplies([JSON.stringify(answer)]);
+    const model = createChatModel(
+      { model: "gpt-4o-mini", role: "generate" },
+      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+    );
+    const outcome = await generateValidated({ model, spec, request: "deep", outputMode: "json_schema", maxAttempts: 1 });
+    const [body] = sent();
+    expect(body.response_format.json_schema).toMatchObject({ strict: false, schema: spec.schema });
+    expect(outcome.history[0].notStrict).toBe("the schema nests objects 11 levels deep, over OpenAI's strict limit of 10");
   });
 
   it("tool: a forced call of one function whose parameters are the spec's schema; the arguments are the answer", async () => {
@@ -139,6 +199,33 @@ describe("output modes through ChatOpenAI", () => {
     expect(out.history[0]).toMatchObject({ mode: "json_object" });
     expect(out.history[0].fallbacks![0]).toMatch(/^json_schema refused .*not supported.*; fell back to json_object$/);
     expect(out.history[1].fallbacks).toBeUndefined();
+  });
+
+  it("json_schema: a strict form the provider refuses is asked again without strict (the spec's schema) before any other mode", async () => {
+    server.setReplies([
+      {
+        fault: "status",
+        status: 400,
+        body: {
+          error: {
+            message: "Invalid schema for response_format 'deployment-config_output': 'pattern' is not permitted.",
+            type: "invalid_request_error",
+            code: null,
+          },
+        },
+      },
+      VALID,
+    ]);
+    const out = await graph().invoke(REQUEST, { context: { outputMode: "json_schema" } });
+    const [first, second] = sent();
+    expect(first.response_format.json_schema.strict).toBe(true);
+    expect(second.response_format.json_schema).toMatchObject({ strict: false, schema: SPEC.schema });
+    expect(out).toMatchObject({ success: true, attempts: 1 });
+    expect(out.history[0]).toMatchObject({
+      mode: "json_schema",
+      notStrict: expect.stringMatching(/^the provider refused the strict form \(.*'pattern' is not permitted/),
+    });
+    expect(out.history[0].fallbacks).toEqual([expect.stringMatching(/^json_schema with strict: true refused \(.*\); asked again without strict$/)]);
   });
 
   it("a mode setting that does not exist is refused before any model call", async () => {

@@ -251,6 +251,35 @@ describe("two readers: a model's answer is extracted, a person's answer is read 
   });
 });
 
+describe("an answer mapped back (a provider's strict form): the mapped value is the one judged, returned and kept", () => {
+  const spec = defineSpec({
+    name: "m",
+    description: "",
+    schema: { type: "object", required: ["n"], properties: { n: { type: "integer" }, note: { type: "string" } }, additionalProperties: false },
+  });
+  const dropNullNote = (value: unknown) => {
+    const record = value as Record<string, unknown>;
+    if (record.note !== null) return { value, changes: [] };
+    delete record.note;
+    return { value, changes: ["/note: null removed"] };
+  };
+  it("the model's reader maps before judging; the verdict's value is the mapped value, frozen, and says what changed", async () => {
+    const verdict = await checkText(spec, '{"n": 1, "note": null}', "model", { mapBack: dropNullNote });
+    expect(verdict).toMatchObject({ valid: true, value: { n: 1 }, mappedBack: ["/note: null removed"] });
+    expect(verdict.parsed).toBe(verdict.value);
+    expect(Object.isFrozen(verdict.value)).toBe(true);
+    // Nothing changed: no record of it.
+    expect((await checkText(spec, '{"n": 1}', "model", { mapBack: dropNullNote })).mappedBack).toBeUndefined();
+  });
+  it("what the mapping leaves invalid is refused; the exact reader never maps", async () => {
+    const invalid = await checkText(spec, '{"n": null, "note": null}', "model", { mapBack: dropNullNote });
+    expect(invalid).toMatchObject({ valid: false, parsed: { n: null } });
+    const exact = await checkText(spec, '{"n": 1, "note": null}', "exact", { mapBack: dropNullNote });
+    expect(exact.valid).toBe(false);
+    expect(exact.mappedBack).toBeUndefined();
+  });
+});
+
 describe("zod specs", () => {
   it("an async refinement that rejects makes the value invalid; nothing is left unobserved", async () => {
     const spec = defineSpec({

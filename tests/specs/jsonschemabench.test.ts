@@ -9,6 +9,7 @@
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { corpusFiles, judgeEntry, MODES, readCorpusEntry, type SchemaOutcome } from "../../testkit/conformance.js";
+import { strictShare } from "../../testkit/strict-share.js";
 
 const DIR = join(import.meta.dirname, "../fixtures/jsonschemabench/data");
 const outcomes: SchemaOutcome[] = [];
@@ -66,5 +67,13 @@ describe("JSONSchemaBench sample: the package against a second, spec-compliant v
       }),
     );
     expect(unclassified).toEqual([]);
+  });
+
+  it("sends ≥ 90 % of the accepted schemas to OpenAI with strict: true, in their strict form (before it: the few that fit as written)", () => {
+    const share = strictShare(DIR);
+    console.log(`OpenAI strict: ${share.after} of ${share.accepted} accepted schemas (before the strict form: ${share.before}); not strict:`, share.notStrict);
+    expect(share.accepted).toBeGreaterThan(250);
+    expect(share.after).toBeGreaterThanOrEqual(Math.ceil(share.accepted * 0.9));
+    expect(share.before).toBeLessThan(share.accepted * 0.2);
   });
 });

@@ -1,0 +1,433 @@
+/**
+ * The strict form of a spec's JSON Schema for OpenAI's structured outputs (`strict: true`), and the way back
+ * from an answer written under it. Strict mode holds the model to the schema while it decodes, but takes only
+ * a subset of JSON Schema: every property required, every object closed, a documented list of keywords, and
+ * limits on the schema's size. So the spec's schema is rewritten:
+ *
+ * - an optional property becomes required and, unless the spec already allows `null` there, nullable: a
+ *   `null` the model writes there means "left out" (an introduced null);
+ * - every object is closed (`additionalProperties: false`): a property the spec lists only in `required`
+ *   becomes a property of any value; what else an open object allowed, the model can no longer write;
+ * - keywords strict mode does not take (`allOf`, `not`, `if`/`then`/`else`, `dependentRequired`,
+ *   `patternProperties`, `minLength` …) are left out and listed, and `oneOf` is sent as `anyOf`.
+ *
+ * This changes only what the model may write: the answer is mapped back (each introduced null removed, a
+ * null the spec allows kept) and judged whole against the real spec by the check step, so nothing the
+ * strict form leaves out can make an invalid answer pass. Where no strict form exists (the root is not an
+ * object, or is an `anyOf`; a `$ref` strict mode cannot follow; a schema past one of OpenAI's documented
+ * limits, checked before the call), the request is sent without strict, saying why. Pure: no provider
+ * package, no graph.
+ */
+import type { JsonSchema } from "../specs/spec.js";
+
+/**
+ * OpenAI's documented limits for a strict schema ("Structured model outputs", section "Supported schemas",
+ * https://platform.openai.com/docs/guides/structured-outputs#supported-schemas; read 2026-12). A schema past
+ * one is refused with a 400, so it is checked before the call.
+ */
+export const OPENAI_STRICT_LIMITS = {
+  /** "A schema may have up to 5000 object properties total". */
+  properties: 5_000,
+  /** "… with up to 10 levels of nesting" (objects within objects). */
+  nesting: 10,
+  /** "A schema may have up to 1000 enum values across all enum properties". */
+  enumValues: 1_000,
+  /** "The total string length of all property names, definition names, enum values, and const values cannot exceed 120,000 characters". */
+  chars: 120_000,
+  /** "For a single enum property with string values, the total string length of all enum values cannot exceed 15,000 characters when there are more than 250 enum values". */
+  largeEnumValues: 250,
+  largeEnumChars: 15_000,
+} as const;
+
+/** Formats strict mode takes (the same page). */
+const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+
+/** Keywords strict mode takes, beside the structure this module writes itself (type, properties, required, items, anyOf, $ref, $defs). */
+const KEPT: Readonly<Record<string, (value: unknown) => boolean>> = {
+  description: (v) => typeof v === "string",
+  title: (v) => typeof v === "string",
+  enum: (v) => Array.isArray(v),
+  const: () => true,
+  pattern: (v) => typeof v === "string",
+  format: (v) => typeof v === "string" && FORMATS.has(v),
+  minimum: (v) => typeof v === "number",
+  maximum: (v) => typeof v === "number",
+  exclusiveMinimum: (v) => typeof v === "number",
+  exclusiveMaximum: (v) => typeof v === "number",
+  multipleOf: (v) => typeof v === "number",
+  minItems: (v) => typeof v === "number",
+  maxItems: (v) => typeof v === "number",
+};
+
+/** Keywords whose absence is no loss: annotations, and what this module rewrites. */
+const SILENT = new Set(["$schema", "$id", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly", "required"]);
+
+/** Most dropped keywords listed; the rest are counted. */
+const MAX_LISTED = 20;
+
+/** Per strict object schema: the properties whose null means "left out" (introduced by the transform). */
+type IntroducedNulls = WeakMap<object, ReadonlySet<string>>;
+
+/** The strict form of a schema: what is sent, what was left out, and how an answer is mapped back. */
+export type StrictForm =
+  | {
+      strict: true;
+      schema: JsonSchema;
+      dropped: string[];
+      nulls: IntroducedNulls;
+      /** The spec's root is not an object (or is a union): the strict form asks for `{"value": …}`, unwrapped before judging. */
+      wrapped: boolean;
+      /** Whether an answer may differ from the spec's own shape (a wrapped root, introduced nulls) until it is mapped back. */
+      reshapes: boolean;
+    }
+  | { strict: false; reason: string };
+
+/** The one property of the object a root that is not an object is wrapped in. */
+const WRAPPER_KEY = "value";
+
+const forms = new WeakMap<JsonSchema, StrictForm>();
+
+/** The strict form of a spec's schema (computed once per schema object), or why there is none. */
+export function openaiStrictForm(schema: JsonSchema): StrictForm {
+  let form = forms.get(schema);
+  if (form === undefined) {
+    form = buildForm(schema);
+    forms.set(schema, form);
+  }
+  return form;
+}
+
+class NoStrictForm extends Error {}
+
+function buildForm(spec: JsonSchema): StrictForm {
+  const given = withoutKey(spec, "$schema");
+  const walk = new Transform(given);
+  // A root that only refers to a definition (`{"$ref": "#/definitions/Main", "definitions": …}`) is that definition.
+  const target = typeof given.$ref === "string" ? walk.resolve(given.$ref) : given;
+  const root = isPlainObject(target) ? { ...withoutKey(given, "$ref"), ...target } : given;
+  const wrapped = !isObjectSchema(root);
+  let schema: JsonSchema;
+  try {
+    if (wrapped) {
+      const inner = walk.node(withoutKey(withoutKey(root, "$defs"), "definitions"), "");
+      if (isAnyValue(inner))
+        return { strict: false, reason: "the schema states nothing strict mode can hold (its constraints are all keywords strict mode does not take)" };
+      // "#" would name the wrapper, not the spec's root.
+      if (walk.refersToRoot)
+        return { strict: false, reason: 'the schema\'s root is not an object and refers to itself ("$ref": "#"), which a wrapped root cannot carry' };
+      schema = { type: "object", properties: { [WRAPPER_KEY]: inner }, required: [WRAPPER_KEY], additionalProperties: false, ...walk.definitions(root) };
+    } else schema = walk.node(root, "", true);
+  } catch (error) {
+    if (error instanceof NoStrictForm) return { strict: false, reason: error.message };
+    throw error;
+  }
+  const over = limitProblem(schema);
+  if (over !== undefined) return { strict: false, reason: over };
+  const listed = walk.dropped.length > MAX_LISTED ? [...walk.dropped.slice(0, MAX_LISTED), `… and ${walk.dropped.length - MAX_LISTED} more`] : walk.dropped;
+  return { strict: true, schema, dropped: listed, nulls: walk.nulls, wrapped, reshapes: wrapped || walk.introducedAny };
+}
+
+class Transform {
+  readonly dropped: string[] = [];
+  readonly nulls: IntroducedNulls = new WeakMap();
+  /** Whether a `$ref` names the root ("#"). */
+  refersToRoot = false;
+  /** Whether some property's null was introduced. */
+  introducedAny = false;
+  constructor(private readonly root: JsonSchema) {}
+
+  /** One subschema, rewritten; `top`: the root (its $defs are kept). */
+  node(given: unknown, path: string, top = false): JsonSchema {
+    if (given === true) return anyValue();
+    if (given === false || given === null || typeof given !== "object" || Array.isArray(given))
+      throw new NoStrictForm(`${path || "/"} admits no value, which strict mode cannot say`);
+    const s = given as JsonSchema;
+    const out: JsonSchema = {};
+    const drop = (key: string) => {
+      if (!SILENT.has(key)) this.dropped.push(`${path || "/"}: ${key}`);
+    };
+    if (typeof s.$ref === "string") {
+      const ref = s.$ref;
+      if (!this.refFollowed(ref)) throw new NoStrictForm(`${path || "/"} refers to ${JSON.stringify(ref)}; strict mode follows only "#" and "#/$defs/…"`);
+      out.$ref = ref;
+      if (ref === "#") this.refersToRoot = true;
+      if (typeof s.description === "string") out.description = s.description;
+      for (const key of Object.keys(s)) if (key !== "$ref" && key !== "description") drop(key);
+      return out;
+    }
+    for (const [key, value] of Object.entries(s)) {
+      if (key === "type" || key === "properties" || key === "items" || key === "anyOf" || key === "oneOf") continue;
+      if ((key === "$defs" || key === "definitions") && top && isPlainObject(value)) continue;
+      // Every object is closed: listed only where the spec allowed more (a map, a free-form object).
+      if (key === "additionalProperties" && value === false) continue;
+      if (Object.hasOwn(KEPT, key) && KEPT[key](value)) out[key] = value;
+      else drop(key);
+    }
+    if (top) Object.assign(out, this.definitions(s));
+    const types = typesOf(s);
+    const union = s.anyOf ?? s.oneOf;
+    if (union !== undefined && (types !== undefined || s.properties !== undefined)) {
+      // A union beside the schema's own structure only adds constraints (`anyOf: [{required: [a]}, …]`): left to the validator.
+      for (const key of ["anyOf", "oneOf"]) if (s[key] !== undefined) drop(key);
+    } else if (union !== undefined) {
+      if (s.anyOf !== undefined && s.oneOf !== undefined) drop("oneOf");
+      if (!Array.isArray(union) || union.length === 0) throw new NoStrictForm(`${path || "/"} has an empty union`);
+      out.anyOf = union.map((branch, i) => this.node(branch, `${path}/anyOf/${i}`));
+      return out;
+    }
+    if (types === undefined && out.enum === undefined && out.const === undefined && s.properties === undefined) {
+      // No type: any value. Strict mode needs a type, so the value's kinds are spelt out; the keywords that
+      // only constrain some kinds are left to the validator.
+      for (const key of Object.keys(out)) {
+        if (key === "description" || key === "title" || key === "$defs" || key === "definitions") continue;
+        delete out[key];
+        drop(key);
+      }
+      return { ...out, ...anyValue() };
+    }
+    if (types !== undefined) out.type = types.length === 1 ? types[0] : types;
+    if (types?.includes("object") || (types === undefined && s.properties !== undefined)) this.object(s, out, path);
+    if (types?.includes("array")) {
+      if (isPlainObject(s.items) || typeof s.items === "boolean") out.items = this.node(s.items, `${path}/items`);
+      else {
+        if (s.items !== undefined) drop("items");
+        out.items = anyValue();
+      }
+    } else if (s.items !== undefined) drop("items");
+    return out;
+  }
+
+  /** The root's definitions, each rewritten (strict mode follows `$ref`s into them, recursion included). */
+  definitions(s: JsonSchema): JsonSchema {
+    const out: JsonSchema = {};
+    for (const key of ["$defs", "definitions"]) {
+      const defs = s[key];
+      if (isPlainObject(defs)) out[key] = mapEntries(defs, (name, def) => this.node(def, `/${key}/${name}`));
+    }
+    return out;
+  }
+
+  /** An object schema closed, every property required; the optional ones nullable unless the spec allows null. */
+  private object(s: JsonSchema, out: JsonSchema, path: string): void {
+    const given = isPlainObject(s.properties) ? s.properties : {};
+    const required = new Set(Array.isArray(s.required) ? s.required.filter((n): n is string => typeof n === "string") : []);
+    const introduced = new Set<string>();
+    const properties: Array<[string, JsonSchema]> = [];
+    for (const [name, sub] of Object.entries(given)) {
+      let strict = this.node(sub, `${path}/properties/${name}`);
+      if (!required.has(name)) {
+        // Optional: the model must be able to write null. Where the spec allows null there, a null is the spec's
+        // own value and stays; elsewhere it stands for "left out" and is removed before judging.
+        if (!admitsNull(strict)) strict = nullable(strict);
+        if (!this.allowsNull(sub, 0)) introduced.add(name);
+      }
+      properties.push([name, strict]);
+    }
+    // Named only in `required`: a property of any value, so the closed object can still have it.
+    for (const name of required) if (!Object.hasOwn(given, name)) properties.push([name, anyValue()]);
+    out.properties = Object.fromEntries(properties);
+    out.required = properties.map(([name]) => name);
+    out.additionalProperties = false;
+    if (!out.type) out.type = "object";
+    if (introduced.size > 0) {
+      this.nulls.set(out, introduced);
+      this.introducedAny = true;
+    }
+  }
+
+  /** Whether the spec's subschema admits null (unsure is no: a null there is then removed, and the field judged as left out). */
+  private allowsNull(s: unknown, hops: number): boolean {
+    if (s === true) return true;
+    if (!isPlainObject(s) || hops > 16) return false;
+    if (typeof s.$ref === "string") return this.allowsNull(this.resolve(s.$ref), hops + 1);
+    if (Array.isArray(s.enum) && !s.enum.includes(null)) return false;
+    if (Object.hasOwn(s, "const") && s.const !== null) return false;
+    if (s.not !== undefined) return false;
+    if (Array.isArray(s.allOf) && !s.allOf.every((b) => this.allowsNull(b, hops + 1))) return false;
+    for (const key of ["anyOf", "oneOf"]) {
+      const union = s[key];
+      if (Array.isArray(union) && !union.some((b) => this.allowsNull(b, hops + 1))) return false;
+    }
+    const types = typesOf(s);
+    return types === undefined || types.includes("null");
+  }
+
+  private refFollowed(ref: string): boolean {
+    return ref === "#" || this.resolve(ref) !== undefined;
+  }
+
+  /** What a `$ref` strict mode follows names, in the spec's schema. */
+  resolve(ref: string): unknown {
+    return followRef(this.root, ref);
+  }
+}
+
+/** What a `$ref` strict mode follows names: the root ("#"), or one entry of the root's $defs/definitions; undefined for any other. */
+function followRef(root: JsonSchema, ref: string): unknown {
+  if (ref === "#") return root;
+  const match = /^#\/(\$defs|definitions)\/([^/~]+)$/.exec(ref);
+  if (match === null) return undefined;
+  const defs = root[match[1]];
+  return isPlainObject(defs) && Object.hasOwn(defs, match[2]) ? defs[match[2]] : undefined;
+}
+
+/** Any JSON value, as strict mode can say it: the scalars, null, and (one level down) closed empty objects and arrays of scalars. */
+function anyValue(): JsonSchema {
+  const scalar = [{ type: "string" }, { type: "number" }, { type: "boolean" }, { type: "null" }];
+  return { anyOf: [...scalar, { type: "object", properties: {}, required: [], additionalProperties: false }, { type: "array", items: { anyOf: scalar } }] };
+}
+
+/** Whether a strict subschema admits null (a `$ref` is not followed: unsure is no, and the caller adds null). */
+function admitsNull(s: JsonSchema): boolean {
+  if (typesOf(s)?.includes("null")) return true;
+  if (Array.isArray(s.enum)) return s.enum.includes(null);
+  if (Object.hasOwn(s, "const")) return s.const === null;
+  return Array.isArray(s.anyOf) && s.anyOf.some((branch) => isPlainObject(branch) && admitsNull(branch));
+}
+
+/** A strict subschema that also admits null. */
+function nullable(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: [...schema.anyOf, { type: "null" }] };
+  return { anyOf: [schema, { type: "null" }] };
+}
+
+function typesOf(s: JsonSchema): string[] | undefined {
+  if (typeof s.type === "string") return [s.type];
+  if (Array.isArray(s.type)) return s.type.filter((t): t is string => typeof t === "string");
+  return undefined;
+}
+
+/** Whether a root schema is one object schema (not a union, not another type). */
+function isObjectSchema(s: JsonSchema): boolean {
+  const types = typesOf(s);
+  return types !== undefined ? types.length === 1 && types[0] === "object" : s.properties !== undefined;
+}
+
+/** Whether a strict subschema is the "any value" this module writes for a schema it could not carry. */
+function isAnyValue(s: JsonSchema): boolean {
+  return JSON.stringify(s.anyOf) === JSON.stringify(anyValue().anyOf);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === "object" && !Array.isArray(v);
+}
+
+/** A map's entries, each rewritten (own entries only: a property may be named anything, "__proto__" included). */
+function mapEntries(map: Record<string, unknown>, f: (name: string, value: unknown) => unknown): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(map).map(([name, value]) => [name, f(name, value)]));
+}
+
+function withoutKey(s: JsonSchema, key: string): JsonSchema {
+  return Object.fromEntries(Object.entries(s).filter(([k]) => k !== key));
+}
+
+/** Which documented limit a strict schema passes, in words; undefined when it fits them all. */
+function limitProblem(schema: JsonSchema): string | undefined {
+  const L = OPENAI_STRICT_LIMITS;
+  let properties = 0;
+  let enumValues = 0;
+  let chars = 0;
+  let deepest = 0;
+  let largeEnum: string | undefined;
+  const visit = (node: unknown, level: number, path: string): void => {
+    if (Array.isArray(node)) return node.forEach((item, i) => visit(item, level, `${path}/${i}`));
+    if (!isPlainObject(node)) return;
+    const isObject = isPlainObject(node.properties);
+    const here = isObject ? level + 1 : level;
+    deepest = Math.max(deepest, here);
+    if (isObject) {
+      const names = Object.keys(node.properties as object);
+      properties += names.length;
+      for (const name of names) chars += name.length;
+    }
+    if (Array.isArray(node.enum)) {
+      enumValues += node.enum.length;
+      let enumChars = 0;
+      for (const value of node.enum) enumChars += typeof value === "string" ? value.length : JSON.stringify(value).length;
+      chars += enumChars;
+      if (node.enum.length > L.largeEnumValues && enumChars > L.largeEnumChars && node.enum.every((v) => typeof v === "string"))
+        largeEnum ??= `${path || "/"} has ${node.enum.length} enum values of ${enumChars.toLocaleString("en-US")} characters in all, over OpenAI's strict limit of ${L.largeEnumChars.toLocaleString("en-US")} characters for an enum of more than ${L.largeEnumValues} values`;
+    }
+    if (typeof node.const === "string") chars += node.const.length;
+    for (const key of ["$defs", "definitions"]) {
+      if (!isPlainObject(node[key])) continue;
+      for (const [name, def] of Object.entries(node[key] as object)) {
+        chars += name.length;
+        visit(def, 0, `${path}/${key}/${name}`);
+      }
+    }
+    if (isObject) for (const [name, sub] of Object.entries(node.properties as object)) visit(sub, here, `${path}/properties/${name}`);
+    visit(node.items, here, `${path}/items`);
+    visit(node.anyOf, here, `${path}/anyOf`);
+  };
+  visit(schema, 0, "");
+  const n = (x: number) => x.toLocaleString("en-US");
+  if (properties > L.properties) return `the schema has ${n(properties)} properties, over OpenAI's strict limit of ${n(L.properties)}`;
+  if (deepest > L.nesting) return `the schema nests objects ${deepest} levels deep, over OpenAI's strict limit of ${L.nesting}`;
+  if (enumValues > L.enumValues) return `the schema has ${n(enumValues)} enum values, over OpenAI's strict limit of ${n(L.enumValues)}`;
+  if (chars > L.chars)
+    return `the schema's property names, definition names, enum values and consts come to ${n(chars)} characters, over OpenAI's strict limit of ${n(L.chars)}`;
+  return largeEnum;
+}
+
+/**
+ * An answer written under the strict form, mapped back: unwrapped when the strict form wrapped the root,
+ * and each null the transform introduced (an optional property the spec does not let be null) removed, in
+ * place. A null the spec allows stays; where the answer's shape does not say which union branch it took,
+ * nothing is removed there (the check step then judges the nulls as written). Returns the value and what
+ * was changed (JSON pointers into the value judged). Bounded by the reader's nesting limit.
+ */
+export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, { strict: true }>): { value: unknown; changes: string[] } {
+  const changes: string[] = [];
+  const root = form.schema;
+  let value = answer;
+  let start: JsonSchema = root;
+  if (form.wrapped) {
+    if (!isPlainObject(answer) || Object.keys(answer).length !== 1 || !Object.hasOwn(answer, WRAPPER_KEY)) return { value, changes };
+    value = answer[WRAPPER_KEY];
+    start = (root.properties as Record<string, JsonSchema>)[WRAPPER_KEY];
+    changes.push(`the answer unwrapped from {"${WRAPPER_KEY}": …}`);
+  }
+  const resolve = (s: JsonSchema): JsonSchema | undefined => {
+    for (let hops = 0; typeof s.$ref === "string"; hops++) {
+      const next = followRef(root, s.$ref);
+      if (!isPlainObject(next) || hops > 16) return undefined;
+      s = next;
+    }
+    return s;
+  };
+  const walk = (v: unknown, given: JsonSchema, path: string): void => {
+    const s = resolve(given);
+    if (s === undefined || v === null || typeof v !== "object") return;
+    if (Array.isArray(s.anyOf)) {
+      const fits = s.anyOf.map((b) => resolve(b as JsonSchema)).filter((b): b is JsonSchema => b !== undefined && shapeFits(v, b));
+      if (fits.length === 1) walk(v, fits[0], path);
+      return;
+    }
+    if (Array.isArray(v)) {
+      if (isPlainObject(s.items)) v.forEach((item, i) => walk(item, s.items as JsonSchema, `${path}/${i}`));
+      return;
+    }
+    if (!isPlainObject(s.properties)) return;
+    const introduced = form.nulls.get(s);
+    const record = v as Record<string, unknown>;
+    for (const key of Object.keys(record)) {
+      const at = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+      if (record[key] === null && introduced?.has(key)) {
+        delete record[key];
+        changes.push(`${at}: null removed (the field left out)`);
+      } else if (Object.hasOwn(s.properties, key)) walk(record[key], s.properties[key] as JsonSchema, at);
+    }
+  };
+  walk(value, start, "");
+  return { value, changes };
+}
+
+/** Whether a container value has the shape of a strict branch: an array for an array, an object with exactly its keys for an object. */
+function shapeFits(v: object, s: JsonSchema): boolean {
+  const types = typesOf(s) ?? [];
+  if (Array.isArray(v)) return types.includes("array");
+  if (!types.includes("object") || !isPlainObject(s.properties)) return false;
+  const keys = Object.keys(v);
+  return keys.length === Object.keys(s.properties).length && keys.every((k) => Object.hasOwn(s.properties as object, k));
+}

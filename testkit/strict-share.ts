@@ -1,0 +1,93 @@
+/**
+ * How many of a JSONSchemaBench folder's schemas go to OpenAI with `strict: true`: each schema defined as a
+ * run-time spec (the ones the package refuses are not counted), then asked for in json_schema mode as the
+ * package builds that request (src/validation/output-mode.ts), beside the rule used before the strict form
+ * (strict only when the schema already fit strict mode as written). Used by the sample's test and by the
+ * corpus benchmark.
+ */
+import { openaiJsonSchemaRequest } from "../src/validation/output-mode.js";
+import { corpusFiles, corpusSource, defineIn, readCorpusEntry } from "./conformance.js";
+
+export interface StrictShare {
+  /** Schemas accepted as run-time specs. */
+  accepted: number;
+  /** Of those, sent strict by the rule before the strict form. */
+  before: number;
+  /** Of those, sent strict now. */
+  after: number;
+  bySource: Array<{ source: string; accepted: number; before: number; after: number }>;
+  /** Why the others were not strict, each reason with its count (names and numbers of the schema left out). */
+  notStrict: Record<string, number>;
+}
+
+/** Measure every `every`-th schema of `dir`. */
+export function strictShare(dir: string, every = 1): StrictShare {
+  const share: StrictShare = { accepted: 0, before: 0, after: 0, bySource: [], notStrict: {} };
+  const sources = new Map<string, StrictShare["bySource"][number]>();
+  for (const file of corpusFiles(dir).filter((_, i) => i % every === 0)) {
+    const entry = readCorpusEntry(dir, file);
+    let spec;
+    try {
+      spec = defineIn("run-time", entry.schema);
+    } catch {
+      continue;
+    }
+    const source = sources.get(entry.source) ?? { source: corpusSource(file), accepted: 0, before: 0, after: 0 };
+    sources.set(entry.source, source);
+    const { $schema: _ignored, ...schema } = spec.schema;
+    const before = fitAsWritten(schema) ? 1 : 0;
+    const request = openaiJsonSchemaRequest(spec);
+    const after = request.strict === true ? 1 : 0;
+    share.accepted++;
+    source.accepted++;
+    share.before += before;
+    source.before += before;
+    share.after += after;
+    source.after += after;
+    if (request.notStrict !== undefined) {
+      const reason = request.notStrict
+        .replace(/"[^"]*"/g, '"…"')
+        .replace(/\/\S*/g, "/…")
+        .replace(/\d[\d,]*/g, "N");
+      share.notStrict[reason] = (share.notStrict[reason] ?? 0) + 1;
+    }
+  }
+  share.bySource = [...sources.values()].sort((a, b) => a.source.localeCompare(b.source));
+  return share;
+}
+
+/** The keywords the rule before the strict form let through. */
+const KEYWORDS_BEFORE = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "enum",
+  "const",
+  "description",
+  "title",
+  "anyOf",
+  "$defs",
+  "definitions",
+  "$ref",
+  "$schema",
+]);
+
+/** The rule before the strict form: strict only when the schema fit as written (known keywords, every object closed with all its fields required). */
+function fitAsWritten(schema: unknown): boolean {
+  if (schema === null || typeof schema !== "object") return typeof schema !== "boolean";
+  if (Array.isArray(schema)) return schema.every(fitAsWritten);
+  const s = schema as Record<string, unknown>;
+  for (const key of Object.keys(s)) if (!KEYWORDS_BEFORE.has(key)) return false;
+  if (s.type === "object" || s.properties !== undefined) {
+    const names = Object.keys((s.properties as object | undefined) ?? {});
+    const required = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+    if (s.additionalProperties !== false || !names.every((n) => required.has(n))) return false;
+  }
+  for (const key of ["properties", "$defs", "definitions"]) {
+    const map = s[key];
+    if (map && typeof map === "object" && !Object.values(map).every(fitAsWritten)) return false;
+  }
+  return ["items", "anyOf"].every((key) => s[key] === undefined || fitAsWritten(s[key]));
+}

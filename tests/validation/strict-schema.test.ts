@@ -1,0 +1,253 @@
+/**
+ * OpenAI's strict form of a spec's schema: what is sent (every property required, optional ones nullable
+ * unless the spec allows null, every object closed, what strict mode does not take left out and listed), the
+ * preflight against each documented limit, and the answer mapped back before the check step judges it whole
+ * against the real spec: an introduced null removed, a null the spec allows kept, a required field's null refused.
+ */
+import { describe, expect, it } from "vitest";
+import { checkText } from "../../src/specs/check.js";
+import { defineSpec, type Spec } from "../../src/specs/spec.js";
+import { generateValidated } from "../../src/validation/generate.js";
+import { openaiJsonSchemaRequest } from "../../src/validation/output-mode.js";
+import { mapBackStrictAnswer, OPENAI_STRICT_LIMITS, openaiStrictForm, type StrictForm } from "../../src/validation/strict-schema.js";
+import { ScriptedChatModel } from "../../testkit/scripted-model.js";
+
+/** A contact: `name` required, `nickname` optional (not nullable), `phone` optional and nullable in the spec. */
+const CONTACT = {
+  type: "object",
+  required: ["name"],
+  properties: {
+    name: { type: "string", minLength: 1 },
+    nickname: { type: "string" },
+    phone: { type: ["string", "null"] },
+    tags: { type: "array", items: { type: "string" }, uniqueItems: true },
+  },
+};
+const contactSpec = () => defineSpec({ name: "contact", description: "A contact", schema: CONTACT });
+
+function strictOf(schema: Record<string, unknown>): Extract<StrictForm, { strict: true }> {
+  const form = openaiStrictForm(schema);
+  if (!form.strict) throw new Error(`no strict form: ${form.reason}`);
+  return form;
+}
+
+describe("the strict form of a schema", () => {
+  it("makes every property required, the optional ones nullable unless the spec allows null, every object closed", () => {
+    const form = strictOf(CONTACT);
+    expect(form.schema).toEqual({
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        nickname: { anyOf: [{ type: "string" }, { type: "null" }] },
+        phone: { type: ["string", "null"] },
+        tags: { anyOf: [{ type: "array", items: { type: "string" } }, { type: "null" }] },
+      },
+      required: ["name", "nickname", "phone", "tags"],
+      additionalProperties: false,
+    });
+    expect(form.dropped).toEqual(["/properties/name: minLength", "/properties/tags: uniqueItems"]);
+    expect(form.wrapped).toBe(false);
+  });
+
+  it("leaves out and lists what strict mode does not take; oneOf is sent as anyOf; $ref, $defs and recursion are kept", () => {
+    const form = strictOf({
+      type: "object",
+      required: ["kind"],
+      properties: {
+        kind: { type: "string", enum: ["a", "b"] },
+        node: { $ref: "#/$defs/node" },
+        when: { type: "string", format: "date-time" },
+        odd: { type: "string", format: "idn-email" },
+        choice: { oneOf: [{ type: "integer" }, { type: "string" }] },
+        extra: { type: "object", properties: { a: { type: "number" } }, patternProperties: { "^x": { type: "string" } }, minProperties: 1 },
+      },
+      allOf: [{ required: ["node"] }],
+      not: { required: ["odd"] },
+      if: { properties: { kind: { const: "a" } } },
+      then: { required: ["when"] },
+      else: { required: ["choice"] },
+      dependentRequired: { when: ["kind"] },
+      dependentSchemas: { when: { required: ["kind"] } },
+      $defs: { node: { type: "object", properties: { value: { type: "integer" }, next: { $ref: "#/$defs/node" } }, required: ["value"] } },
+    });
+    expect(form.dropped).toEqual([
+      "/: allOf",
+      "/: not",
+      "/: if",
+      "/: then",
+      "/: else",
+      "/: dependentRequired",
+      "/: dependentSchemas",
+      "/properties/odd: format",
+      "/properties/extra: patternProperties",
+      "/properties/extra: minProperties",
+    ]);
+    const properties = form.schema.properties as Record<string, unknown>;
+    expect(properties.node).toEqual({ anyOf: [{ $ref: "#/$defs/node" }, { type: "null" }] });
+    expect(properties.choice).toEqual({ anyOf: [{ type: "integer" }, { type: "string" }, { type: "null" }] }); // oneOf as anyOf; a union of non-null types made nullable
+    expect((form.schema.$defs as Record<string, unknown>).node).toEqual({
+      type: "object",
+      properties: { value: { type: "integer" }, next: { anyOf: [{ $ref: "#/$defs/node" }, { type: "null" }] } },
+      required: ["value", "next"],
+      additionalProperties: false,
+    });
+  });
+
+  it("a root that is not one object is wrapped in {value: …}; a root $ref is its definition; a $ref strict mode cannot follow means no strict form", () => {
+    const union = strictOf({ anyOf: [{ type: "object", properties: { a: { type: "string" } } }, { type: "string" }] });
+    expect(union.wrapped).toBe(true);
+    expect(union.schema).toMatchObject({ type: "object", required: ["value"], additionalProperties: false });
+    const referred = strictOf({
+      $ref: "#/definitions/Main",
+      definitions: { Main: { type: "object", properties: { a: { type: "string" } }, required: ["a"] } },
+    });
+    expect(referred.wrapped).toBe(false);
+    expect(referred.schema).toMatchObject({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false });
+    const form = openaiStrictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } });
+    expect(form).toEqual({ strict: false, reason: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"' });
+  });
+});
+
+describe("the preflight: each of OpenAI's documented strict limits, checked before the call", () => {
+  const L = OPENAI_STRICT_LIMITS;
+  const objectWith = (n: number, name = (i: number) => `p${i}`) => ({
+    type: "object",
+    properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [name(i), { type: "integer" }])),
+    required: Array.from({ length: n }, (_, i) => name(i)),
+  });
+  const nested = (levels: number): Record<string, unknown> =>
+    levels === 1
+      ? { type: "object", properties: { leaf: { type: "string" } }, required: ["leaf"] }
+      : { type: "object", properties: { inner: nested(levels - 1) }, required: ["inner"] };
+  const enumOf = (values: string[]) => ({ type: "object", properties: { pick: { type: "string", enum: values } }, required: ["pick"] });
+  const cases: Array<[string, (n: number) => Record<string, unknown>, number, RegExp]> = [
+    ["properties", (n) => objectWith(n), L.properties, /has 5,001 properties, over OpenAI's strict limit of 5,000/],
+    ["nesting", (n) => nested(n), L.nesting, /nests objects 11 levels deep, over OpenAI's strict limit of 10/],
+    ["enum values", (n) => enumOf(Array.from({ length: n }, (_, i) => `v${i}`)), L.enumValues, /has 1,001 enum values, over OpenAI's strict limit of 1,000/],
+    [
+      "characters of names, enum values and consts",
+      // 100 properties with names of 1,200 characters: 120,000 at the limit.
+      (n) => objectWith(100, (i) => `${String(i).padStart(3, "0")}${"x".repeat(n / 100 - 3)}`),
+      L.chars,
+      /come to 120,100 characters, over OpenAI's strict limit of 120,000/,
+    ],
+    [
+      "characters of one enum of more than 250 values",
+      (n) => enumOf(Array.from({ length: 300 }, (_, i) => `${String(i).padStart(3, "0")}${"y".repeat(n / 300 - 3)}`)),
+      15_000,
+      /has 300 enum values of 15,300 characters in all, over OpenAI's strict limit of 15,000 characters for an enum of more than 250 values/,
+    ],
+  ];
+  it.each(cases)("%s: at the limit strict, one past it sent without strict, saying why", (_what, schemaFor, limit, message) => {
+    expect(openaiStrictForm(schemaFor(limit)).strict).toBe(true);
+    const past = schemaFor(limit === L.chars ? limit + 100 : limit === 15_000 ? limit + 300 : limit + 1);
+    const form = openaiStrictForm(past);
+    expect(form.strict).toBe(false);
+    expect(!form.strict && form.reason).toMatch(message);
+    // The request as it is built from a spec (a spec this size is not compiled here: only what is sent is asserted).
+    const request = openaiJsonSchemaRequest({ name: "big", description: "", schema: past } as unknown as Spec);
+    expect(request.options).toMatchObject({ strict: false, response_format: { json_schema: { strict: false, schema: past } } });
+    expect(request.notStrict).toMatch(message);
+  });
+});
+
+describe("the answer mapped back, then judged whole against the real spec by the check step", () => {
+  it("an introduced null is removed, a null the spec allows kept; the value judged is the value returned", async () => {
+    const spec = contactSpec();
+    const form = strictOf(spec.schema);
+    const verdict = await checkText(spec, '{"name": "Ada", "nickname": null, "phone": null, "tags": null}', "model", {
+      mapBack: (value) => mapBackStrictAnswer(value, form),
+    });
+    expect(verdict).toMatchObject({
+      valid: true,
+      value: { name: "Ada", phone: null },
+      mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"],
+    });
+    expect(verdict.parsed).toBe(verdict.value);
+    expect(Object.isFrozen(verdict.value)).toBe(true);
+  });
+
+  it("a required field answered null is refused; the exact reader (a person, a tool's arguments) is never mapped", async () => {
+    const spec = contactSpec();
+    const form = strictOf(spec.schema);
+    const mapBack = (value: unknown) => mapBackStrictAnswer(value, form);
+    const required = await checkText(spec, '{"name": null, "nickname": null, "phone": null, "tags": null}', "model", { mapBack });
+    expect(required.valid).toBe(false);
+    expect(required.errors).toEqual([expect.stringMatching(/^name .*string/)]);
+    expect(required.parsed).toEqual({ name: null, phone: null });
+    const person = await checkText(spec, '{"name": "Ada", "nickname": null}', "exact", { mapBack });
+    expect(person.valid).toBe(false);
+    expect(person.mappedBack).toBeUndefined();
+  });
+
+  it("an optional field whose schema allows null without saying so (no type) is sent nullable, and its null kept", async () => {
+    const spec = defineSpec({ name: "loose", description: "", schema: { type: "object", properties: { meta: { properties: { a: { type: "integer" } } } } } });
+    const form = strictOf(spec.schema);
+    expect((form.schema.properties as Record<string, unknown>).meta).toEqual({
+      anyOf: [
+        { type: "object", properties: { a: { anyOf: [{ type: "integer" }, { type: "null" }] } }, required: ["a"], additionalProperties: false },
+        { type: "null" },
+      ],
+    });
+    const verdict = await checkText(spec, '{"meta": null}', "model", { mapBack: (value) => mapBackStrictAnswer(value, form) });
+    expect(verdict).toMatchObject({ valid: true, value: { meta: null } });
+    expect(verdict.mappedBack).toBeUndefined();
+  });
+
+  it("a wrapped root is unwrapped; nulls inside $ref'd, recursive definitions are mapped too", async () => {
+    const schema = {
+      anyOf: [{ $ref: "#/$defs/list" }, { type: "string" }],
+      $defs: { list: { type: "object", properties: { head: { type: "integer" }, tail: { $ref: "#/$defs/list" } }, required: ["head"] } },
+    };
+    const spec = defineSpec({ name: "list", description: "", schema });
+    const form = strictOf(spec.schema);
+    const verdict = await checkText(spec, '{"value": {"head": 1, "tail": {"head": 2, "tail": null}}}', "model", {
+      mapBack: (value) => mapBackStrictAnswer(value, form),
+    });
+    expect(verdict).toMatchObject({ valid: true, value: { head: 1, tail: { head: 2 } } });
+    expect(verdict.mappedBack).toEqual(['the answer unwrapped from {"value": …}', "/tail/tail: null removed (the field left out)"]);
+  });
+});
+
+describe("through the validation graph with a scripted model (json_schema)", () => {
+  it("asks with strict: true and the strict form; an answer with introduced nulls is judged and kept as the spec's own value", async () => {
+    const model = new ScriptedChatModel({
+      answers: ['{"name": null, "nickname": null, "phone": null, "tags": null}', '{"name": "Ada", "nickname": null, "phone": null, "tags": ["x"]}'],
+    });
+    const outcome = await generateValidated({ model, spec: contactSpec(), request: "a contact", outputMode: "json_schema", maxAttempts: 2 });
+    const options = model.calls[0].options as { strict?: boolean; response_format?: { json_schema?: { strict?: boolean; schema?: unknown } } };
+    expect(options.strict).toBe(true);
+    expect(options.response_format?.json_schema).toMatchObject({ strict: true, schema: strictOf(CONTACT).schema });
+    // The required field's null is refused; the introduced nulls of the retry are removed, the spec's own null kept.
+    expect(outcome.history[0]).toMatchObject({
+      valid: false,
+      mappedBack: ["/nickname: null removed (the field left out)", "/tags: null removed (the field left out)"],
+    });
+    expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^name /)]);
+    expect(outcome).toMatchObject({ success: true, attempts: 2, value: { name: "Ada", phone: null, tags: ["x"] } });
+    expect(outcome.history[1]).toMatchObject({
+      valid: true,
+      mappedBack: ["/nickname: null removed (the field left out)"],
+      schemaDropped: ["/properties/name: minLength", "/properties/tags: uniqueItems"],
+    });
+    expect(outcome.history[1].notStrict).toBeUndefined();
+  });
+
+  it("a schema with no strict form is sent without strict, the attempt saying why; its nulls are judged as written", async () => {
+    const schema = { type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } };
+    const model = new ScriptedChatModel({ answers: ['{"b": null}'] });
+    const outcome = await generateValidated({
+      model,
+      spec: defineSpec({ name: "refs", description: "", schema }),
+      request: "x",
+      outputMode: "json_schema",
+      maxAttempts: 1,
+    });
+    expect((model.calls[0].options as { strict?: boolean }).strict).toBe(false);
+    expect(outcome.history[0]).toMatchObject({
+      valid: false,
+      notStrict: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"',
+    });
+    expect(outcome.history[0].mappedBack).toBeUndefined();
+  });
+});
