@@ -63,26 +63,6 @@ function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, 
   return data.value as Record<string, unknown>;
 }
 
-/**
- * A setting whose reading throws (a Proxy's trap, a getter) is refused with its name, as a setting of the wrong
- * shape is: zod's own read of it (and so the graph's context check) would throw the raw error instead.
- */
-function refuseUnreadable(what: string) {
-  return (value: unknown, ctx: z.RefinementCtx): unknown => {
-    try {
-      if (value !== null && typeof value === "object") {
-        Object.getPrototypeOf(value);
-        for (const key of Reflect.ownKeys(value)) void Object.getOwnPropertyDescriptor(value, key);
-        for (const key of Object.keys(value)) void (value as Record<string, unknown>)[key];
-      }
-      return value;
-    } catch (error) {
-      ctx.addIssue({ code: "custom", message: `${what} could not be read (reading it threw: ${describeThrown(error, 200)}); give ${what} as plain JSON data` });
-      return z.NEVER;
-    }
-  };
-}
-
 /** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
 const escalationStep = z
   .strictObject(
@@ -151,7 +131,7 @@ export const ValidationConfigSchema = z.object({
   }),
   retryWith: retryWithSetting(),
   ruleContext: z
-    .preprocess(refuseUnreadable("ruleContext"), z.record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" }))
+    .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
     .optional()
     .meta({
       title: "Rule context",
