@@ -211,6 +211,11 @@ class Transform {
   private object(s: JsonSchema, out: JsonSchema, path: string): void {
     const given = isPlainObject(s.properties) ? s.properties : {};
     const required = new Set(Array.isArray(s.required) ? s.required.filter((n): n is string => typeof n === "string") : []);
+    // A map or a free-form object (open, with no property of its own): closed, the model could only write it
+    // empty, which the spec may refuse (minProperties) or the request may not want. Such a schema is not sent strict.
+    const open = s.additionalProperties !== false || s.patternProperties !== undefined;
+    if (open && Object.keys(given).length === 0 && required.size === 0)
+      throw new NoStrictForm(`${path || "/"} is a map or a free-form object, which strict mode could only send empty`);
     const introduced = new Set<string>();
     const properties: Array<[string, JsonSchema]> = [];
     for (const [name, sub] of Object.entries(given)) {

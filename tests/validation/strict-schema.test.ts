@@ -108,6 +108,25 @@ describe("the strict form of a schema", () => {
   });
 });
 
+describe("maps and free-form objects", () => {
+  it("are not sent strict: closed, the model could only write them empty (and minProperties would refuse that)", () => {
+    for (const map of [
+      { type: "object", additionalProperties: { type: "string" }, minProperties: 1 },
+      { type: "object" },
+      { type: "object", patternProperties: { "^x-": { type: "string" } } },
+    ]) {
+      const form = openaiStrictForm({ type: "object", properties: { headers: map }, required: ["headers"] });
+      expect(form).toEqual({ strict: false, reason: expect.stringMatching(/^\/properties\/headers is a map or a free-form object/) });
+    }
+  });
+
+  it("an object with properties of its own is closed: the model writes those, and may not add others", () => {
+    const form = openaiStrictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } });
+    expect(form.strict).toBe(true);
+    expect(form.strict && form.schema).toMatchObject({ properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false });
+  });
+});
+
 describe("the preflight: each of OpenAI's documented strict limits, checked before the call", () => {
   const L = OPENAI_STRICT_LIMITS;
   const objectWith = (n: number, name = (i: number) => `p${i}`) => ({
