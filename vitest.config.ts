@@ -30,6 +30,7 @@ const SLOWEST_FIRST = [
   "tests/architecture/public-types.test.ts",
   "tests/architecture/type-tests.test.ts",
   "tests/bench/bench.smoke.int.test.ts",
+  "tests/providers/stream-endings.int.test.ts",
   "tests/persistence/service.int.test.ts",
   "tests/server/server.int.test.ts",
   "tests/reflexion/long-run.int.test.ts",

@@ -68,11 +68,11 @@ const FAIL_EVERY = 10;
 const FAULT_LABEL = `With ${100 / FAIL_EVERY}% of model calls failing (503)`;
 
 /** Start a TypeScript child process; resolve with it and the first stdout line that starts with `prefix`. */
-export function spawnTs(file: string, args: string[], nodeFlags: string[] = []): ChildProcess {
+export function spawnTs(file: string, args: string[], nodeFlags: string[] = [], env: Record<string, string> = {}): ChildProcess {
   return spawn(process.execPath, [...nodeFlags, "--import", "tsx", fileURLToPath(new URL(file, import.meta.url)), ...args], {
     cwd: ROOT,
     stdio: ["pipe", "pipe", "pipe"],
-    env: { ...process.env, LANGCHAIN_TRACING_V2: "false", LANGSMITH_TRACING: "false" },
+    env: { ...process.env, LANGCHAIN_TRACING_V2: "false", LANGSMITH_TRACING: "false", ...env },
   });
 }
 

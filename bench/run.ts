@@ -8,7 +8,7 @@
  *   npm run bench -- --against OLD.md  # ends the report with how far this run agrees with an earlier one
  *   npm run bench -- --help            # the options; runs nothing
  *
- * Benchmarks: validator, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak. Targets are
+ * Benchmarks: validator, patterns, overhead, prompt, concurrency, checkpoints, peers, calls, history, corrections, streaming, memory, corpus (when JSONSchemaBench is on disk), soak, threads. Targets are
  * goals, reported as met or not met; nothing here fails on a missed target.
  */
 import { execFileSync } from "node:child_process";
@@ -31,10 +31,13 @@ import * as memory from "./memory-scale.js";
 import * as prompt from "./prompt-growth.js";
 import * as soak from "./soak.js";
 import * as streaming from "./streaming.js";
+import * as threads from "./threads.js";
 import * as validator from "./validator-speed.js";
+import * as patterns from "./pattern-cost.js";
 
 export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<BenchResult> }[] = [
   { id: "validator", run: validator.run },
+  { id: "patterns", run: patterns.run },
   { id: "overhead", run: overhead.run },
   { id: "prompt", run: prompt.run },
   { id: "concurrency", run: concurrency.run },
@@ -46,6 +49,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "streaming", run: streaming.run },
   { id: "corpus", run: corpus.run },
   { id: "soak", run: soak.run },
+  { id: "threads", run: threads.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
@@ -53,6 +57,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
 /** Sections in the order of the benchmarks' numbers (the run order differs: memory runs last). */
 const SECTION_ORDER = [
   "validator",
+  "patterns",
   "overhead",
   "concurrency",
   "memory",
@@ -65,6 +70,7 @@ const SECTION_ORDER = [
   "streaming",
   "corpus",
   "soak",
+  "threads",
 ];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */

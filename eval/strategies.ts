@@ -17,7 +17,7 @@ import { resolveModel, type ModelSource } from "../src/models.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { describeSpec } from "../src/specs/describe.js";
 import { resolveSpec } from "../src/specs/registry.js";
-import type { Spec } from "../src/specs/spec.js";
+import { variantOf, type Spec } from "../src/specs/spec.js";
 import { callModel } from "../src/shared/model-call.js";
 import { bound } from "../src/shared/text.js";
 import { PROMPT_HEADINGS } from "../src/feedback.js";
@@ -93,8 +93,7 @@ export function firstErrorSpec(name: string): Spec {
     firstOnly.errors = ok ? null : first ? [first] : (original.errors ?? []).slice(0, 1);
     return ok;
   }) as ValidateFunction;
-  const wrapped: Spec = Object.freeze({
-    ...spec,
+  const wrapped = variantOf(spec, {
     name: `${spec.name}.first-error`,
     validateSchema: firstOnly,
     rules: Object.freeze(

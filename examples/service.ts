@@ -3,11 +3,18 @@
  *
  *   npx tsx examples/service.ts          (or: npm run service)
  *
- *   POST /validate   { "request": string, "spec"?, "maxAttempts"?, "threadId"? }
+ *   POST /validate   { "request": string, "spec"?, "maxAttempts"?, "threadId"?, "multitaskStrategy"? }
  *                    → the final validation state
- *   POST /validate   { "threadId": string }   (no request)
+ *   POST /validate   { "threadId": string, "multitaskStrategy"? }   (no request)
  *                    → finishes that thread's interrupted run (cut by a shutdown or a
  *                      client that left), with the settings it started with
+ *
+ * One run per thread at a time, across every instance on the database: a
+ * run on a named thread holds it (persistence.threads). A run that finds its
+ * thread held waits its turn ("multitaskStrategy": "enqueue", the default; up
+ * to 60 s behind at most 16 others per instance; its answer then says
+ * "queued": true) or is refused at once ("reject"); a refused run answers
+ * 409 and runs nothing.
  *   POST /reflexion  { "tasks": string[], "maxLoops"?, "owner"? }
  *                    → { results, steps, outcomes, usage }
  *   GET  /healthz    → 200 when the service and its database answer
@@ -29,10 +36,12 @@
  *
  * Status codes: 400 bad JSON, bad fields or bad run configuration; 401
  * missing or unknown key; 404 unknown route; 405 wrong method; 409 nothing to
- * resume on the thread; 413 body over
+ * resume on the thread, or the thread is busy with another run (the body's
+ * "reason" says why: "running", "queue-full" or "wait-timeout"); 413 body over
  * 1 MiB (answered at once, whatever the body's size; the rest is read and
  * dropped, so the client receives the answer); 502 the model provider failed;
- * 503 the database is unavailable; 500 anything else. Errors are
+ * 503 the database is unavailable, or a run lost its thread's lock (its
+ * database connection died; run it again); 500 anything else. Errors are
  * { "error": "<message>" }. No request can stop the service: a failure it did
  * not foresee is answered 500 and logged, and a stray promise rejection is
  * logged ("unhandled rejection: …") instead of ending the process.
@@ -42,10 +51,11 @@
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { readEnvironment, SIMULATED_MODEL } from "../src/environment.js";
-import { ConfigurationError, ProviderError } from "../src/errors.js";
+import { ConfigurationError, ProviderError, ThreadBusyError, ThreadLockLostError } from "../src/errors.js";
 import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "../src/server/api-keys.js";
+import type { MultitaskStrategy } from "../src/threads.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -57,6 +67,8 @@ class HttpError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** More fields of the error's body. */
+    readonly detail: Record<string, unknown> = {},
   ) {
     super(message);
   }
@@ -192,26 +204,66 @@ interface RunControl {
 /** The checkpointer's thread id for a caller's thread: per user when auth is on (the encoding keeps users apart). */
 const threadKey = (threadId: string, user: string | undefined) => (user === undefined ? threadId : `${encodeURIComponent(user)}:${threadId}`);
 
+const MULTITASK_STRATEGIES: readonly MultitaskStrategy[] = ["enqueue", "reject"];
+
+function multitaskStrategy(body: Record<string, unknown>): MultitaskStrategy | undefined {
+  const value = body.multitaskStrategy;
+  if (value === undefined || MULTITASK_STRATEGIES.includes(value as MultitaskStrategy)) return value as MultitaskStrategy | undefined;
+  throw new HttpError(400, `multitaskStrategy must be ${MULTITASK_STRATEGIES.map((s) => JSON.stringify(s)).join(" or ")}; got ${JSON.stringify(value)}.`);
+}
+
+/**
+ * Run `fn` holding the caller's named thread, across every instance on the database; a busy thread is
+ * a 409 that names the caller's thread id (never the key it is stored under).
+ */
+async function onThread<T extends object>(
+  threadId: string,
+  strategy: MultitaskStrategy | undefined,
+  run: RunControl,
+  fn: (signal: AbortSignal) => Promise<T>,
+): Promise<T & { queued?: true }> {
+  let queued = false;
+  try {
+    const answer = await persistence.threads.run(threadKey(threadId, run.user), fn, { strategy, signal: run.signal, onQueued: () => (queued = true) });
+    // A run that waited for another one says so.
+    return queued ? { ...answer, queued: true } : answer;
+  } catch (error) {
+    if (!ThreadBusyError.isInstance(error)) throw error;
+    const why =
+      error.reason === "running"
+        ? "another run is in progress on it"
+        : error.reason === "queue-full"
+          ? "too many runs already wait for it"
+          : "another run held it for the whole wait";
+    throw new HttpError(409, `Thread ${JSON.stringify(threadId)} is busy: ${why}; nothing was run. Try again later.`, { threadId, reason: error.reason });
+  }
+}
+
 async function postValidate(body: Record<string, unknown>, run: RunControl) {
-  onlyFields(body, ["request", "spec", "maxAttempts", "threadId"]);
+  onlyFields(body, ["request", "spec", "maxAttempts", "threadId", "multitaskStrategy"]);
   const named = optionalId(body, "threadId");
+  const strategy = multitaskStrategy(body);
   if (body.request === undefined) {
-    if (named !== undefined) return resumeValidate(named, body, run);
+    if (named !== undefined) return onThread(named, strategy, run, (signal) => resumeValidate(named, body, { ...run, signal }));
     throw new HttpError(
       400,
       'request is required: say what to generate, e.g. {"request": "A deployment config for payments-api"}; to finish an interrupted run, send its {"threadId"} alone.',
     );
   }
-  const threadId = named ?? randomUUID();
   const context: Record<string, unknown> = {};
   if (body.spec !== undefined) context.spec = body.spec;
   if (body.maxAttempts !== undefined) context.maxAttempts = body.maxAttempts;
-  const out = await graphs.validation.invoke(
-    { request: body.request as string },
-    // durability "sync": each step's checkpoint is committed before the next step starts.
-    { configurable: { thread_id: threadKey(threadId, run.user) }, context, durability: "sync", signal: run.signal },
-  );
-  return validationAnswer(threadId, out);
+  const start = async (threadId: string, signal: AbortSignal) =>
+    validationAnswer(
+      threadId,
+      await graphs.validation.invoke(
+        { request: body.request as string },
+        // durability "sync": each step's checkpoint is committed before the next step starts.
+        { configurable: { thread_id: threadKey(threadId, run.user) }, context, durability: "sync", signal },
+      ),
+    );
+  // A new thread is nobody else's: only a named one is held.
+  return named === undefined ? start(randomUUID(), run.signal) : onThread(named, strategy, run, (signal) => start(named, signal));
 }
 
 /**
@@ -272,8 +324,10 @@ function send(res: ServerResponse, status: number, payload: unknown, headers: Re
   res.end(text);
 }
 
-function errorResponse(error: unknown): { status: number; message: string } {
-  if (error instanceof HttpError) return { status: error.status, message: error.message };
+function errorResponse(error: unknown): { status: number; message: string; detail?: Record<string, unknown> } {
+  if (error instanceof HttpError) return { status: error.status, message: error.message, detail: error.detail };
+  if (ThreadLockLostError.isInstance(error))
+    return { status: 503, message: "The run lost its thread's lock (its database connection closed) and was stopped; run it again." };
   if (error instanceof ConfigurationError) return { status: 400, message: error.message };
   if (error instanceof ProviderError) return { status: 502, message: error.message };
   if (error instanceof DatabaseUnavailableError) return { status: 503, message: error.message };
@@ -328,8 +382,8 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
     send(res, 200, await route.handle(body, { signal: control.signal, user }));
   } catch (error) {
     if (control.signal.aborted && res.destroyed) return;
-    const { status, message } = errorResponse(error);
-    send(res, status, { error: message });
+    const { status, message, detail } = errorResponse(error);
+    send(res, status, { error: message, ...detail });
   } finally {
     inFlight.delete(control);
   }

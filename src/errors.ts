@@ -82,6 +82,48 @@ export class ModelTimeoutError extends TrustworthyOutputError {
   }
 }
 
+/** Why a run could not have its thread: another run holds it, the thread's queue is full, or the wait ran out. */
+export type ThreadBusyReason = "running" | "queue-full" | "wait-timeout";
+
+/**
+ * A run that asked for a thread another run holds (one run per thread at a time, across processes): refused at
+ * once under the "reject" strategy, or under "enqueue" when the thread's queue is full or the wait ran out.
+ * Nothing was run and nothing was written.
+ */
+export class ThreadBusyError extends TrustworthyOutputError {
+  static override readonly kind: string = "ThreadBusyError";
+  override readonly code: string = "THREAD_BUSY";
+  override readonly name = "ThreadBusyError";
+  readonly threadId: string;
+  readonly reason: ThreadBusyReason;
+
+  constructor(threadId: string, reason: ThreadBusyReason, detail: string) {
+    super(`Thread ${JSON.stringify(truncate(threadId, 200))} is busy: ${detail}`);
+    this.threadId = threadId;
+    this.reason = reason;
+  }
+}
+
+/**
+ * The lock that kept a run alone on its thread was lost while the run went on (its database connection
+ * died): the run was stopped, and whatever it produced is not reported as the thread's, since another
+ * run may have taken the thread meanwhile.
+ */
+export class ThreadLockLostError extends TrustworthyOutputError {
+  static override readonly kind: string = "ThreadLockLostError";
+  override readonly code: string = "THREAD_LOCK_LOST";
+  override readonly name = "ThreadLockLostError";
+  readonly threadId: string;
+
+  constructor(threadId: string, options?: { cause?: unknown }) {
+    super(
+      `The lock on thread ${JSON.stringify(truncate(threadId, 200))} was lost (its database connection closed) while the run held it; the run was stopped and its result is not reported. Run it again.`,
+      options,
+    );
+    this.threadId = threadId;
+  }
+}
+
 /** The model provider failed (after the client's own retries). */
 export class ProviderError extends TrustworthyOutputError {
   static override readonly kind: string = "ProviderError";
@@ -107,7 +149,8 @@ export class ProviderError extends TrustworthyOutputError {
     if (error instanceof ProviderError) return error;
     const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
     const status = typeof e?.status === "number" ? e.status : undefined;
-    const said = (typeof e?.message === "string" && e.message.length > 0 ? e.message : String(error)) + causeDetail(error);
+    const said =
+      (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
     // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
     const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
     const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;
@@ -126,6 +169,26 @@ export class ProviderError extends TrustworthyOutputError {
     // Redact before truncating, so a cut cannot leave the start of a key behind.
     return new ProviderError(`${prefix}: ${kind}${truncate(redactSecrets(said), 500)}`, { cause: error, status, node, transient });
   }
+}
+
+/**
+ * What an error says when its message does not: the ollama client's ResponseError keeps the server's
+ * `error` field, an object when an OpenAI-style proxy stands in front of Ollama ({"error": {"message": …}}),
+ * and its message is then "[object Object]".
+ */
+function whatWasSaid(error: unknown): string {
+  const field = (error as { error?: unknown } | null)?.error;
+  if (typeof field === "string" && field.length > 0) return field;
+  if (field !== null && typeof field === "object") {
+    const message = (field as { message?: unknown }).message;
+    if (typeof message === "string" && message.length > 0) return message;
+    try {
+      return JSON.stringify(field).slice(0, 500);
+    } catch {
+      // A cycle: fall through to the error's own text.
+    }
+  }
+  return String(error);
 }
 
 /**

@@ -74,6 +74,26 @@ export function truncatedAnswerError(reason: string): string {
   );
 }
 
+/** The one error of a tool-mode attempt that called other tools and not the answer's (`tool`). */
+export function missingAnswerError(tool: string, called: readonly string[]): string {
+  const names = called
+    .slice(0, 5)
+    .map((n) => JSON.stringify(bound(n, 64)))
+    .join(", ");
+  return `The answer is missing: you called ${names}, not ${JSON.stringify(tool)}. Give your answer by calling ${JSON.stringify(tool)} with the whole JSON object as its arguments.`;
+}
+
+/**
+ * The one error of an answer the provider did not say was finished (`reason` in its words, e.g.
+ * `finishReason "OTHER"`, or no stop at all): whatever its text, it cannot be judged complete.
+ */
+export function unfinishedAnswerError(reason: string): string {
+  return (
+    `The answer did not finish (${reason}), so it cannot be taken as complete. ` +
+    "Answer again with the whole JSON object, from its first character to its last."
+  );
+}
+
 /**
  * The errors of a rejected answer, listed exactly as `retryPrompt` lists them, for a retry whose request and
  * previous answer are already in front of the model (an agent's conversation, where the answer is a tool call).

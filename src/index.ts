@@ -6,7 +6,16 @@
  * a function here returns or takes can be named from here. Everything else is
  * internal.
  */
-export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "./errors.js";
+export {
+  ConfigurationError,
+  ModelTimeoutError,
+  ProviderError,
+  SpecError,
+  ThreadBusyError,
+  ThreadLockLostError,
+  TrustworthyOutputError,
+  type ThreadBusyReason,
+} from "./errors.js";
 
 // Specs and validation (pure: no model, no graph)
 export {
@@ -78,6 +87,7 @@ export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
 // Durable state
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence.js";
+export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./threads.js";
 
 // Models and environment
 export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";

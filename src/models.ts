@@ -13,7 +13,7 @@ import type { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
 import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langchain/openai";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "./environment.js";
 import { ConfigurationError, ModelTimeoutError, registerSecret } from "./errors.js";
-import { MODEL_PROVIDERS, parseModelName, type ModelProvider } from "./model-names.js";
+import { MODEL_PROVIDERS, modelNameProblem, parseModelName, type ModelProvider } from "./model-names.js";
 import { simulatedModelSource } from "./simulated/model.js";
 
 /** What a node asks the factory for. */
@@ -184,6 +184,9 @@ function missingClient(provider: LoadedProvider, error: unknown): ConfigurationE
 }
 
 function buildChatModel(clients: ProviderClients, provider: ModelProvider | undefined, model: string, request: ModelRequest, env: Environment): BaseChatModel {
+  // The settings refuse such a name; a factory of the caller's own may not have asked them.
+  const problem = modelNameProblem(request.model);
+  if (problem !== undefined) throw new ConfigurationError(`${problem}.`);
   switch (provider) {
     case "anthropic": {
       if (!env.anthropicApiKey && !env.anthropicBaseUrl) {
@@ -219,13 +222,14 @@ function buildChatModel(clients: ProviderClients, provider: ModelProvider | unde
         throw new ConfigurationError(`"${request.model}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`);
       registerSecret(env.googleApiKey);
       const { ChatGoogleGenerativeAI } = clients.get("google-genai", request.model);
-      return new ChatGoogleGenerativeAI({
+      const gemini = new ChatGoogleGenerativeAI({
         model,
         temperature: request.temperature,
         apiKey: env.googleApiKey,
         ...(env.googleBaseUrl ? { baseUrl: env.googleBaseUrl } : {}),
         maxRetries: env.maxRetries,
       });
+      return withBoundedGeminiClient(gemini, env.timeoutMs);
     }
     default:
       return buildOpenAIModel(model, request, env);
@@ -296,22 +300,101 @@ function withRefusal<M extends BaseMessage>(message: M, refusal: unknown): M {
  */
 export function fetchWithDeadline(timeoutMs: number, fetchImpl: typeof fetch = (...args) => fetch(...args)): typeof fetch {
   return async (input, init) => {
-    const deadline = new AbortController();
-    let streamed = false;
-    // unref: a finished request's deadline must not keep a process (the CLI) alive.
-    const timer = setTimeout(() => deadline.abort(new ModelTimeoutError(timeoutMs, streamed)), timeoutMs);
-    timer.unref();
-    const signal = init?.signal ? AbortSignal.any([init.signal, deadline.signal]) : deadline.signal;
+    const deadline = startDeadline(timeoutMs, init?.signal ?? undefined);
     let response: Response;
     try {
-      response = await fetchImpl(input, { ...init, signal });
+      response = await fetchImpl(input, { ...init, signal: deadline.signal });
     } catch (error) {
-      clearTimeout(timer);
+      deadline.clear();
       throw error;
     }
-    streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
-    return settledWith(response, () => clearTimeout(timer));
+    deadline.streamed = (response.headers.get("content-type") ?? "").includes("text/event-stream");
+    return settledWith(response, deadline.clear);
   };
+}
+
+/**
+ * One request's deadline: a signal that aborts with a ModelTimeoutError after `timeoutMs` (or with the
+ * caller's own signal), and `clear` for when the request has settled. The timer is unref'd: a finished
+ * request's deadline must not keep a process (the CLI) alive.
+ */
+function startDeadline(timeoutMs: number, callerSignal: AbortSignal | undefined) {
+  const controller = new AbortController();
+  const deadline = {
+    /** The answer had started streaming when the deadline passed (a client cannot retry it, the graph node may). */
+    streamed: false,
+    signal: callerSignal ? AbortSignal.any([callerSignal, controller.signal]) : controller.signal,
+    clear: () => clearTimeout(timer),
+    /** The deadline's own error when it is what ended the request, else the error as it came. */
+    explain: (error: unknown): unknown => (controller.signal.aborted ? controller.signal.reason : error),
+  };
+  const timer = setTimeout(() => controller.abort(new ModelTimeoutError(timeoutMs, deadline.streamed)), timeoutMs);
+  timer.unref();
+  return deadline;
+}
+
+/** What ChatGoogleGenerativeAI (2.3.2) calls on its `client`, @google/generative-ai's GenerativeModel. */
+interface GeminiClient {
+  generateContent(request: unknown, options?: { signal?: AbortSignal }): Promise<unknown>;
+  generateContentStream(request: unknown, options?: { signal?: AbortSignal }): Promise<{ stream: AsyncIterable<unknown>; response: Promise<unknown> }>;
+}
+
+/**
+ * A Gemini chat model whose requests are bounded and whose stray promise is held. @google/generative-ai
+ * calls the global `fetch` (no fetch option) and takes only a timeout that covers nothing after the headers
+ * and whose timer is never cleared; and its streamed call returns, beside the stream, a promise of the
+ * whole answer read from a tee of the same body, which @langchain/google-genai never reads: when the body
+ * fails (a reset, an abort, a stall cut off) that promise rejects with nobody listening, and Node ends the
+ * process. So the model's `client` (the GenerativeModel it builds, which its own useCachedContent replaces
+ * the same way) is given a wrapper that delegates to it: each request gets the whole-answer deadline as its
+ * signal, the stream's errors become the deadline's when it passed, and the unread promise is handled (its
+ * failure is the stream's own, which the stream reports).
+ */
+function withBoundedGeminiClient<M extends BaseChatModel>(model: M, timeoutMs: number): M {
+  const client = (model as unknown as { client?: GeminiClient }).client;
+  if (client === undefined || typeof client.generateContentStream !== "function" || typeof client.generateContent !== "function") {
+    throw new ConfigurationError(
+      `This release of ${MODEL_PROVIDERS["google-genai"].package} builds its client differently from ${MODEL_PROVIDERS["google-genai"].tested}, the release this package bounds: install that one.`,
+    );
+  }
+  const bounded: GeminiClient = Object.assign(Object.create(client) as GeminiClient, {
+    async generateContent(request: unknown, options?: { signal?: AbortSignal }) {
+      const deadline = startDeadline(timeoutMs, options?.signal);
+      try {
+        return await client.generateContent(request, { ...options, signal: deadline.signal });
+      } catch (error) {
+        throw deadline.explain(error);
+      } finally {
+        deadline.clear();
+      }
+    },
+    async generateContentStream(request: unknown, options?: { signal?: AbortSignal }) {
+      const deadline = startDeadline(timeoutMs, options?.signal);
+      let result: Awaited<ReturnType<GeminiClient["generateContentStream"]>>;
+      try {
+        result = await client.generateContentStream(request, { ...options, signal: deadline.signal });
+      } catch (error) {
+        deadline.clear();
+        throw deadline.explain(error);
+      }
+      deadline.streamed = true;
+      result.response.catch(() => undefined);
+      return { stream: deadlined(result.stream, deadline), response: result.response };
+    },
+  });
+  (model as unknown as { client: GeminiClient }).client = bounded;
+  return model;
+}
+
+/** A stream read under its request's deadline, released when the stream ends, fails or is left. */
+async function* deadlined<T>(stream: AsyncIterable<T>, deadline: ReturnType<typeof startDeadline>): AsyncGenerator<T> {
+  try {
+    for await (const item of stream) yield item;
+  } catch (error) {
+    throw deadline.explain(error);
+  } finally {
+    deadline.clear();
+  }
 }
 
 /**

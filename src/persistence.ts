@@ -10,6 +10,12 @@
  *   safe to run concurrently.
  * - Unset: MemorySaver and InMemoryStore (state lives as long as the process).
  *
+ * Either way `threads` keeps one run per thread at a time (src/threads.ts):
+ * across every process on the database with PostgreSQL, within the process
+ * in memory. generateValidated and streamValidated take it on their own when
+ * given this checkpointer and a thread; a graph's own invoke or stream runs
+ * inside `persistence.threads.run(threadId, (signal) => …)`.
+ *
  * Pass the result to the graph builders:
  *   buildValidationGraph({ checkpointer, store }) / buildReflexionGraph({ checkpointer, store }).
  */
@@ -20,11 +26,20 @@ import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
 import { readEnvironment, type Environment } from "./environment.js";
 import { ConfigurationError, TrustworthyOutputError } from "./errors.js";
+import { MemoryThreadLocks, PostgresThreadLocks, registerThreadLocks, type ThreadLocks } from "./threads.js";
 
 /** Connections kept open by the checkpointer's pool, per process. */
 export const DEFAULT_CHECKPOINTER_POOL_SIZE = 10;
 /** Connections kept open by the store's pool, per process. */
 export const DEFAULT_STORE_POOL_SIZE = 5;
+/**
+ * Connections kept for thread locks, per process: each run on a named thread holds one for its
+ * whole life (a session lock lives on its connection). As many as the checkpointer's, since a run
+ * holding a thread also needs a checkpointer connection at each step.
+ */
+const DEFAULT_THREAD_LOCK_POOL_SIZE = 10;
+/** The application_name of the thread locks' connections, as pg_stat_activity shows it. */
+const THREAD_LOCK_APPLICATION_NAME = "langgraph-trustworthy-output thread locks";
 /** How long to wait for a new database connection before giving up. */
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /**
@@ -56,6 +71,11 @@ export interface Persistence {
   kind: "postgres" | "memory";
   checkpointer: BaseCheckpointSaver;
   store: BaseStore;
+  /**
+   * One run per thread at a time: across every process on the database (PostgreSQL), or in this process
+   * (memory). `threads.run(threadId, (signal) => graph.invoke(input, { configurable: { thread_id: threadId }, signal }))`.
+   */
+  threads: ThreadLocks;
   /** Where the state lives, without credentials: "postgres://host:port/db" or "memory". */
   location: string;
   /** Resolves when the database answers (always, for memory). */
@@ -74,6 +94,8 @@ export interface PersistenceOptions {
   checkpointerPoolSize?: number;
   /** Most connections of the store's pool (default 5). */
   storePoolSize?: number;
+  /** Most connections held for thread locks, one per run on a named thread (default 10). */
+  threadLockPoolSize?: number;
   /** Milliseconds to wait for a connection (default 10000). */
   connectTimeoutMs?: number;
   /** Errors of idle pooled connections (e.g. the database restarted); defaults to a warning on stderr. */
@@ -182,10 +204,14 @@ export async function openPersistence(options: PersistenceOptions = {}): Promise
 }
 
 function openMemory(): Persistence {
+  const checkpointer = new MemorySaver();
+  const threads = new MemoryThreadLocks();
+  registerThreadLocks(checkpointer, threads);
   return {
     kind: "memory",
-    checkpointer: new MemorySaver(),
+    checkpointer,
     store: new InMemoryStore(),
+    threads,
     location: "memory",
     ping: async () => undefined,
     close: async () => undefined,
@@ -215,7 +241,21 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     idleTimeoutMillis: 30_000,
   });
   pool.on("error", onPoolError);
+  // Its own pool: locks held for whole runs must never take the connections the runs' checkpoints need.
+  const lockPool = new pg.Pool({
+    connectionString: target.url,
+    max: options.threadLockPoolSize ?? DEFAULT_THREAD_LOCK_POOL_SIZE,
+    connectionTimeoutMillis: poolWait,
+    idleTimeoutMillis: 30_000,
+    // A peer that vanishes without closing (a host lost, not a process) is found by TCP keepalive, which ends the session and its locks.
+    keepAlive: true,
+    // So that an operator (and a test) can tell the lock sessions apart in pg_stat_activity.
+    application_name: THREAD_LOCK_APPLICATION_NAME,
+  });
+  lockPool.on("error", onPoolError);
+  const threads = new PostgresThreadLocks(lockPool);
   const checkpointer = new PostgresSaver(pool);
+  registerThreadLocks(checkpointer, threads);
   const store = new PostgresStore({
     connectionOptions: {
       connectionString: target.url,
@@ -230,6 +270,7 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
   if (!(storePool instanceof pg.Pool)) {
     await lockClient.end().catch(() => undefined);
     await pool.end().catch(() => undefined);
+    await lockPool.end().catch(() => undefined);
     throw new TrustworthyOutputError(
       "PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.",
     );
@@ -237,7 +278,7 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
   storePool.on("error", onPoolError);
 
   let closed: Promise<void> | undefined;
-  const close = () => (closed ??= Promise.allSettled([checkpointer.end(), store.stop()]).then(() => undefined));
+  const close = () => (closed ??= Promise.allSettled([checkpointer.end(), store.stop(), lockPool.end()]).then(() => undefined));
 
   try {
     // Both libraries' migrations read the current version and then apply the rest: two processes starting
@@ -265,6 +306,7 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     kind: "postgres",
     checkpointer,
     store,
+    threads,
     location: describeDatabaseUrl(target.url),
     async ping() {
       try {

@@ -10,6 +10,7 @@ import { z } from "zod";
 import { readEnvironment, type Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
 import { modelNameProblem } from "./model-names.js";
+import { describeThrown } from "./shared/text.js";
 import { builtinSpecs } from "./specs/registry.js";
 
 /** Longest request or task accepted, in characters. */
@@ -163,14 +164,37 @@ function gather(shape: Record<string, unknown>, config: RunConfigLike | undefine
 }
 
 export function parseOrThrow<T extends z.ZodObject>(schema: T, config: RunConfigLike | undefined, defaults?: object): z.output<T> {
-  const input = gather(schema.shape, config, defaults);
-  const result = schema.safeParse(input);
+  let input: Record<string, unknown>;
+  try {
+    input = gather(schema.shape, config, defaults);
+  } catch (error) {
+    throw new ConfigurationError(`the run's settings (configurable, context) could not be read: ${describeThrown(error, 200)}; give them as plain data.`);
+  }
+  let result: z.ZodSafeParseResult<z.output<T>>;
+  try {
+    result = schema.safeParse(input) as z.ZodSafeParseResult<z.output<T>>;
+  } catch (error) {
+    // A setting that throws when read (a Proxy's trap, a getter): named, as a setting of the wrong shape is.
+    throw new ConfigurationError(`${unreadableSetting(schema, input) ?? "a setting"} could not be read: ${describeThrown(error, 200)}; give it as plain data.`);
+  }
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const got = issue.path.length > 0 ? describeGot(input, issue.path as (string | number)[]) : "";
     return `${issue.message}${got}`;
   });
   throw new ConfigurationError([...new Set(problems)]);
+}
+
+/** The first setting whose own check throws (the one a parse could not read), by name. */
+function unreadableSetting(schema: z.ZodObject, input: Record<string, unknown>): string | undefined {
+  for (const key of Object.keys(input)) {
+    try {
+      (schema.shape as Record<string, z.ZodType>)[key].safeParse(input[key]);
+    } catch {
+      return key;
+    }
+  }
+  return undefined;
 }
 
 function describeGot(input: Record<string, unknown>, path: (string | number)[]): string {

@@ -19,10 +19,16 @@ import type { AddressInfo } from "node:net";
 export type ProviderReply =
   | {
       text?: string;
-      /** A tool call (Anthropic tool_use block, Ollama message.tool_calls); `input` is JSON text. The name defaults to the request's first tool. */
-      toolUse?: { name?: string; input: string };
-      /** Anthropic's stop_reason (default "end_turn", or "tool_use" with a tool call) or Ollama's done_reason (default "stop"). */
-      stopReason?: string;
+      /**
+       * A tool call (Anthropic tool_use block, Ollama message.tool_calls); `input` is JSON text, or absent for a
+       * block that carries none. The name defaults to the request's first tool.
+       */
+      toolUse?: { name?: string; input?: string };
+      /**
+       * Anthropic's stop_reason (default "end_turn", or "tool_use" with a tool call), Ollama's done_reason (default
+       * "stop") or Gemini's finishReason (default "STOP"); null: none at all (a stream that ends without the provider's stop).
+       */
+      stopReason?: string | null;
       /** Token counts the provider reports (default: characters ÷ 4). */
       usage?: { input: number; output: number };
     }
@@ -108,14 +114,17 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
       input_tokens: reply.usage?.input ?? tokens(promptChars(request.body.messages) + String(request.body.system ?? "").length),
       output_tokens: reply.usage?.output ?? tokens(answered.length),
     };
-    const stopReason = reply.stopReason ?? (reply.toolUse ? "tool_use" : "end_turn");
+    const stopReason = reply.stopReason === null ? null : (reply.stopReason ?? (reply.toolUse ? "tool_use" : "end_turn"));
     const id = `msg_scripted_${index}`;
     const blocks: Array<Record<string, unknown>> = [];
     if (reply.text !== undefined) blocks.push({ type: "text", text: reply.text });
-    if (reply.toolUse) blocks.push({ type: "tool_use", id: `toolu_scripted_${index}`, name: toolName, input: {} });
+    if (reply.toolUse)
+      blocks.push({ type: "tool_use", id: `toolu_scripted_${index}`, name: toolName, ...(reply.toolUse.input !== undefined ? { input: {} } : {}) });
     const message = { id, type: "message", role: "assistant", model: request.body.model, stop_reason: null, stop_sequence: null };
     if (request.body.stream !== true) {
-      const content = blocks.map((block) => (block.type === "tool_use" ? { ...block, input: JSON.parse(reply.toolUse!.input) } : block));
+      const content = blocks.map((block) =>
+        block.type === "tool_use" && reply.toolUse!.input !== undefined ? { ...block, input: JSON.parse(reply.toolUse!.input) } : block,
+      );
       return { headers: { "content-type": "application/json" }, body: JSON.stringify({ ...message, content, stop_reason: stopReason, usage }) };
     }
     const event = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
@@ -123,7 +132,7 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
     let out = event("message_start", { message: { ...message, content: [], usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } });
     blocks.forEach((block, i) => {
       out += event("content_block_start", { index: i, content_block: block.type === "text" ? { type: "text", text: "" } : block });
-      for (const piece of pieces(block.type === "text" ? String(block.text) : reply.toolUse!.input)) {
+      for (const piece of pieces(block.type === "text" ? String(block.text) : (reply.toolUse!.input ?? ""))) {
         out += event("content_block_delta", {
           index: i,
           delta: block.type === "text" ? { type: "text_delta", text: piece } : { type: "input_json_delta", partial_json: piece },
@@ -131,8 +140,10 @@ export function startScriptedAnthropicServer(replies: ProviderReply[]): Promise<
       }
       out += event("content_block_stop", { index: i });
     });
-    out += event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
-    out += event("message_stop", {});
+    if (stopReason !== null) {
+      out += event("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+      out += event("message_stop", {});
+    }
     return { headers: { "content-type": "text/event-stream", "cache-control": "no-cache" }, body: out };
   });
 }
@@ -141,12 +152,12 @@ export function startScriptedOllamaServer(replies: ProviderReply[]): Promise<Scr
   return serveScript("/api/chat", replies, (reply, request): Rendered => {
     const toolName = reply.toolUse?.name ?? request.body.tools?.[0]?.function?.name ?? "tool";
     const text = reply.text ?? "";
-    const toolCalls = reply.toolUse ? [{ function: { name: toolName, arguments: JSON.parse(reply.toolUse.input) } }] : undefined;
+    const toolCalls = reply.toolUse ? [{ function: { name: toolName, arguments: JSON.parse(reply.toolUse.input ?? "{}") } }] : undefined;
     const base = { model: request.body.model, created_at: new Date(0).toISOString() };
     const done = {
       ...base,
       done: true,
-      done_reason: reply.stopReason ?? "stop",
+      ...(reply.stopReason !== null ? { done_reason: reply.stopReason ?? "stop" } : {}),
       total_duration: 1,
       prompt_eval_count: reply.usage?.input ?? tokens(promptChars(request.body.messages)),
       eval_count: reply.usage?.output ?? tokens((reply.toolUse?.input ?? text).length),
@@ -175,11 +186,11 @@ export function startScriptedGeminiServer(replies: ProviderReply[]): Promise<Scr
       promptTokenCount: reply.usage?.input ?? tokens(promptChars(request.body.contents)),
       candidatesTokenCount: reply.usage?.output ?? tokens(text.length),
     };
-    const body = (part: string, finishReason?: string) => ({
+    const body = (part: string, finishReason?: string | null) => ({
       candidates: [{ content: { role: "model", parts: [{ text: part }] }, index: 0, ...(finishReason ? { finishReason } : {}) }],
       usageMetadata: { ...usageMetadata, totalTokenCount: usageMetadata.promptTokenCount + usageMetadata.candidatesTokenCount },
     });
-    const finishReason = reply.stopReason ?? "STOP";
+    const finishReason = reply.stopReason === null ? null : (reply.stopReason ?? "STOP");
     if (!request.path.endsWith("alt=sse")) return { headers: { "content-type": "application/json" }, body: JSON.stringify(body(text, finishReason)) };
     const parts = pieces(text);
     const out = parts.map((part, i) => `data: ${JSON.stringify(body(part, i === parts.length - 1 ? finishReason : undefined))}\r\n\r\n`).join("");

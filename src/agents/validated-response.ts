@@ -21,7 +21,8 @@ import { bound } from "../shared/text.js";
 import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt } from "../feedback.js";
+import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../feedback.js";
+import { answerEnd } from "../shared/model-call.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -142,7 +143,23 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         return new Command({ update: { messages: [response, ...setAside], _answerProgress: { ...progress, toolTurns } } });
       }
 
-      const { verdict, shown } = await judgeAnswer(spec, turn, judging(progress));
+      const judged = await judgeAnswer(spec, turn, judging(progress));
+      // Only an answer the provider finished can be valid (the same stop table as every model call): a cut, a withheld
+      // answer or another stop is an attempt whose one error says so. A message with no stop at all is taken as it
+      // comes: when the agent streams (messages mode, the LangGraph server), LangChain's aggregate of the streamed
+      // pieces leaves OpenAI's finish_reason off the message, so here "none sent" cannot be told from "none kept".
+      const end = answerEnd(raw, undefined);
+      const { verdict, shown } =
+        end.kind === "finished"
+          ? judged
+          : {
+              shown: judged.shown,
+              verdict: {
+                valid: false as const,
+                problemCount: 1,
+                errors: [end.kind === "cut" ? truncatedAnswerError(end.said) : unfinishedAnswerError(end.said)],
+              },
+            };
       const attempts = progress.attempts + 1;
       if (verdict.valid) {
         const outcome: ResponseOutcome<T> = {

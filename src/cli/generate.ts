@@ -11,7 +11,9 @@
  * stderr, with control characters shown as escapes (the model's and the provider's text must not act on
  * a terminal); stdout's JSON has them \u-escaped. Exit status: 0 valid, 1 not valid after the last
  * attempt, 2 bad usage or configuration, 3 the model provider failed, 4 the database is unreachable,
- * 5 internal error, 130 interrupted.
+ * 5 internal error, 6 the thread is busy with another run, 130 interrupted.
+ * A run on a named thread (--thread) holds it: another run on that thread, in any process on the same
+ * database, waits for it (up to 60 s) or ends with exit status 6.
  * Settings come from the environment and the current directory's `.env` (the environment wins).
  * State is kept where openPersistence chooses: PostgreSQL with DATABASE_URL, else memory.
  */
@@ -23,9 +25,10 @@ import { Command } from "@langchain/langgraph";
 import type { ReviewAnswer } from "../review.js";
 import { DEFAULT_MAX_ATTEMPTS, ensureValidationConfig } from "../validation/configuration.js";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
-import { ConfigurationError, ProviderError, redactSecrets } from "../errors.js";
+import { ConfigurationError, ProviderError, redactSecrets, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 import { loadChatModel } from "../models.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
+import { checkedLease, MULTITASK_DEFAULTS, type ThreadLease } from "../threads.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 import { OUTPUT_MODES } from "../validation/output-mode.js";
@@ -36,7 +39,7 @@ import { inert, lineReader, type LineReader } from "./terminal.js";
 import { bound } from "../shared/text.js";
 import type { StreamEvent } from "../streaming/attempt.js";
 
-const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, interrupted: 130 } as const;
+const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, busy: 6, interrupted: 130 } as const;
 
 const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
@@ -97,7 +100,8 @@ Environment (also read from ./.env; a variable set in the environment wins over 
   DATABASE_URL           postgres://… keeps runs in PostgreSQL, so an interrupted run can be resumed
 
 Exit status: 0 valid, 1 not valid after the last attempt, 2 bad usage or configuration,
-3 the model provider failed, 4 the database is unreachable, 5 internal error, 130 interrupted.`;
+3 the model provider failed, 4 the database is unreachable, 5 internal error,
+6 the thread is busy (another run held --thread ID for 60 s), 130 interrupted.`;
 
 interface CliIO {
   stdout: (text: string) => void;
@@ -190,18 +194,28 @@ async function generate(argv: string[], io: CliIO, context: CliContext, run: Run
   const settings = await runSettings(command, environment);
 
   let persistence: Persistence | undefined;
+  let held: ThreadLease | undefined;
   let stdinLines: LineReader | undefined;
   const readLine = context.readLine ?? ((prompt: string) => (stdinLines ??= lineReader(process.stdin, process.stderr)).read(prompt, context.signal));
   try {
     persistence = await openPersistence({ env: environment });
     run.persistence = persistence.kind;
+    // A named thread is held for the whole command (the run and its review): one run on it at a time, in every process.
+    if (command.thread !== undefined) {
+      const thread = command.thread;
+      const onQueued = () => io.stderr(`thread ${thread} is busy with another run: waiting for it to end (up to ${MULTITASK_DEFAULTS.maxWaitMs / 1000} s)\n`);
+      held = await persistence.threads.acquire(thread, { signal: context.signal, onQueued });
+    }
     const progress = command.flags.stream === true || context.progress === true;
-    const handle = await startRun(command, settings, environment, persistence, io, run, context.signal, progress);
+    const handle = await startRun(command, settings, environment, persistence, io, run, held?.signal ?? context.signal, progress);
     let final = await handle.stream(command.request === undefined ? null : { request: command.request });
     let rejection: string | undefined;
     if (await handle.pausedForReview()) ({ final, rejection } = await review(handle, command, io, readLine));
-    return report(final, handle.threadId, io, rejection);
+    return report(checkedLease(held, final), handle.threadId, io, rejection);
+  } catch (error) {
+    throw checkedLease(held, error);
   } finally {
+    await held?.release();
     // The run is over: standard input (a terminal never ends on its own) must not keep the process alive.
     stdinLines?.close();
     try {
@@ -533,6 +547,7 @@ function describeFailure(error: unknown, run: RunInfo): FailureDocument {
   if (error instanceof UsageError || error instanceof ConfigurationError) return document(EXIT.usage, { name, message });
   if (error instanceof ProviderError) return document(EXIT.provider, { name, message, endpoint: run.endpoint });
   if (error instanceof DatabaseUnavailableError) return document(EXIT.database, { name, message });
+  if (ThreadBusyError.isInstance(error) || ThreadLockLostError.isInstance(error)) return document(EXIT.busy, { name, message });
   return document(EXIT.internal, { name, message: `Internal error (please report it): ${message}` });
 }
 

@@ -80,6 +80,12 @@ export function makeReflexionOperations(given: ReflexionNodeOptions) {
   ) => {
     // An empty answer is poor output here (the evaluator scores it, an empty reflection teaches nothing), not a fault.
     const answer = await callModel(await model(cfg, role), [new SystemMessage(system), new HumanMessage(prompt)], { node, config, allowEmpty: true });
+    // An answer the provider did not finish (cut, withheld or ended without its stop) is no step to score or learn
+    // from: a provider fault, tried again by the node's retry policy, and the task's error when it persists.
+    const unfinished = answer.truncated ?? answer.unfinished;
+    if (unfinished !== undefined) {
+      throw new ProviderError(`Model provider did not finish the answer in node "${node}" (${unfinished})`, { node, transient: true });
+    }
     return { text: answer.text, usage: answer.usage };
   };
   const kept = (answer: Answer): Answer => ({ text: recorded(answer.text), usage: answer.usage });

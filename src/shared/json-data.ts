@@ -12,6 +12,7 @@
 import { DEFAULT_JSON_LIMITS, type JsonLimits } from "./json.js";
 import { unkeptNumberProblem, unkeptObjectProblem } from "./kept.js";
 import { pathOf } from "./paths.js";
+import { describeThrown } from "./text.js";
 
 export type JsonDataResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -40,6 +41,15 @@ function pathTo(frame: Frame | undefined): Array<string | number> {
  * Size counts characters as JSON text would (strings, keys, one per other value).
  */
 export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): JsonDataResult {
+  try {
+    return copyJsonData(value, limits, what);
+  } catch (error) {
+    // Reading it ran code that threw (a Proxy's trap): not JSON data, said as the other refusals are.
+    return fail(`${what} could not be read as JSON data (reading it threw: ${describeThrown(error, 200)})`);
+  }
+}
+
+function copyJsonData(value: unknown, limits: Partial<JsonLimits>, what: string): JsonDataResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
   const holder: unknown[] = [];
   const stack: Frame[] = [{ target: holder, key: 0, value, depth: 0, parent: undefined }];
@@ -107,6 +117,12 @@ export function toJsonData(value: unknown, limits: Partial<JsonLimits> = {}, wha
         made.push(out);
         copy = out;
         opened = push(v, children);
+      } else if (isPlainContainer(proto) && !Object.hasOwn(proto, "constructor")) {
+        // A plain object as the prototype: a field named "__proto__" that a layer rebuilt by assignment (LangGraph's
+        // serializer does, when a resume or a run's input is stored), which sets the prototype instead of a field.
+        return fail(
+          `${subject(frame)} ${isRoot && verb === "are" ? "have" : "has"} a field named "__proto__" (it arrived as the object's prototype), which a checkpoint would not give back as written; rename the field`,
+        );
       } else {
         const kind = (proto as { constructor?: { name?: unknown } } | undefined)?.constructor?.name;
         return fail(

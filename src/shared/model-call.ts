@@ -10,6 +10,7 @@ import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/cor
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { ProviderError, redactSecrets } from "../errors.js";
+import { MODEL_PROVIDERS, providerOfClient, type ModelProvider, type StopWords } from "../model-names.js";
 import { mergeChunks } from "./message-chunks.js";
 import { bound } from "./text.js";
 import { usageOf, type TokenUsage } from "./usage.js";
@@ -21,8 +22,10 @@ export interface ModelAnswer {
   stopped?: boolean;
   /** The provider declined to answer and said why (redacted, bounded): see refusalOf. */
   refusal?: string;
-  /** The provider cut the answer at its output limit, in its own words (e.g. `stop_reason "max_tokens"`): see truncationOf. */
+  /** The provider cut the answer at its output limit, in its own words (e.g. `stop_reason "max_tokens"`): see answerEnd. */
   truncated?: string;
+  /** The answer did not finish: a stop that does not mean "finished", or none at all, in the provider's words (see answerEnd). */
+  unfinished?: string;
 }
 
 /** Longest refusal text kept. */
@@ -47,7 +50,7 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
   }
   if (text.trim().length === 0) {
     const stop = stopReasonOf(message);
-    if (stop !== undefined && REFUSAL_STOPS.has(stop.reason))
+    if (stop !== undefined && STOP_WORDS.get(stop.field)!.withheld.includes(stop.reason))
       text = `${stop.field} "${stop.reason}"${textOf(message.content).trim() ? `: ${textOf(message.content)}` : ""}`;
   }
   if (text.trim().length === 0) return undefined;
@@ -55,19 +58,23 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
   return bound(redactSecrets(text), MAX_REFUSAL_CHARS);
 }
 
-/** Stop reasons that mean the provider declined: Anthropic's "refusal", Gemini's safety stops. */
-const REFUSAL_STOPS = new Set(["refusal", "SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY"]);
-/** Stop reasons that mean the answer was cut at the output limit: OpenAI and Ollama "length", Anthropic "max_tokens", Gemini "MAX_TOKENS". */
-const TRUNCATION_STOPS = new Set(["length", "max_tokens", "MAX_TOKENS"]);
+/** Every provider's stop words, field by field (the table in ../model-names.ts). */
+const STOP_WORDS: ReadonlyMap<string, StopWords> = new Map(
+  Object.values(MODEL_PROVIDERS).flatMap((row) => row.stops.map((words): [string, StopWords] => [words.field, words])),
+);
 
 /**
- * Why the provider ended an answer, in its own field: OpenAI's `finish_reason`, Anthropic's `stop_reason`
- * (in `additional_kwargs` when streamed), Ollama's `done_reason`, Gemini's `finishReason`.
+ * Why the provider ended an answer, in its own field: OpenAI's `finish_reason` (or the Responses API's
+ * `status`), Anthropic's `stop_reason` (in `additional_kwargs` when streamed), Ollama's `done_reason`,
+ * Gemini's `finishReason`.
  */
-export function stopReasonOf(message: AIMessage | null | undefined): { field: string; reason: string } | undefined {
+export function stopReasonOf(
+  message: AIMessage | null | undefined,
+  fields: Iterable<string> = STOP_WORDS.keys(),
+): { field: string; reason: string } | undefined {
   if (message === null || typeof message !== "object") return undefined;
   const sources = [message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
-  for (const field of ["finish_reason", "stop_reason", "done_reason", "finishReason"]) {
+  for (const field of fields) {
     for (const source of sources) {
       const reason = source?.[field];
       if (typeof reason === "string" && reason.length > 0) return { field, reason };
@@ -76,10 +83,44 @@ export function stopReasonOf(message: AIMessage | null | undefined): { field: st
   return undefined;
 }
 
-/** The provider's word that it cut the answer at its output limit (e.g. `finish_reason "length"`), or undefined. */
-function truncationOf(message: AIMessage | null | undefined): string | undefined {
-  const stop = stopReasonOf(message);
-  return stop !== undefined && TRUNCATION_STOPS.has(stop.reason) ? `${stop.field} "${stop.reason}"` : undefined;
+/**
+ * How an answer ended, by its provider's stop (one rule, fail-closed): "finished" only on a stop that means
+ * the model finished; "cut" at the output limit; "withheld" by the provider; "unfinished" for any other
+ * stop, or none at all from a provider's client (a stream that ended without the provider's last event).
+ * `said` is the provider's words. A chat model of no known provider (your own, a fake, the simulated
+ * model) that reports no stop has no such word to give: its answer is taken as finished.
+ */
+type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
+
+export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined): AnswerEnd {
+  // A provider's client is read in its own fields only; a chat model of no known provider in any of them.
+  const stop = stopReasonOf(message, provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field));
+  if (stop === undefined) {
+    if (provider === undefined) return { kind: "finished" };
+    return { kind: "unfinished", said: `no ${MODEL_PROVIDERS[provider].stops[0].field}: the answer ended without the provider's stop` };
+  }
+  const words = STOP_WORDS.get(stop.field)!;
+  const said = `${stop.field} ${JSON.stringify(bound(stop.reason, 100))}`;
+  if (words.finished.includes(stop.reason)) return { kind: "finished" };
+  if (words.cut.includes(stop.reason)) return { kind: "cut", said };
+  if (words.withheld.includes(stop.reason)) return { kind: "withheld", said };
+  return { kind: "unfinished", said };
+}
+
+/**
+ * The provider whose client a chat model is (through any bindings: `withConfig`, `bindTools`), or
+ * undefined for one of no known provider.
+ */
+export function providerOf(model: unknown): ModelProvider | undefined {
+  let current = model as { bound?: unknown; _llmType?: unknown } | null;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === "object"; depth++) {
+    if (typeof current._llmType === "function") {
+      const type: unknown = (current as { _llmType(): unknown })._llmType();
+      return typeof type === "string" ? providerOfClient(type) : undefined;
+    }
+    current = current.bound as typeof current;
+  }
+  return undefined;
 }
 
 /** Watches an answer while it streams. */
@@ -135,8 +176,10 @@ export async function callModel(
   let stopped = false;
   let estimated: TokenUsage | undefined;
   try {
-    if (options.watch === undefined) message = (await model.invoke(messages, options.config)) as AIMessage;
-    else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch));
+    // A run that streams tokens is read through stream() even when nothing watches it: invoke() with a streaming
+    // callback aggregates the pieces without their generation info, and OpenAI's finish_reason is only there.
+    if (options.watch === undefined && !streamsTokens(options.config)) message = (await model.invoke(messages, options.config)) as AIMessage;
+    else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch ?? unwatched()));
   } catch (error) {
     throw ProviderError.from(error, options.node);
   }
@@ -149,14 +192,16 @@ export async function callModel(
   if (text.length === 0 && refusal === undefined && !options.allowEmpty && !(message?.tool_calls && message.tool_calls.length > 0)) {
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
-  // A request we stopped ends without the provider's word; a cut the provider made is its own outcome.
-  const truncated = stopped || refusal !== undefined ? undefined : truncationOf(message);
+  // A request we stopped ends without the provider's word; a cut, and an answer that did not finish, are outcomes of their own.
+  const end = stopped || refusal !== undefined ? undefined : answerEnd(message, providerOf(model));
   return {
     text,
     usage: estimated ?? usageOf(message, promptChars(messages)),
     ...(stopped ? { stopped } : {}),
     ...(refusal !== undefined ? { refusal } : {}),
-    ...(truncated !== undefined ? { truncated } : {}),
+    ...(end?.kind === "cut" ? { truncated: end.said } : {}),
+    // A withheld stop the refusal reader did not take (it always does) still never counts as finished.
+    ...(end?.kind === "unfinished" || end?.kind === "withheld" ? { unfinished: end.said } : {}),
   };
 }
 
@@ -201,6 +246,11 @@ async function streamCall(
   // Usage arrives last: when it did, the whole answer was generated and the provider's count stands.
   if (whole !== undefined || message.usage_metadata !== undefined) return { message, stopped };
   return { message, stopped, estimated: { inputTokens: 0, outputTokens: pieces, totalTokens: pieces, calls: 1 } };
+}
+
+/** A watch that reads nothing and never stops the call. */
+function unwatched(): StreamWatch {
+  return { onChunk: () => undefined, stop: new AbortController().signal };
 }
 
 /** Characters of a prompt, for a usage estimate. */

@@ -68,13 +68,11 @@ export function correctKeywords(ajv: Ajv, dialect: Dialect, schema: Node): void 
   replace(enumKeyword);
   replace(multipleOfKeyword);
   // What subschemas evaluated matters only to unevaluatedProperties/unevaluatedItems (2019-09 and later).
-  if (
-    !refReplacesSiblings(dialect) &&
-    [...subschemas(schema)].some(({ schema: s }) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"))
-  ) {
-    replace(ifKeyword);
-    replace(unevaluatedItemsKeyword);
-  }
+  const nodes = [...subschemas(schema)].map(({ schema: s }) => s);
+  const unevaluated = !refReplacesSiblings(dialect) && nodes.some((s) => Object.hasOwn(s, "unevaluatedProperties") || Object.hasOwn(s, "unevaluatedItems"));
+  if (unevaluated) replace(unevaluatedItemsKeyword);
+  // "if" alone is valid and never fails a value (ajv's strict mode refuses it): its own keyword reads it, for what it evaluated.
+  if (unevaluated || nodes.some((s) => Object.hasOwn(s, "if") && !Object.hasOwn(s, "then") && !Object.hasOwn(s, "else"))) replace(ifKeyword(unevaluated));
 }
 
 // ---------------------------------------------------------------------------
@@ -329,7 +327,12 @@ const enumKeyword: CodeKeywordDefinition = {
   },
 };
 
-const ifKeyword: CodeKeywordDefinition = {
+/**
+ * ajv's "if", with what `if` evaluated counted only when it holds, and `if` without `then` or `else`
+ * read as the standard says: it never fails a value, and (where `annotate`: the schema has unevaluated
+ * keywords) what it evaluated when it holds still counts.
+ */
+const ifKeyword = (annotate: boolean): CodeKeywordDefinition => ({
   keyword: "if",
   schemaType: ["object", "boolean"],
   trackErrors: true,
@@ -339,19 +342,18 @@ const ifKeyword: CodeKeywordDefinition = {
     params: ({ params }) => _`{failingKeyword: ${params.ifClause}}`,
   },
   code(cxt: KeywordCxt) {
-    const { gen, parentSchema, it } = cxt;
-    if (parentSchema.then === undefined && parentSchema.else === undefined && it.opts.strictSchema === true) {
-      throw new Error('strict mode: "if" without "then" and "else" is ignored');
-    }
+    const { gen, parentSchema } = cxt;
     const hasThen = parentSchema.then !== undefined && !trivial(parentSchema.then);
     const hasElse = parentSchema.else !== undefined && !trivial(parentSchema.else);
-    if (!hasThen && !hasElse) return;
-    const valid = gen.let("valid", true);
+    const alone = parentSchema.then === undefined && parentSchema.else === undefined;
+    if (!hasThen && !hasElse && !(alone && annotate)) return;
     const schValid = gen.name("_valid");
     const ifCxt = cxt.subschema({ keyword: "if", compositeRule: true, createErrors: false, allErrors: false }, schValid);
     // The fix: what `if` evaluated counts only when `if` holds (ajv's keyword merges it either way).
     cxt.mergeValidEvaluated(ifCxt, schValid);
     cxt.reset();
+    if (!hasThen && !hasElse) return;
+    const valid = gen.let("valid", true);
     if (hasThen && hasElse) {
       const ifClause = gen.let("ifClause");
       cxt.setParams({ ifClause });
@@ -373,7 +375,7 @@ const ifKeyword: CodeKeywordDefinition = {
       };
     }
   },
-};
+});
 
 const unevaluatedItemsKeyword: CodeKeywordDefinition = {
   keyword: "unevaluatedItems",

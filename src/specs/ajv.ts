@@ -22,7 +22,7 @@ import { dialectOf, refReplacesSiblings, withCanonicalSchemaUri, type Dialect } 
 import { correctKeywords, readByAjvAlone, registrable, schemaForAjv } from "./ajv-gaps.js";
 import { addStandardFormats, refuseUnjudgedFormats, unknownFormatsOf } from "./formats.js";
 import { type IgnoredKeyword, unknownKeywords } from "./keywords.js";
-import { ecmaPatternToRe2, linearOnBacktracking } from "./regex.js";
+import { linearOnBacktracking, NeedsBacktracking, re2Pattern } from "./regex.js";
 
 export { dialectOf, refReplacesSiblings, type Dialect } from "./dialect.js";
 
@@ -65,28 +65,51 @@ function newAjv(dialect: Dialect, options: Options): Ajv {
  * step makes the verdict invalid and says why.
  */
 export const PATTERN_CHARS_PER_VALIDATION = 250_000;
-export const patternBudget = { used: 0 };
+/**
+ * Steps every pattern that runs on RE2 may take in one validation, in any spec: each character read costs
+ * the pattern's weight (regex.ts: the positions of its program, which RE2 may all follow at once), so
+ * `[ \t]{1000}x` reads at most 5,000 characters where `^[a-z]+$` reads over a million. Under half a second
+ * at the slowest step measured (about 90 ns, every position live); past it, PatternBudgetSpent, as for the
+ * characters.
+ */
+export const PATTERN_STEPS_PER_VALIDATION = 5_000_000;
+export const patternBudget = { used: 0, steps: 0 };
 
-/** Thrown by a run-time spec's pattern check once the validation's pattern budget is spent. */
+/** Thrown by a pattern check once the validation's pattern budget is spent; its message says which bound. */
 export class PatternBudgetSpent extends Error {
   override readonly name = "PatternBudgetSpent";
 }
 
+type PatternEngine = { test: (s: string) => boolean; toString: () => string };
+
 /**
- * ajv's regExp hook: compile with RE2 so no user pattern can backtrack for minutes,
- * after translating the pattern so RE2 gives it the meaning ECMA-262 does.
- * ajv shares compiled patterns across schemas keyed by `toString()`, so each
- * pattern needs its own key (as a RegExp's "/source/flags" is).
+ * A pattern compiled for RE2, whose tests count against the validation's budget: steps always, and
+ * characters for a run-time spec. ajv shares compiled patterns across schemas keyed by `toString()`,
+ * so each needs its own key (as a RegExp's "/source/flags" is).
  */
-function re2Engine(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
-  const compiled = RE2JS.compile(ecmaPatternToRe2(pattern));
-  const key = `re2:/${pattern}/${flags}`;
+function onRe2(pattern: { source: string; weight: number }, key: string, countChars: boolean): PatternEngine {
+  const compiled = RE2JS.compile(pattern.source);
+  const weight = Math.max(1, pattern.weight);
   const test = (s: string) => {
-    patternBudget.used += s.length;
-    if (patternBudget.used > PATTERN_CHARS_PER_VALIDATION) throw new PatternBudgetSpent(`more than ${PATTERN_CHARS_PER_VALIDATION} characters for patterns`);
+    patternBudget.steps += s.length * weight;
+    if (countChars) patternBudget.used += s.length;
+    if (patternBudget.used > PATTERN_CHARS_PER_VALIDATION)
+      throw new PatternBudgetSpent(`the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read`);
+    if (patternBudget.steps > PATTERN_STEPS_PER_VALIDATION)
+      throw new PatternBudgetSpent(
+        `the spec's patterns would take more than ${PATTERN_STEPS_PER_VALIDATION} steps on the value's strings (a step per character read and position of a pattern: one with a count of 1,000 takes 1,000 a character)`,
+      );
     return compiled.matcher(s).find();
   };
   return { test, toString: () => key };
+}
+
+/**
+ * ajv's regExp hook of run-time specs: RE2, so no pattern can backtrack for minutes, after translating the
+ * pattern so RE2 gives it the meaning ECMA-262 does.
+ */
+function re2Engine(pattern: string, flags: string): PatternEngine {
+  return onRe2(re2Pattern(pattern), `re2:/${pattern}/${flags}`, true);
 }
 re2Engine.code = 'require("re2js").RE2JS';
 
@@ -94,22 +117,22 @@ re2Engine.code = 'require("re2js").RE2JS';
  * The regExp hook of code-defined specs: RE2 too wherever RE2 can give a pattern its ECMA-262 meaning, so a
  * pattern with nested quantifiers (`^(?:[a-z]+-?)+[a-z]$`) cannot backtrack for minutes on a model's answer;
  * a pattern that needs backtracking (lookaround, backreferences) runs on JavaScript's RegExp, as written. A
- * code-defined spec is the developer's own, so no budget is counted: RE2's time grows linearly with the text.
- * A pattern whose shape makes RegExp linear too (`^[a-z][a-z0-9-]*$`: see linearOnBacktracking) runs on
- * RegExp, several times faster per call than RE2's matcher.
+ * code-defined spec is the developer's own, so only RE2's steps are counted (not the characters): RE2's time
+ * grows linearly with the text, times the pattern's weight. A pattern whose shape and weight keep RegExp
+ * within a bound on any answer (`^[a-z][a-z0-9-]*$`: see linearOnBacktracking) runs on RegExp, several times
+ * faster per call than RE2's matcher. One RE2 cannot hold (a count over 1,000 that RegExp cannot run within
+ * that bound either, as `\s{5000}x`) is refused with the spec.
  */
-function linearWhereExpressible(pattern: string, flags: string): { test: (s: string) => boolean; toString: () => string } {
+function linearWhereExpressible(pattern: string, flags: string): PatternEngine {
   if (linearOnBacktracking(pattern, flags)) return new RegExp(pattern, flags);
-  let translated: string;
+  let translated: { source: string; weight: number };
   try {
-    translated = ecmaPatternToRe2(pattern);
+    translated = re2Pattern(pattern);
   } catch (error) {
-    if (!(error instanceof SpecError)) throw error;
+    if (!(error instanceof NeedsBacktracking)) throw error;
     return new RegExp(pattern, flags);
   }
-  const compiled = RE2JS.compile(translated);
-  const key = `re2-code:/${pattern}/${flags}`;
-  return { test: (s: string) => compiled.matcher(s).find(), toString: () => key };
+  return onRe2(translated, `re2-code:/${pattern}/${flags}`, false);
 }
 linearWhereExpressible.code = 'require("re2js").RE2JS';
 

@@ -27,7 +27,7 @@
 import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
 import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
 import { describeThrown } from "../shared/text.js";
-import { isSpec, resolveSpec, type SpecLike } from "./registry.js";
+import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
 import type { Spec } from "./spec.js";
 import {
   capMessages,
@@ -309,7 +309,7 @@ function refused<T>(messages: string[], limits?: Partial<CheckLimits>): Validati
 
 /** The spec a check was given: a Spec as it is, anything else (a zod schema, a built-in name, inline JSON) resolved as resolveSpec does. */
 function specOf<T, C>(given: SpecLike<T, C>): Spec<T, C> {
-  return (isSpec(given) ? given : resolveSpec(given)) as Spec<T, C>;
+  return resolveSpec(given as SpecRef) as Spec<T, C>;
 }
 
 function couldNotJudge(spec: Spec | undefined, error: unknown): string {

@@ -12,6 +12,7 @@
  * configuration) or the `specLimits` option (builders, resolveSpec, defineSpec).
  */
 import { SpecError } from "../errors.js";
+import { isGeneralCategory, MAX_PROPERTY_TABLES, propertyKeysOf } from "./unicode-properties.js";
 
 /** The cost bound every spec has, code-defined or supplied at run time. */
 export interface SpecCostLimits {
@@ -161,6 +162,12 @@ export function* subschemas(root: unknown): Generator<Visit> {
 /** Refuse what no spec may contain, trusted or not. */
 export function checkSpecSafety(schema: Record<string, unknown>): void {
   for (const { schema: s, path } of subschemas(schema)) {
+    if (Object.hasOwn(s, "pattern") && s.pattern !== null && typeof s.pattern === "object") {
+      // ajv would compile the answer's string on every validation, unbounded, and read a pattern it cannot compile as a mismatch (a pass under "not").
+      throw new SpecError(
+        `"pattern" at ${path.slice(0, 200)} takes its pattern from the answer (${JSON.stringify(s.pattern).slice(0, 100)}), which no spec may do: a pattern is a program the validator runs, so it is written in the spec, where its syntax, length and cost are checked once when the spec is defined. Write the pattern itself, or compare the fields with "const" or "enum" and "$data".`,
+      );
+    }
     if (Object.hasOwn(s, "$async") && s.$async !== false) {
       throw new SpecError(
         `"$async" at ${path} is not allowed: it makes the validator return a Promise instead of a verdict, so no answer could be judged. Remove it.`,
@@ -180,6 +187,7 @@ export function checkRuntimeSpecLimits(schema: Record<string, unknown>, limits: 
 }
 
 function checkStructure(schema: Record<string, unknown>, limits: RuntimeSpecLimits): void {
+  const tables = new Set<string>(); // the Unicode property tables its patterns name, General_Category's aside
   for (const { schema: s, path, depth } of subschemas(schema)) {
     if (depth > limits.maxDepth)
       throw new SpecError(
@@ -196,6 +204,11 @@ function checkStructure(schema: Record<string, unknown>, limits: RuntimeSpecLimi
           `a pattern at ${path.slice(0, 200)} is ${pattern.length} characters long, over the limit maxPatternChars (${limits.maxPatternChars}) for specs supplied at run time; ${howToRaise("maxPatternChars")}.`,
         );
       }
+      for (const key of propertyKeysOf(pattern)) if (!isGeneralCategory(key)) tables.add(key);
+      if (tables.size > MAX_PROPERTY_TABLES)
+        throw new SpecError(
+          `the patterns name more than ${MAX_PROPERTY_TABLES} Unicode properties other than General_Category (${[...tables].join(", ").slice(0, 300)}), which specs supplied at run time may not: this engine is asked for each property's code points, a pass over all of Unicode each; use fewer, or General_Category values (\\p{L}, \\p{Nd}…), which one pass gives all of.`,
+        );
     }
     refTarget(schema, s, path);
   }
@@ -229,11 +242,7 @@ function refTarget(root: Node, node: Node, path: string): Node | undefined {
       `"$ref" ${JSON.stringify(String(ref).slice(0, 100))} at ${path.slice(0, 200)} is not supported in specs supplied at run time: only JSON pointers into the spec itself ("#", "#/$defs/name") are.`,
     );
   }
-  let target: unknown = root;
-  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
-    const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
-    target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
-  }
+  const target = pointerTarget(root, ref);
   if (typeof target === "boolean") return undefined; // a boolean schema applies no subschema
   if (target === null || typeof target !== "object" || Array.isArray(target))
     throw new SpecError(`"$ref" ${JSON.stringify(ref.slice(0, 100))} at ${path.slice(0, 200)} points to nothing in the spec.`);
@@ -264,7 +273,6 @@ function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApp
     if (n === undefined) ids.set(node, (n = ids.size));
     return n;
   };
-  refuseSameLocationCycles(root);
   let states = 0;
   const stack: Array<{ bag: Bag; depth: number }> = [{ bag: new Map([[root, 1]]), depth: 0 }];
   while (stack.length > 0) {
@@ -292,8 +300,8 @@ function checkValidationCost(root: Node, limits: Pick<RuntimeSpecLimits, "maxApp
   return worst;
 }
 
-/** The subschemas a schema applies at its own value: combinator branches and its $ref target. */
-function sameLocation(root: Node, node: Node): Node[] {
+/** The subschemas a schema applies at its own value: combinator branches and what its references point to (`targets`). */
+function sameLocation(node: Node, targets: unknown[]): Node[] {
   const next: Bag = new Map();
   for (const key of SAME_LOCATION_SINGLE) add(next, own(node, key), 1);
   for (const key of SAME_LOCATION_LISTS) {
@@ -304,24 +312,76 @@ function sameLocation(root: Node, node: Node): Node[] {
     const dependent = own(node, key);
     if (dependent !== null && typeof dependent === "object") for (const branch of Object.values(dependent)) add(next, branch, 1);
   }
-  add(next, refTarget(root, node, "the schema"), 1);
+  for (const target of targets) add(next, target, 1);
   return [...next.keys()];
 }
 
-/** A $ref cycle that never moves into the value (`{"$ref": "#"}` at the root) makes validation recurse forever. */
-function refuseSameLocationCycles(root: Node): void {
+/**
+ * Refuse a `$ref` cycle that never moves into the value (`{"$ref": "#"}` at the root, two definitions that refer
+ * to each other through `$ref`, `allOf` or `anyOf`): validating any value would recurse forever (the standard leaves
+ * such a schema undefined), and ajv overflows the stack compiling or running it. Every spec, trusted or not. Refs
+ * are followed where they are JSON pointers or anchors into the spec itself; others cannot loop here. Iterative.
+ */
+export function refuseRefCycles(root: Node): void {
+  const paths = new Map<Node, string>();
+  const anchors = new Map<string, Node>();
+  for (const { schema, path } of subschemas(root)) {
+    if (!paths.has(schema)) paths.set(schema, path);
+    for (const key of ["$anchor", "$id", "id"]) {
+      const name = own(schema, key);
+      if (typeof name !== "string") continue;
+      if (key === "$anchor") anchors.set(name, schema);
+      else if (name.startsWith("#") && name.length > 1) anchors.set(name.slice(1), schema);
+    }
+  }
   const done = new Set<Node>();
   const onPath = new Set<Node>();
-  const visit = (node: Node): void => {
-    if (done.has(node)) return;
-    if (onPath.has(node))
-      throw new SpecError('the schema has a "$ref" cycle that never reaches into the value, so validation would recurse forever; remove it.');
-    onPath.add(node);
-    for (const next of sameLocation(root, node)) visit(next);
-    onPath.delete(node);
-    done.add(node);
-  };
-  for (const { schema } of subschemas(root)) visit(schema);
+  for (const start of paths.keys()) {
+    if (done.has(start)) continue;
+    const stack: Array<{ node: Node; next: Node[]; i: number }> = [{ node: start, next: sameLocationLocal(root, start, anchors), i: 0 }];
+    onPath.add(start);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (top.i >= top.next.length) {
+        stack.pop();
+        onPath.delete(top.node);
+        done.add(top.node);
+        continue;
+      }
+      const child = top.next[top.i++];
+      if (done.has(child)) continue;
+      if (onPath.has(child)) {
+        throw new SpecError(
+          `the schema has a "$ref" cycle that never reaches into the value (through ${(paths.get(child) ?? "#").slice(0, 200)}), so validating any value would recurse forever; make the cycle pass through a field or an item (as "properties": {"child": {"$ref": "#"}} does), or remove it.`,
+        );
+      }
+      onPath.add(child);
+      stack.push({ node: child, next: sameLocationLocal(root, child, anchors), i: 0 });
+    }
+  }
+}
+
+/** The subschemas a schema applies at its own value, its references followed only where they point into the spec. */
+function sameLocationLocal(root: Node, node: Node, anchors: Map<string, Node>): Node[] {
+  const ref = own(node, "$ref");
+  const target =
+    typeof ref !== "string" || !ref.startsWith("#") ? undefined : ref.startsWith("#/") || ref === "#" ? pointerTarget(root, ref) : anchors.get(ref.slice(1));
+  return sameLocation(node, [target, own(node, "$recursiveRef") === "#" ? root : undefined]);
+}
+
+/** What a JSON pointer into the spec ("#", "#/$defs/name") points to, or undefined. */
+function pointerTarget(root: Node, ref: string): unknown {
+  let target: unknown = root;
+  for (const raw of ref === "#" ? [] : ref.slice(2).split("/")) {
+    let key: string;
+    try {
+      key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
+    } catch {
+      return undefined;
+    }
+    target = target !== null && typeof target === "object" && Object.hasOwn(target, key) ? (target as Node)[key] : undefined;
+  }
+  return target;
 }
 
 /** The subschemas that apply at one value, given those that apply directly: combinator branches and $ref targets added, with multiplicity. */
@@ -338,7 +398,7 @@ function expand(root: Node, bag: Bag, limits: Pick<RuntimeSpecLimits, "maxApplic
         `more than ${limits.maxApplicationsPerValue} subschemas can apply to one value of an answer (through anyOf/oneOf/allOf/if/not and $ref), the limit maxApplicationsPerValue for specs supplied at run time; ${howToRaise("maxApplicationsPerValue")}.`,
       );
     }
-    for (const child of sameLocation(root, node)) stack.push([child, times]);
+    for (const child of sameLocation(node, [refTarget(root, node, "the schema")])) stack.push([child, times]);
   }
   return applied;
 }

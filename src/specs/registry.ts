@@ -12,7 +12,8 @@ import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
 import { readSpecLimits } from "../environment.js";
 import { checkedSpecLimits, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits } from "./limits.js";
-import { defineSpec, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
+import { refuseUnrecognisedSchema } from "./recognize.js";
+import { defineSpec, specOf, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
 
 /** The built-in specs, by name (deployment-config, api-request, db-query, signup-form). */
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map([deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]));
@@ -31,6 +32,9 @@ export interface InlineSpec {
   description?: string;
   schema: JsonSchema;
 }
+
+/** The fields of an inline spec; any other beside "schema" is refused (it would not be read). */
+const INLINE_SPEC_FIELDS = ["name", "description", "schema"];
 
 /** Largest inline spec accepted by default, as JSON text (the limit maxChars). */
 export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
@@ -51,10 +55,6 @@ export function runtimeSpecLimits(given?: Partial<RuntimeSpecLimits>): RuntimeSp
 /** How many distinct inline specs stay compiled; the least recently used beyond it are dropped. */
 export const INLINE_SPEC_CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
-
-export function isSpec(value: unknown): value is Spec {
-  return typeof value === "object" && value !== null && typeof (value as Spec).validateSchema === "function";
-}
 
 export function isZodSchema(value: unknown): value is z.ZodType {
   return value instanceof z.ZodType;
@@ -87,7 +87,8 @@ function zodSpec(schema: z.ZodType): Spec {
  */
 export function resolveSpec<R extends SpecRef>(ref: R, options?: ResolveSpecOptions): Spec<SpecOutput<R>>;
 export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spec {
-  if (isSpec(ref)) return ref;
+  const spec = specOf(ref);
+  if (spec !== undefined) return spec;
   if (isZodSchema(ref)) return zodSpec(ref);
   if (typeof ref === "string") {
     const trimmed = ref.trim();
@@ -110,6 +111,7 @@ export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spe
     );
   }
   if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined, runtimeSpecLimits(options.specLimits));
+  if (typeof ref === "function") refuseUnrecognisedSchema(ref, "The spec");
   throw new SpecError(
     `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a zod schema; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
   );
@@ -129,6 +131,27 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
   }
   // {name, description, schema: a zod schema}: a definition in code, as defineSpec takes it.
   if (isZodSchema((value as { schema?: unknown }).schema)) return defineSpec(value as { name?: string; description?: string; schema: z.ZodType });
+  if (["validateSchema", "checkSchema"].some((key) => typeof (value as Record<string, unknown>)[key] === "function")) {
+    throw new SpecError(
+      "The spec has the shape of a Spec but is not one defineSpec made (a copy, or an object built by hand, whose validator need not be its schema's); pass the Spec defineSpec returned.",
+    );
+  }
+  const obj = value as Record<string, unknown>;
+  // Any "schema" field makes it a wrapped spec: read as a bare schema, its unknown keywords would be ignored and accept anything.
+  const wrapped = Object.hasOwn(obj, "schema");
+  const extra = wrapped ? Object.keys(obj).filter((key) => !INLINE_SPEC_FIELDS.includes(key)) : [];
+  if (extra.length > 0) {
+    const named = extra
+      .slice(0, 5)
+      .map((k) => JSON.stringify(k.slice(0, 40)))
+      .join(", ");
+    const why = extra.includes("rules") ? " (a spec with code rules is made with defineSpec)" : "";
+    throw new SpecError(
+      `An inline spec has only the fields "name", "description", "schema"; ${named} would not be read${why}. Remove ${extra.length === 1 ? "it" : "them"}, or put the schema's own keywords under "schema".`,
+    );
+  }
+  // Only what is recognised as a spec is read as one: never another library's schema, nor anything that is not JSON data.
+  if (text === undefined) refuseUnrecognisedSchema(value, "The spec", wrapped);
   const json = text ?? safeStringify(value);
   refuseTooLong(json.length, limits);
   // The same text under other limits is another spec (it may be refused under one and not the other).
@@ -139,9 +162,6 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
     inlineCache.set(key, cached);
     return cached;
   }
-  const obj = value as Record<string, unknown>;
-  // Any "schema" field makes it a wrapped spec: read as a bare schema, its unknown keywords would be ignored and accept anything.
-  const wrapped = Object.hasOwn(obj, "schema");
   const spec = defineSpec(
     {
       name: wrapped && typeof obj.name === "string" ? obj.name : "inline",
@@ -150,16 +170,19 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
     },
     { untrusted: true, limits },
   );
-  // A bare schema none of whose own keywords means anything (e.g. {"name": …, "schem": …}) would accept any value:
-  // almost surely a wrapped spec with its "schema" field misspelt or missing.
-  const keys = Object.keys(obj).filter((k) => k !== "$schema" && k !== "$id" && k !== "title" && k !== "description");
-  const ignoredAtRoot = new Set(spec.ignoredKeywords.filter((k) => k.at === "#").map((k) => k.keyword));
-  if (!wrapped && keys.length > 0 && keys.every((k) => ignoredAtRoot.has(k))) {
+  // A bare schema is recognised as one only when each of its own fields is a keyword of its dialect (or an x-… or _…
+  // note): a field no dialect defines tells an object that is something else (another library's schema, a wrapped spec
+  // with its "schema" field misspelt), whose constraints would be ignored. Wrapped, unknown keywords are annotations.
+  const unknownAtRoot = wrapped
+    ? []
+    : spec.ignoredKeywords.filter((k) => k.at === "#" && k.format === undefined && !/^(x-|_)/.test(k.keyword)).map((k) => k.keyword);
+  if (unknownAtRoot.length > 0) {
     throw new SpecError(
-      `The inline spec has no "schema" field, and read as a bare JSON Schema none of its fields (${keys
+      `The inline spec has no "schema" field, and read as a bare JSON Schema its fields ${unknownAtRoot
         .slice(0, 5)
-        .map((k) => JSON.stringify(k))
-        .join(", ")}) constrains anything, so it would accept any value. ` + `Give {name, description, schema} with the JSON Schema under "schema".`,
+        .map((k) => JSON.stringify(k.slice(0, 40)))
+        .join(", ")} are not JSON Schema keywords, so it is not recognised as one (they would be ignored, and check nothing). ` +
+        `Give {name, description, schema} with the JSON Schema under "schema" (its unknown keywords are then annotations, listed in spec.ignoredKeywords).`,
     );
   }
   inlineCache.set(key, spec);

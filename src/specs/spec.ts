@@ -14,9 +14,11 @@ import {
   checkRuntimeSpecLimits,
   checkSpecSafety,
   CODE_SPEC_LIMITS,
+  refuseRefCycles,
   RUNTIME_SPEC_LIMITS,
   type RuntimeSpecLimits,
 } from "./limits.js";
+import { refuseUnrecognisedSchema } from "./recognize.js";
 import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
@@ -153,6 +155,11 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
 ): Spec<SpecOutput<S>, C> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
+  // Anything but a zod schema must be a JSON Schema: JSON data, with no other schema library's marker.
+  const given: unknown = definition.schema;
+  if (zod === undefined && given !== null && (typeof given === "object" || typeof given === "function")) {
+    refuseUnrecognisedSchema(given, `The schema of spec ${JSON.stringify(String(definition.name ?? UNNAMED_SPEC).slice(0, 64))}`);
+  }
   let jsonSchema = definition.schema as JsonSchema;
   // Measured before anything walks it recursively: a schema too large or deep is refused with what to change.
   const zodShape = zod ? measureZodSchema(zod, String(definition.name ?? UNNAMED_SPEC)) : undefined;
@@ -193,6 +200,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
     : "raise it with defineSpec's limits option ({ limits: { maxCompiledChars } }), or simplify the spec";
   try {
     checkSpecSafety(schema);
+    refuseRefCycles(schema);
     checkCompiledEstimate(schema, limits, raise);
     if (untrusted) applicationsPerValue = checkRuntimeSpecLimits(schema, limits);
     checkSchema(schema);
@@ -204,12 +212,18 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
       throw new SpecError(`Spec ${JSON.stringify(name)} is refused: ${reason}, over the limit maxCompiledChars (${limits.maxCompiledChars}); ${raise}.`);
     }
     if (error instanceof SpecError) throw new SpecError(`Spec ${JSON.stringify(name)} is refused: ${reason}`);
+    // The engine's stack, not the schema, gave out: never a bare "Maximum call stack size exceeded".
+    if (error instanceof RangeError) {
+      throw new SpecError(
+        `Spec ${JSON.stringify(name)} is refused: compiling it recursed past the JavaScript engine's stack (a "$ref" chain the validator cannot follow, or subschemas nested too deeply); shorten its chains of "$ref" and its nesting.`,
+      );
+    }
     const hint = /regexp|Perl syntax/i.test(reason)
       ? " (patterns in specs supplied at run time run on RE2, a linear-time engine: lookaround and backreferences are not supported)"
       : "";
     throw new SpecError(`Spec ${JSON.stringify(name)} is not a valid JSON Schema: ${reason}${hint}`);
   }
-  return Object.freeze({
+  const spec = Object.freeze({
     name,
     description,
     schema,
@@ -226,6 +240,56 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
     zodAsync: zodShape?.async,
     zodOnly,
   }) as Spec<SpecOutput<S>, C>;
+  byVerdict.set(verdict, spec);
+  return spec;
+}
+
+/** The specs defineSpec made, by their compiled verdict: only these are Specs. */
+const byVerdict = new WeakMap<ValidateFunction, Spec>();
+
+/**
+ * The Spec defineSpec made that a value is: that Spec itself, or a copy of it field for field (a settings
+ * parse copies the objects it is given). An object of the same shape whose fields differ (a Spec spread with
+ * another schema, whose validator is not that schema's) or built by hand is not a Spec.
+ */
+export function specOf(value: unknown): Spec | undefined {
+  if (value === null || typeof value !== "object") return undefined;
+  const verdict = ownValue(value, "checkSchema");
+  const spec = typeof verdict === "function" ? byVerdict.get(verdict as ValidateFunction) : undefined;
+  if (spec === undefined || spec === value) return spec;
+  const original = spec as unknown as Record<string, unknown>;
+  const same =
+    Object.keys(value).every((key) => Object.hasOwn(original, key) && ownValue(value, key) === original[key]) &&
+    Object.keys(original).every((key) => original[key] === undefined || ownValue(value, key) === original[key]);
+  return same ? spec : undefined;
+}
+
+/**
+ * A Spec defineSpec made, told apart under a new name, with an explanation and rules of its own: the verdict is
+ * the original's (the evaluation's first-error strategy reports fewer errors of the same verdict this way).
+ */
+export function variantOf<T, C>(spec: Spec<T, C>, changes: Pick<Spec<T, C>, "name" | "validateSchema" | "rules">): Spec<T, C> {
+  if (specOf(spec) === undefined) throw new SpecError("A variant can only be made of a Spec defineSpec made.");
+  const original = spec.checkSchema;
+  const checkSchema = ((value: unknown) => {
+    const ok = original(value);
+    checkSchema.errors = original.errors;
+    return ok;
+  }) as ValidateFunction;
+  const variant = Object.freeze({ ...spec, ...changes, checkSchema }) as Spec<T, C>;
+  byVerdict.set(checkSchema, variant as Spec);
+  return variant;
+}
+
+/** Whether a value is a Spec made by defineSpec (its validator compiled from its own schema), or a faithful copy of one. */
+export function isSpec(value: unknown): value is Spec {
+  return specOf(value) !== undefined;
+}
+
+/** An own data field's value (a getter is never run), else undefined. */
+function ownValue(value: object, key: string): unknown {
+  const descriptor = Object.getOwnPropertyDescriptor(value, key);
+  return descriptor !== undefined && "value" in descriptor ? descriptor.value : undefined;
 }
 
 /**

@@ -5,7 +5,7 @@
  * stable order, bounded so that hostile output cannot flood the next prompt.
  */
 import type { ErrorObject } from "ajv";
-import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "./ajv.js";
+import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "./ajv.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
 import { zodCheckKey } from "./zod.js";
@@ -76,19 +76,23 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
   }
   const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
   patternBudget.used = 0;
+  patternBudget.steps = 0;
   let verdict: unknown;
   try {
     verdict = spec.checkSchema(value);
   } catch (error) {
     if (!(error instanceof PatternBudgetSpent)) throw error;
     // The patterns could not all be read: the schema did not pass, whatever the checks before said.
-    messages.push(patternBudgetMessage());
+    messages.push(patternBudgetMessage(error));
     verdict = "spent";
   }
   if (verdict === false) {
     // Every error of a large answer would cost more than it tells: past EXPLAINED_VALUES values,
     // the first error is reported (with a note), so the cost stays that of reading the answer once.
-    const explained = patternBudget.used <= PATTERN_CHARS_PER_VALIDATION / 2 && countValues(value, EXPLAINED_VALUES) <= EXPLAINED_VALUES;
+    const explained =
+      patternBudget.used <= PATTERN_CHARS_PER_VALIDATION / 2 &&
+      patternBudget.steps <= PATTERN_STEPS_PER_VALIDATION / 2 &&
+      countValues(value, EXPLAINED_VALUES) <= EXPLAINED_VALUES;
     let errors = spec.checkSchema.errors ?? [];
     if (explained) {
       try {
@@ -96,7 +100,7 @@ export function judgeSchemaAndRules(spec: Spec, value: unknown, limits?: Partial
         errors = spec.validateSchema.errors ?? errors;
       } catch (error) {
         if (!(error instanceof PatternBudgetSpent)) throw error;
-        messages.push(patternBudgetMessage());
+        messages.push(patternBudgetMessage(error));
       }
     }
     messages.push(...schemaErrorMessages(errors, spec.schema, maxValueChars));
@@ -172,8 +176,8 @@ export function ruleMessages(spec: Spec, index: number, value: unknown, context?
   return (typeof outcome === "string" ? [outcome] : outcome).map((message) => boundMessage(String(message)));
 }
 
-function patternBudgetMessage(): string {
-  return `the value's strings hold more than ${PATTERN_CHARS_PER_VALIDATION} characters for the spec's patterns to read, so its pattern checks could not all run and the value is not accepted; shorten the strings`;
+function patternBudgetMessage(spent: PatternBudgetSpent): string {
+  return `${spent.message}, so its pattern checks could not all run and the value is not accepted; shorten the strings`;
 }
 
 type ZodIssueLike = { code?: string; path: PropertyKey[]; message: string; format?: unknown; pattern?: unknown };

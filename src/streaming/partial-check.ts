@@ -21,7 +21,7 @@
  * count not yet reached, anything under a combinator whose branches could
  * still change, a zod spec's refinements.
  */
-import { PATTERN_CHARS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "../specs/ajv.js";
+import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "../specs/ajv.js";
 import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS, EXPLAINED_VALUES, ruleMessages, schemaErrorMessages } from "../specs/validate.js";
@@ -82,6 +82,7 @@ export class PartialCheck {
   private tooManyValues?: string;
   private frozen?: string;
   private patternChars = 0;
+  private patternSteps = 0;
   private readonly context: unknown;
 
   constructor(
@@ -261,6 +262,7 @@ export class PartialCheck {
   /** One part's judgement, as messages; nothing when it cannot be judged alone or its patterns' budget runs out. */
   private judge(run: () => { errors: Parameters<typeof schemaErrorMessages>[0]; schema: unknown } | null): string[] {
     patternBudget.used = 0;
+    patternBudget.steps = 0;
     let outcome: ReturnType<typeof run>;
     try {
       outcome = run();
@@ -271,9 +273,10 @@ export class PartialCheck {
       return [];
     } finally {
       this.patternChars += patternBudget.used;
+      this.patternSteps += patternBudget.steps;
     }
     // Past half the budget the full check lists only its first schema error: stop before it could.
-    if (this.spec.untrusted && this.patternChars > PATTERN_CHARS_PER_VALIDATION / 2) {
+    if ((this.spec.untrusted && this.patternChars > PATTERN_CHARS_PER_VALIDATION / 2) || this.patternSteps > PATTERN_STEPS_PER_VALIDATION / 2) {
       this.frozen ??= "the spec's patterns read too much of the answer";
       return [];
     }

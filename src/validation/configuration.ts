@@ -9,6 +9,7 @@ import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
 import type { JsonLimits } from "../shared/json.js";
 import { jsonEqual, toJsonData } from "../shared/json-data.js";
+import { describeThrown } from "../shared/text.js";
 import {
   BUILTIN_SPEC_NAMES,
   boundedInt,
@@ -52,12 +53,34 @@ export const RULE_CONTEXT_LIMITS: Readonly<JsonLimits> = Object.freeze({ maxChar
  */
 function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, unknown> {
   const data = toJsonData(value, RULE_CONTEXT_LIMITS, what);
+  // Reading it threw (a Proxy's trap): not a question of its size.
+  if (!data.ok && data.error.startsWith(`${what} could not be read`)) throw new ConfigurationError(`${data.error}; give ${what} as plain JSON data.`);
   if (!data.ok) {
     throw new ConfigurationError(
       `${data.error} (${what} is limited to ${RULE_CONTEXT_LIMITS.maxDepth} levels and ${RULE_CONTEXT_LIMITS.maxChars} characters of JSON); give the rules a smaller set of facts, or let a rule look up what it needs itself.`,
     );
   }
   return data.value as Record<string, unknown>;
+}
+
+/**
+ * A setting whose reading throws (a Proxy's trap, a getter) is refused with its name, as a setting of the wrong
+ * shape is: zod's own read of it (and so the graph's context check) would throw the raw error instead.
+ */
+function refuseUnreadable(what: string) {
+  return (value: unknown, ctx: z.RefinementCtx): unknown => {
+    try {
+      if (value !== null && typeof value === "object") {
+        Object.getPrototypeOf(value);
+        for (const key of Reflect.ownKeys(value)) void Object.getOwnPropertyDescriptor(value, key);
+        for (const key of Object.keys(value)) void (value as Record<string, unknown>)[key];
+      }
+      return value;
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: `${what} could not be read (reading it threw: ${describeThrown(error, 200)}); give ${what} as plain JSON data` });
+      return z.NEVER;
+    }
+  };
 }
 
 /** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
@@ -128,7 +151,7 @@ export const ValidationConfigSchema = z.object({
   }),
   retryWith: retryWithSetting(),
   ruleContext: z
-    .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
+    .preprocess(refuseUnreadable("ruleContext"), z.record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" }))
     .optional()
     .meta({
       title: "Rule context",

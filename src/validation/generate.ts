@@ -10,6 +10,7 @@ import { readModelOption } from "../model-option.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
+import { checkedLease, threadLocksFor, type MultitaskOptions } from "../threads.js";
 import type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";
 import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js";
 
@@ -99,7 +100,14 @@ export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extend
    * the last finished step), "exit" once when the run ends (cheapest; a crash restarts the run). Default "sync".
    */
   durability?: "sync" | "async" | "exit";
+  /**
+   * With a checkpointer, the thread to run on (default: a new one). A named thread is held for the whole run,
+   * one run at a time: across every process on the database when the checkpointer comes from openPersistence
+   * on PostgreSQL, in this process otherwise.
+   */
   threadId?: string;
+  /** What this run does when another run holds its thread (default: enqueue, waiting up to 60 s behind at most 16). */
+  multitask?: MultitaskOptions;
   signal?: AbortSignal;
 }
 
@@ -140,7 +148,25 @@ function graphFor(model: ModelSource | undefined, checkpointer: BaseCheckpointSa
  */
 export async function generateValidated<T = unknown, C = Record<string, unknown>>(options: GenerateValidatedOptions<T, C>): Promise<ValidationOutcome<T>> {
   const { graph, input, config } = prepareRun(options);
-  return outcomeOf<T>(await graph.invoke(input, config));
+  const lease = await holdThread(options);
+  try {
+    const state = await graph.invoke(input, lease ? { ...config, signal: lease.signal } : config);
+    return outcomeOf<T>(checkedLease(lease, state));
+  } catch (error) {
+    throw checkedLease(lease, error);
+  } finally {
+    await lease?.release();
+  }
+}
+
+/**
+ * The thread, held for the run when the call names one with a checkpointer (a new thread is nobody
+ * else's); the lease's signal then carries the caller's. undefined when there is nothing to hold.
+ */
+export async function holdThread(options: Pick<GenerateValidatedOptions<unknown>, "checkpointer" | "threadId" | "multitask" | "signal">) {
+  const { checkpointer, threadId, multitask, signal } = options;
+  if (checkpointer === undefined || threadId === undefined) return undefined;
+  return threadLocksFor(checkpointer).acquire(threadId, { ...multitask, signal });
 }
 
 /**
@@ -149,7 +175,7 @@ export async function generateValidated<T = unknown, C = Record<string, unknown>
  * the settings in the run's context, a thread and durability with a checkpointer.
  */
 export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
-  const { model: given, modelName: givenName, spec, request, checkpointer, threadId, signal, ruleContext, durability, ...rest } = options;
+  const { model: given, modelName: givenName, spec, request, checkpointer, threadId, signal, ruleContext, durability, multitask, ...rest } = options;
   const { model, name: modelName } = readModelOption(given, givenName, "modelName");
   const settings: ValidationSettings = {
     ...rest,

@@ -8,9 +8,9 @@ import type { EnsureOptions } from "../settings.js";
 import { CheckedSettings, type ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
 import { HeldSpecs } from "../specs/held.js";
-import { isSpec, isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
+import { isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
+import { isSpec, type Spec } from "../specs/spec.js";
 import type { RuntimeSpecLimits } from "../specs/limits.js";
-import type { Spec } from "../specs/spec.js";
 
 /** What the validation graph's nodes are built with: the model (or a factory by name) and default settings. */
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
@@ -37,7 +37,10 @@ export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<V
 
 /** The builder's own code-defined spec (a Spec, or a zod schema's Spec), if it was given one. */
 function builderSpecOf(options: ValidationNodeOptions): Spec | undefined {
-  return isSpec(options.spec) || isZodSchema(options.spec) ? resolveSpec(options.spec) : undefined;
+  if (options.spec === undefined) return undefined;
+  // Resolved when the graph is built, whatever it is: what is not a spec is refused here, not at a run.
+  const spec = resolveSpec(options.spec, { specLimits: options.specLimits });
+  return isSpec(options.spec) || isZodSchema(options.spec) ? spec : undefined;
 }
 
 /**

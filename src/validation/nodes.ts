@@ -19,7 +19,15 @@ import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../s
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
-import { correctionPrompt, firstAttemptPrompt, MAX_RECORDED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unusedCorrectionError } from "../feedback.js";
+import {
+  correctionPrompt,
+  firstAttemptPrompt,
+  MAX_RECORDED_OUTPUT_CHARS,
+  retryPrompt,
+  truncatedAnswerError,
+  unfinishedAnswerError,
+  unusedCorrectionError,
+} from "../feedback.js";
 import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
 import type { ValidationNodeContext } from "./node-context.js";
 import { generationSystemPrompt } from "./prompts.js";
@@ -121,6 +129,8 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
     ...(stopped ? { stopped } : {}),
     ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
     ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
+    ...(answer.unfinished !== undefined ? { unfinished: answer.unfinished } : {}),
+    ...(answer.missing !== undefined ? { missing: answer.missing } : {}),
     ...(form === "corrections" ? { corrections: true } : {}),
   };
   // A mode the provider refused is not asked again in this run.
@@ -162,8 +172,21 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   // The provider cut the answer at its output limit: it did not run to completion, so it is not valid
   // whatever its text, and its retry asks for a compact answer rather than a fix of the cut-off JSON.
   const truncated = state.draft?.truncated;
-  const valid = report.valid && truncated === undefined;
-  const errors = truncated !== undefined ? [truncatedAnswerError(truncated)] : stopped && !report.valid ? stoppedAttemptErrors(stopped) : report.errors;
+  // The provider did not say the model finished (another stop, or none): not valid whatever its text either.
+  const unfinished = state.draft?.unfinished;
+  // The model called another tool than the answer's: there is no answer to judge.
+  const missing = state.draft?.missing;
+  const valid = report.valid && truncated === undefined && unfinished === undefined && missing === undefined;
+  const errors =
+    truncated !== undefined
+      ? [truncatedAnswerError(truncated)]
+      : unfinished !== undefined
+        ? [unfinishedAnswerError(unfinished)]
+        : missing !== undefined
+          ? [missing]
+          : stopped && !report.valid
+            ? stoppedAttemptErrors(stopped)
+            : report.errors;
 
   let stopReason: StopReason | null = null;
   if (valid) stopReason = "valid";
@@ -172,7 +195,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
   return {
     success: valid,
-    result: truncated !== undefined ? null : resultOf(report),
+    result: truncated !== undefined || unfinished !== undefined ? null : resultOf(report),
     errors,
     stopReason,
     draft: null,
@@ -185,6 +208,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
         ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
         ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
         ...(truncated !== undefined ? { truncated } : {}),
+        ...(unfinished !== undefined ? { unfinished } : {}),
       },
     ],
   };
@@ -200,12 +224,15 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 async function judgeCorrection(state: ValidationStateType, run: RunSettings, spec: Spec): Promise<ValidationUpdate> {
   const text = state.draft?.output ?? "";
   const truncated = state.draft?.truncated;
+  const unfinished = state.draft?.unfinished;
   const base = lastAnswer(state.history);
   const baseErrors = base?.errors ?? [];
   const applied =
     truncated !== undefined
       ? ({ ok: false, problem: `it was cut off at the output limit (${truncated})` } as const)
-      : applyCorrection(text, state.result, { repair: run.repairSyntax !== false });
+      : unfinished !== undefined
+        ? ({ ok: false, problem: `the provider did not say it was finished (${unfinished})` } as const)
+        : applyCorrection(text, state.result, { repair: run.repairSyntax !== false });
   let problem = applied.ok ? undefined : applied.problem;
   let report: Verdict | undefined;
   if (applied.ok) {
@@ -439,7 +466,12 @@ function overBudget(
  */
 function nextRetryForm(run: RunSettings, previous: AttemptRecord, value: unknown): RetryForm {
   const shapeFree = run.outputMode === "text" || run.outputMode === "json_object";
-  const whole = shapeFree && previous.truncated === undefined && previous.stopped === undefined && previous.correction?.applied !== false;
+  const whole =
+    shapeFree &&
+    previous.truncated === undefined &&
+    previous.unfinished === undefined &&
+    previous.stopped === undefined &&
+    previous.correction?.applied !== false;
   return retryFormFor(run.retryWith ?? "answer", { value, errors: previous.errors, whole });
 }
 

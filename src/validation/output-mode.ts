@@ -11,6 +11,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
+import { missingAnswerError } from "../feedback.js";
 import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
@@ -128,7 +129,16 @@ function bindMode(
   model: BaseChatModel,
   mode: OutputMode,
   spec: Spec,
-): { runnable: BaseChatModel; read: (message: AIMessage) => string; pieces: () => (chunk: AIMessage) => string; dropped?: string[] } | undefined {
+):
+  | {
+      runnable: BaseChatModel;
+      read: (message: AIMessage) => string;
+      pieces: () => (chunk: AIMessage) => string;
+      /** Why the message holds no answer though it called tools (another tool than the answer's), or undefined. */
+      missing?: (message: AIMessage) => string | undefined;
+      dropped?: string[];
+    }
+  | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
   const contentPieces = () => (chunk: AIMessage) => (AIMessageChunk.isInstance(chunk) ? textOf(chunk.content) : content(chunk));
@@ -151,33 +161,41 @@ function bindMode(
       // The tool's name as tool_choice: each client turns it into its provider's forced call (OpenAI's
       // {type: "function", function: {name}}, Anthropic's {type: "tool", name}).
       const runnable = model.bindTools!([tool], { tool_choice: name } as never) as unknown as BaseChatModel;
+      // Only a call naming this tool is the answer: a call to another tool is not (see missingAnswer).
       const readWhole = (message: AIMessage): string => {
         // The arguments' text as the provider sent it, when the client keeps it (ChatOpenAI does): judged by the
         // same bounded reader as any answer. Writing LangChain's parsed copy back out would overflow the stack on
         // arguments nested deeply enough, before the reader could say what is wrong.
         const sent = rawArguments(message, name);
         if (sent !== undefined) return sent;
-        const call = message.tool_calls?.find((c) => c.name === name) ?? message.tool_calls?.[0];
+        const call = message.tool_calls?.find((c) => c.name === name);
         if (call) {
+          // A call with no arguments at all (an Anthropic tool_use block without `input`) is an empty answer.
+          if (call.args === undefined || call.args === null) return "";
           try {
-            return JSON.stringify(call.args);
+            return JSON.stringify(call.args) ?? "";
           } catch {
             return "(the tool call's arguments could not be written out as JSON: they nest too deeply)";
           }
         }
         // Arguments that were not JSON: LangChain keeps the raw text; the parser says exactly what is wrong with it.
-        const invalid = (message as { invalid_tool_calls?: Array<{ args?: string }> }).invalid_tool_calls?.[0];
+        const invalid = (message as { invalid_tool_calls?: Array<{ name?: string; args?: string }> }).invalid_tool_calls?.find((c) => c.name === name);
         if (invalid && typeof invalid.args === "string") return invalid.args;
-        return content(message);
+        return toolCallNames(message).length > 0 ? "" : content(message);
       };
       const read = (message: AIMessage): string => {
         // Streamed: the arguments' text as sent, as for a whole answer (LangChain's merged tool_calls complete a
         // cut-off text leniently, which would judge JSON the model never finished).
         if (AIMessageChunk.isInstance(message) && (message.tool_call_chunks?.length ?? 0) > 0) {
-          const chunks = message.tool_call_chunks!;
-          return (chunks.find((c) => c.name === name) ?? chunks[0]).args ?? "";
+          const chunk = message.tool_call_chunks!.find((c) => c.name === name);
+          return chunk === undefined ? "" : (chunk.args ?? "");
         }
         return readWhole(message);
+      };
+      const missing = (message: AIMessage): string | undefined => {
+        const called = toolCallNames(message);
+        if (called.length === 0 || called.includes(name)) return undefined;
+        return missingAnswerError(name, called);
       };
       // The arguments of the call to this tool, piece by piece (other calls are not the answer).
       const pieces = () => {
@@ -192,7 +210,7 @@ function bindMode(
           return text;
         };
       };
-      return { runnable, read, pieces };
+      return { runnable, read, pieces, missing };
     }
   }
 }
@@ -203,12 +221,26 @@ interface AnswerWatch {
   stop: AbortSignal;
 }
 
-/** The raw arguments text of the call to `name` (or the first call) in a message, as the provider sent it. */
+/** The raw arguments text of the call to `name` in a message, as the provider sent it. */
 function rawArguments(message: AIMessage, name: string): string | undefined {
-  const calls = (message.additional_kwargs as { tool_calls?: Array<{ function?: { name?: unknown; arguments?: unknown } }> } | undefined)?.tool_calls;
-  if (!Array.isArray(calls) || calls.length === 0) return undefined;
-  const call = calls.find((c) => c?.function?.name === name) ?? calls[0];
+  const call = providerToolCalls(message).find((c) => c?.function?.name === name);
   return typeof call?.function?.arguments === "string" ? call.function.arguments : undefined;
+}
+
+function providerToolCalls(message: AIMessage): Array<{ function?: { name?: unknown; arguments?: unknown } }> {
+  const calls = (message.additional_kwargs as { tool_calls?: unknown } | undefined)?.tool_calls;
+  return Array.isArray(calls) ? calls : [];
+}
+
+/** The names of the tools a message calls, however its client filed the calls (parsed, unparseable, streamed, as sent). */
+function toolCallNames(message: AIMessage): string[] {
+  const named = [
+    ...(message.tool_calls ?? []),
+    ...((message as { invalid_tool_calls?: Array<{ name?: unknown }> }).invalid_tool_calls ?? []),
+    ...((message as { tool_call_chunks?: Array<{ name?: unknown }> }).tool_call_chunks ?? []),
+    ...providerToolCalls(message).map((c) => ({ name: c?.function?.name })),
+  ];
+  return [...new Set(named.map((c) => c?.name).filter((n): n is string => typeof n === "string" && n.length > 0))];
 }
 
 /** Whether a failure is the provider refusing the way it was asked (a 400/422 about the format, schema or tools, or a reply the SDK could not parse as JSON), not a fault. */
@@ -229,6 +261,8 @@ export interface ModeAnswer extends ModelAnswer {
   fallbacks: string[];
   /** Keywords of the spec's schema left out of the request because the provider's mode does not take them (the validator checked them all). */
   schemaDropped?: string[];
+  /** The model called tools, none of them the answer's: the answer is missing, and this says what was called instead. */
+  missing?: string;
 }
 
 /** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
@@ -256,7 +290,7 @@ export async function callModelInMode(
       fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
       continue;
     }
-    const { runnable, read, pieces, dropped } = bound;
+    const { runnable, read, pieces, missing, dropped } = bound;
     const answerWatch = watchFor?.(current);
     const piece = pieces();
     const watch = answerWatch && { stop: answerWatch.stop, onChunk: (chunk: AIMessage) => answerWatch.write(piece(chunk)) };
@@ -267,10 +301,17 @@ export async function callModelInMode(
       const answer = await callModel(runnable, messages, { ...callOptions, allowEmpty: true, onMessage: (m) => (message = m), watch });
       const text = message ? read(message) : answer.text;
       // A response that carries no finished answer at all (no choices, no finish reason) is a fault worth another try.
-      if (text.length === 0 && answer.refusal === undefined && !answer.stopped && !finished(message)) {
+      if (
+        text.length === 0 &&
+        answer.refusal === undefined &&
+        !answer.stopped &&
+        !finished(message) &&
+        (message === undefined || toolCallNames(message).length === 0)
+      ) {
         throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
       }
-      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}) };
+      const absent = message && missing?.(message);
+      return { ...answer, text, mode: current, fallbacks, ...(dropped ? { schemaDropped: dropped } : {}), ...(absent ? { missing: absent } : {}) };
     } catch (error) {
       if (!isModeRefusal(error, current) || FALLBACK[current] === undefined) throw error;
       fallbacks.push(`${current} refused (${(error as Error).message.slice(0, 200)}); fell back to ${FALLBACK[current]}`);

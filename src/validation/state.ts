@@ -79,6 +79,11 @@ const AttemptRecordSchema = z
       description:
         'Set when the provider cut the answer at its output limit, in its words (e.g. stop_reason "max_tokens"): the attempt is not valid, and its retry asks for a compact answer',
     }),
+    unfinished: z.string().optional().meta({
+      title: "Unfinished",
+      description:
+        'Set when the provider did not say the model finished, in its words (another stop, e.g. finishReason "OTHER", or none at all: a stream that ended without its stop): the attempt is not valid',
+    }),
   })
   .meta({ title: "Attempt record" });
 /** One attempt of a validation run, as its history keeps it: the answer, its errors, its usage and how it was asked for. */
@@ -167,6 +172,10 @@ export const ValidationState = stateObject({
       refusal: z.string().optional(),
       /** The provider cut the answer at its output limit (its stop reason, e.g. `finish_reason "length"`). */
       truncated: z.string().optional(),
+      /** The provider did not say the model finished (another stop, or none), in its words. */
+      unfinished: z.string().optional(),
+      /** The model called other tools than the answer's: the error saying so (the answer is missing). */
+      missing: z.string().optional(),
       /** Set instead of an answer when the call was not made: it would have passed the token budget. */
       budget: z.object({ spent: z.number(), nextInput: z.number(), limit: z.number() }).optional(),
       /** Set when the request was stopped early: where, why, and the errors already certain. */

@@ -10,7 +10,8 @@ import { TrustworthyOutputError } from "../errors.js";
 import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import { fanOut } from "../shared/fan-out.js";
 import type { AttemptEndEvent, DeepPartial, PartialEvent } from "../streaming/attempt.js";
-import { outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
+import { holdThread, outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
+import { checkedLease, type ThreadLease } from "../threads.js";
 import type { ValidationStateType } from "./state.js";
 
 export type { AttemptEndEvent, DeepPartial, PartialEvent, StoppedAnswer } from "../streaming/attempt.js";
@@ -127,6 +128,25 @@ async function* runEvents<T, C>(
   onOutcome: (outcome: ValidationOutcome<T>) => void,
 ): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const { graph, input, config } = prepareRun(options);
+  // A named thread is held until the stream ends, however it ends (read to the end, left early, or failed).
+  const lease = await holdThread(options);
+  try {
+    yield* threadEvents(graph, input, lease ? { ...config, signal: lease.signal } : config, lease, onOutcome);
+  } finally {
+    await lease?.release();
+  }
+}
+
+type RunParts = ReturnType<typeof prepareRun>;
+
+/** The events of a run whose thread, if named, is held (the lease's signal is already in `config`). */
+async function* threadEvents<T>(
+  graph: RunParts["graph"],
+  input: RunParts["input"],
+  config: RunParts["config"],
+  lease: ThreadLease | undefined,
+  onOutcome: (outcome: ValidationOutcome<T>) => void,
+): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const events: Array<PartialEvent<T> | AttemptEndEvent<T>> = [];
   let wake: (() => void) | undefined;
   // Tokens are asked for through the run's configuration, so the generate node reads the answer as it
@@ -176,7 +196,8 @@ async function* runEvents<T, C>(
     if (!ended) await stream.return?.();
     await states;
   }
-  if (failure) throw failure.error;
+  if (failure) throw checkedLease(lease, failure.error);
+  checkedLease(lease, last);
   if (last === undefined) throw new TrustworthyOutputError("the validation run ended without a state");
   const outcome = outcomeOf<T>(last);
   onOutcome(outcome);

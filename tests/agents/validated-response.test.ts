@@ -15,7 +15,7 @@ import { validatedResponse, type ResponseOutcome } from "../../src/agents/index.
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { rejectionSection, retryPrompt } from "../../src/feedback.js";
+import { rejectionSection, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../../src/feedback.js";
 import {
   ANSWER,
   answerTurn,
@@ -53,6 +53,21 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     expect(structuredResponseOf(out)).toEqual(valid);
     // Every answer call has its result, so the conversation can go on.
     expect(out.messages.map((m) => m.getType())).toEqual(["human", "ai", "tool", "ai", "tool"]);
+  });
+
+  it("an answer the provider cut or did not finish is never valid, whatever its arguments: its one error says so, in the provider's words", async () => {
+    const stopped = (reason: Record<string, string>) => () => {
+      const turn = answerTurn(valid);
+      turn.response_metadata = { ...turn.response_metadata, ...reason };
+      return turn;
+    };
+    const model = scriptedTurns([stopped({ finish_reason: "length" }), stopped({ finishReason: "OTHER" }), () => answerTurn(valid)]);
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] });
+    const out = await agent.invoke(ask);
+    expect(model.callCount).toBe(3);
+    expect(promptAt(model, 1).at(-1)!.content).toBe(answerRejectedText(ANSWER, [truncatedAnswerError('finish_reason "length"')], 1, 3));
+    expect(promptAt(model, 2).at(-1)!.content).toBe(answerRejectedText(ANSWER, [unfinishedAnswerError('finishReason "OTHER"')], 2, 3));
+    expect(out.responseOutcome).toMatchObject({ success: true, attempts: 3, value: valid });
   });
 
   it("ends with an explicit failure after maxAttempts: stop reason, errors, last answer, attempts; no structuredResponse", async () => {

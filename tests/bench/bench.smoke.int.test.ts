@@ -14,6 +14,7 @@ import * as prompt from "../../bench/prompt-growth.js";
 import { renderReport } from "../../bench/run.js";
 import * as soak from "../../bench/soak.js";
 import * as validator from "../../bench/validator-speed.js";
+import * as patterns from "../../bench/pattern-cost.js";
 
 const quick = { quick: true };
 const results: BenchResult[] = [];
@@ -75,6 +76,12 @@ describe("benchmarks in quick mode", () => {
     expect(r.targets.filter((t) => t.description.includes("Python")).every((t) => t.met === null)).toBe(true);
     expect(r.markdown).toContain("not run: python3/jsonschema not available");
   });
+
+  it("pattern cost: the worst cases within the bounds, each in a Node process of its own, end as the bounds say", async () => {
+    const r = await patterns.run(quick);
+    expectWellFormed(r); // its checks: accepted, judged, refused past the budget, $data and a{1001} refused
+    expect(r.comparisons).toHaveLength(5);
+  }, 300_000);
 
   it("framework overhead: the graphs against their floors, a profile over HTTP, the RunTree watch", async () => {
     const r = await overhead.run(quick);

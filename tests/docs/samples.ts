@@ -29,6 +29,7 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   // The one attempt allowed fails, the run pauses with its errors, and the person's value ends it.
   ["docs/human-review.md", 0, /^\[\n  'resources\.[\s\S]*'\n\]\ntrue valid human\n$/],
   ["docs/production.md", 0, /^$/],
+  ["docs/production.md", 1, /^true \{/],
   // The modules a server's langgraph.json names: they load and print nothing (the pack test serves them).
   ["docs/server.md", 2, /^$/],
   ["docs/server.md", 3, /^$/],

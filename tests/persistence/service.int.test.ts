@@ -5,6 +5,9 @@
  *     come up, share the work, answer bad requests with 400 and a clear
  *     message, report provider failures as 502, and exit 0 on SIGTERM; a run
  *     cut short on one instance is finished on the other ({"threadId"} alone);
+ *   - one run per thread across the two instances: a run that finds its thread
+ *     held answers 409 with "multitaskStrategy": "reject", waits and says
+ *     "queued": true by default;
  *   - with SERVICE_API_KEYS on PostgreSQL: callers need a key, the memory
  *     owner is the key's user whatever the body says, and two users naming the
  *     same threadId get two threads;
@@ -22,13 +25,15 @@ import { hostileFixtures } from "../../reliability/hostile-fixtures.js";
 import { FAULTS } from "../../reliability/provider-faults.js";
 import { freePort, REPO_ROOT } from "../../testkit/dev-server.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply, type ScriptedServer } from "../../testkit/openai-server.js";
-import { describeWithPostgres, waitFor } from "../support/postgres.js";
+import { describeWithPostgres, waitFor, waitForAdvisoryLockWaiter } from "../support/postgres.js";
 
 const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
 const BROKEN = JSON.stringify({ ...(builtinSpecs.get("deployment-config")!.example as object), replicas: 8 });
 const PROVIDER_DOWN = "provider-down";
 /** A request with this marker: the model hangs on its first retry, once, so the client can leave mid-run. */
 const HANG_ONCE = "hang-once";
+/** A request with this marker: the model answers its first attempt only when the test opens the gate. */
+const HELD = "held-run";
 
 interface Service {
   url: string;
@@ -85,6 +90,8 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
   let server: ScriptedServer;
   let services: Service[] = [];
   let hung = false;
+  let openHeld: (() => void) | undefined;
+  const held = new Promise<void>((resolve) => (openHeld = resolve));
 
   beforeAll(async () => {
     server = await startScriptedOpenAIServer({
@@ -93,6 +100,7 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
         const last = req.messages.at(-1)?.content ?? "";
         if (last.includes(PROVIDER_DOWN)) return { fault: "status", status: 400, body: { error: { message: "The model `nope` does not exist" } } };
         const retry = last.includes("A validator rejected it");
+        if (last.includes(HELD)) return held.then(() => VALID);
         if (retry && last.includes(HANG_ONCE) && !hung) {
           hung = true;
           return { fault: "hang" };
@@ -155,6 +163,34 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       expect(refused.json.error).toMatch(/must not contain control characters/);
     }
     expect(services.map((s) => s.output()).join("\n")).not.toMatch(/internal error/);
+  }, 120_000);
+
+  it('one run per thread across instances: "reject" answers 409 while the thread is held, the default waits and says "queued"', async () => {
+    const threadId = `busy-${Date.now()}`;
+    const before = server.requests.length;
+    const first = post(`${services[0].url}/validate`, JSON.stringify({ request: `A deployment config ${HELD}`, threadId }));
+    await waitFor("the held run's model request", () => server.requests.slice(before).some((r) => JSON.stringify(r.messages).includes(HELD)), 30_000, 50);
+
+    const refused = await post(`${services[1].url}/validate`, JSON.stringify({ request: "A deployment config", threadId, multitaskStrategy: "reject" }));
+    expect(refused.status).toBe(409);
+    expect(refused.json).toMatchObject({ threadId, reason: "running" });
+    expect(refused.json.error).toMatch(/is busy: another run is in progress on it; nothing was run/);
+    const bad = await post(`${services[1].url}/validate`, JSON.stringify({ request: "A deployment config", threadId, multitaskStrategy: "interrupt" }));
+    expect(bad.status).toBe(400);
+    expect(bad.json.error).toMatch(/multitaskStrategy must be "enqueue" or "reject"/);
+
+    const second = post(`${services[1].url}/validate`, JSON.stringify({ request: "A deployment config", threadId }));
+    // The second instance waits in PostgreSQL's lock queue for the thread.
+    await waitForAdvisoryLockWaiter(db.url, "the second run to wait for the thread", 30_000);
+    expect(server.requests.length - before).toBe(1);
+    openHeld!();
+    const [one, two] = await Promise.all([first, second]);
+    expect(one.status, JSON.stringify(one.json)).toBe(200);
+    expect(one.json).toMatchObject({ threadId, success: true, attempts: 1 });
+    expect(one.json.queued).toBeUndefined();
+    expect(two.status, JSON.stringify(two.json)).toBe(200);
+    expect(two.json).toMatchObject({ threadId, queued: true, success: true, attempts: 2 });
+    expect(two.json.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
   }, 120_000);
 
   it("answers concurrent POST /validate on both instances, refuses bad requests clearly, and stops on SIGTERM with exit 0", async () => {

@@ -36,6 +36,36 @@ describe("provider-qualified model names", () => {
     ).toHaveLength(2);
   });
 
+  it("refuses a Gemini model name that is not a name, since it goes into the request's URL: in every place, and at the factory", async () => {
+    for (const bad of [
+      "google-genai/x/../../v1/chat/completions",
+      "google-genai/gemini-2.5-flash?alt=json",
+      "google-genai/gemini#x",
+      "google-genai/gemini%2F..",
+      "google-genai/gemini 2",
+      "google-genai/gemini\n2",
+      "google-genai/gemini\u00002",
+      "google-genai/models/../x",
+      "google-genai/gemini-2.5-flash:streamGenerateContent",
+      "google-genai:..",
+    ]) {
+      expect(modelNameProblem(bad), bad).toMatch(/is not a google-genai model name: the name goes into the request's URL/);
+      expect(() => ensureValidationConfig({ context: { model: bad } }), bad).toThrow(ConfigurationError);
+      expect(() => readEnvironment({ LLM_MODEL: bad }), bad).toThrow(ConfigurationError);
+      await expect(loadChatModel({ model: bad, role: "generate" }, readEnvironment({ GOOGLE_API_KEY: "k" })), bad).rejects.toThrow(ConfigurationError);
+    }
+    for (const good of [
+      "google-genai/gemini-2.5-flash",
+      "google-genai/models/gemini-1.5-pro-001",
+      "google-genai/tunedModels/my-model_1",
+      "google-genai:gemini-2.0-flash-exp",
+    ])
+      expect(modelNameProblem(good), good).toBeUndefined();
+    // Names that go only into a request body are the provider's business.
+    expect(modelNameProblem("ollama/llama3.2:3b")).toBeUndefined();
+    expect(modelNameProblem("openai/meta-llama/Llama-3-8B")).toBeUndefined();
+  });
+
   it("builds each provider's own client from the environment's keys", async () => {
     const claude = await loadChatModel({ model: "anthropic/claude-sonnet-4-5", role: "generate" }, env);
     expect(claude).toBeInstanceOf(ChatAnthropic);

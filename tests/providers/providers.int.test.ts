@@ -9,7 +9,10 @@ import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { truncatedAnswerError } from "../../src/feedback.js";
+import { missingAnswerError, truncatedAnswerError, unfinishedAnswerError } from "../../src/feedback.js";
+import { ProviderError } from "../../src/errors.js";
+import { HumanMessage } from "@langchain/core/messages";
+import { callModel } from "../../src/shared/model-call.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { startScriptedAnthropicServer, startScriptedOllamaServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";
@@ -260,5 +263,114 @@ describe("openai/… through ChatOpenAI", () => {
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "openai/gpt-4o-mini", outputMode: "text" } });
     expect(out).toMatchObject({ success: true, attempts: 2 });
     expect(out.history[0]).toMatchObject({ truncated: 'finish_reason "length"', errors: [truncatedAnswerError('finish_reason "length"')] });
+  });
+});
+
+describe("an answer is finished only on the provider's finished stop", () => {
+  const streamRun = async (env: Environment, modelName: string, outputMode: "text" | "auto" = "text", maxAttempts = 2) => {
+    const stream = streamValidated({
+      model: (request) => loadChatModel(request, env),
+      modelName,
+      spec: "deployment-config",
+      request: REQUEST.request,
+      outputMode,
+      maxAttempts,
+    });
+    let next = await stream.next();
+    while (!next.done) next = await stream.next();
+    return next.value;
+  };
+
+  it("an Anthropic stream that ends without message_delta and message_stop is unfinished, whatever its text; the retry asks for the whole answer", async () => {
+    const env = await script([{ text: VALID, stopReason: null }, { text: VALID }]);
+    const out = await streamRun(env, "anthropic/claude-sonnet-4-5");
+    expect(out).toMatchObject({ success: true, attempts: 2 });
+    const said = "no stop_reason: the answer ended without the provider's stop";
+    expect(out.history[0]).toMatchObject({ valid: false, unfinished: said, errors: [unfinishedAnswerError(said)] });
+    expect(JSON.stringify(anthropic!.requests[1].body.messages)).toContain("Answer again with the whole JSON object");
+  });
+
+  it("an Anthropic tool_use stream with no stop is not valid either, and the last attempt ends the run unfinished, not valid", async () => {
+    const env = await script([{ toolUse: { input: VALID }, stopReason: null }]);
+    const out = await streamRun(env, "anthropic/claude-sonnet-4-5", "auto", 1);
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", value: null });
+    expect(out.history[0].unfinished).toBe("no stop_reason: the answer ended without the provider's stop");
+  });
+
+  it('stop_reason "model_context_window_exceeded" is a cut and "pause_turn" did not finish: neither is valid', async () => {
+    const env = await script([
+      { text: VALID, stopReason: "model_context_window_exceeded" },
+      { text: VALID, stopReason: "pause_turn" },
+    ]);
+    const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "text", maxAttempts: 2 } });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", result: null });
+    expect(out.history[0].truncated).toBe('stop_reason "model_context_window_exceeded"');
+    expect(out.history[1]).toMatchObject({ unfinished: 'stop_reason "pause_turn"', errors: [unfinishedAnswerError('stop_reason "pause_turn"')] });
+  });
+
+  it("an Anthropic tool_use block with no input is an empty answer, judged, not a crash", async () => {
+    const env = await script([{ toolUse: {} }, { toolUse: { input: VALID } }]);
+    const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5" } });
+    expect(out).toMatchObject({ success: true, attempts: 2 });
+    expect(out.history[0]).toMatchObject({ mode: "tool", valid: false, output: "" });
+    expect(out.history[0].errors[0]).toMatch(/empty/i);
+  });
+
+  it('an Ollama answer whose last line has no done_reason, or "load", is not valid', async () => {
+    const env = await script(
+      [],
+      [
+        { text: VALID, stopReason: null },
+        { text: VALID, stopReason: "load" },
+      ],
+    );
+    const out = await graphWith(env).invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "text", maxAttempts: 2 } });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts" });
+    expect(out.history.map((h: { unfinished?: string }) => h.unfinished)).toEqual([
+      "no done_reason: the answer ended without the provider's stop",
+      'done_reason "load"',
+    ]);
+  });
+
+  it("an Ollama error whose body holds an object says the provider's message, not [object Object]", async () => {
+    const env = await script([], [{ status: 400, body: { error: { message: "model 'llama-x' not found, try pulling it first", type: "api_error" } } }]);
+    const model = await loadChatModel({ model: "ollama/llama-x", role: "generate" }, env);
+    const error = await callModel(model, [new HumanMessage("hi")], { node: "generate" }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as Error).message).toContain("model 'llama-x' not found, try pulling it first");
+    expect((error as Error).message).not.toContain("[object Object]");
+  });
+
+  it("OpenAI under a streaming listener (messages mode, the LangGraph server): the finish_reason is still read, so a finished answer is finished", async () => {
+    const env = await script([]);
+    openai.setReplies([VALID, { content: VALID, finishReason: "length" }]);
+    const model = await loadChatModel({ model: "openai/gpt-4o-mini", role: "generate" }, env);
+    const tokens: string[] = [];
+    const listener = { lc_prefer_streaming: true, handleLLMNewToken: (token: string) => void tokens.push(token) };
+    const config = { callbacks: [listener] };
+    const finished = await callModel(model, [new HumanMessage("hi")], { node: "reflector", config });
+    expect(finished).toMatchObject({ text: VALID });
+    expect(finished.unfinished).toBeUndefined();
+    expect(tokens.join("")).toBe(VALID);
+    expect(openai.requests.at(-1)!.stream).toBe(true);
+    const cut = await callModel(model, [new HumanMessage("hi")], { node: "reflector", config });
+    expect(cut.truncated).toBe('finish_reason "length"');
+  });
+
+  it("OpenAI: an unknown finish_reason is not valid; a call to another tool than the answer's is a missing answer that says what was called", async () => {
+    const env = await script([]);
+    openai.setReplies([
+      { content: VALID, finishReason: "eos" },
+      { content: null, toolCalls: [{ name: "search_web", arguments: VALID }] },
+      { content: null, toolCalls: [{ name: TOOL, arguments: VALID }] },
+    ]);
+    const text = await graphWith(env).invoke(REQUEST, { context: { model: "openai/gpt-4o-mini", outputMode: "text", maxAttempts: 1 } });
+    expect(text).toMatchObject({ success: false, history: [{ unfinished: 'finish_reason "eos"' }] });
+    const tool = await graphWith(env).invoke(REQUEST, { context: { model: "openai/gpt-4o-mini", outputMode: "tool", maxAttempts: 2 } });
+    expect(tool).toMatchObject({ success: true, attempts: 2 });
+    expect(tool.history[0]).toMatchObject({ valid: false, errors: [missingAnswerError(TOOL, ["search_web"])] });
   });
 });

@@ -1,6 +1,7 @@
 import { InMemoryStore } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { ConfigurationError } from "../../src/errors.js";
+import { AIMessage } from "@langchain/core/messages";
+import { ConfigurationError, ProviderError } from "../../src/errors.js";
 import { ReflexionAgent } from "../../src/reflexion/agent.js";
 import { promptOf } from "../../testkit/scripted-model.js";
 import { roleModels } from "../../testkit/role-models.js";
@@ -16,6 +17,16 @@ describe("ReflexionAgent", () => {
     expect(await agent.reflect("Explain DNS", "an answer", "Decent.")).toBe("Be concrete.");
     expect(await agent.refine("Explain DNS", "an answer", "Decent.", "Be concrete.")).toBe("a better answer");
     expect(promptOf(m.actor, 1)).toContain("Be concrete.");
+  });
+
+  it("an answer the provider did not finish is a provider fault in the provider's words, never a step", async () => {
+    const cut = new AIMessage({ content: "half an ans", response_metadata: { finish_reason: "length" } });
+    const m = roleModels({ actor: [cut, new AIMessage({ content: "an answer", additional_kwargs: { finishReason: "OTHER" } })] });
+    const agent = new ReflexionAgent({ model: m.factory });
+    const fault = await agent.act("Explain DNS", []).catch((e: unknown) => e);
+    expect(fault).toBeInstanceOf(ProviderError);
+    expect(fault).toMatchObject({ message: 'Model provider did not finish the answer in node "actor" (finish_reason "length")', transient: true });
+    await expect(agent.act("Explain DNS", [])).rejects.toThrow(/\(finishReason "OTHER"\)/);
   });
 
   it("step acts (or takes the previous response), evaluates, reflects and records the step", async () => {

@@ -152,6 +152,73 @@ describe("corrected keyword: if (what it evaluated counts only when it holds)", 
   });
 });
 
+describe('corrected keyword: "if" without "then" or "else" (valid JSON Schema, never fails a value)', () => {
+  const lone = suiteGroup("draft7/if-then-else.json", "ignore if without then or else");
+  const annotations = suiteGroup("draft2020-12/unevaluatedProperties.json", "unevaluatedProperties can see annotations from if without then and else");
+
+  it("ajv alone refuses it in strict mode, and outside strict mode ignores what it evaluated", () => {
+    expect(() => new Ajv({ strict: true, logger: false }).compile(lone.schema), UPGRADE).toThrow(/"if" without "then" and "else" is ignored/);
+    const fooOnly = annotations.tests.find((t) => t.valid)!;
+    expect(rawAjv("2020-12", annotations.schema)(fooOnly.data), UPGRADE).toBe(false);
+  });
+
+  it("a spec reads it as the standard says, code-defined and at run time, in every dialect that has it", () => {
+    for (const { schema, tests } of [lone, annotations, suiteGroup("draft2020-12/if-then-else.json", "ignore if without then or else")]) {
+      for (const test of tests) {
+        expect(verdict(schema, test.data), test.description).toBe(test.valid);
+        expect(validateAgainstSpec(resolveSpec({ name: "gap", schema }), test.data).valid, test.description).toBe(test.valid);
+      }
+    }
+    // Nested, beside other keywords: the other keywords still apply.
+    const nested = { type: "object", properties: { n: { type: "integer", if: { minimum: 10 } } } };
+    expect(verdict(nested, { n: 3 })).toBe(true);
+    expect(verdict(nested, { n: 30 })).toBe(true);
+    expect(verdict(nested, { n: "3" })).toBe(false);
+  });
+});
+
+describe('refused: a "$ref" cycle that never reaches into the value (the standard leaves it undefined)', () => {
+  const cycles: Array<[string, JsonSchema]> = [
+    ["the root refers to itself", { $ref: "#" }],
+    ["through anyOf", { anyOf: [{ $ref: "#" }, { type: "string" }] }],
+    ["two definitions refer to each other", { $defs: { a: { $ref: "#/$defs/b" }, b: { $ref: "#/$defs/a" } }, $ref: "#/$defs/a" }],
+    ["a definition refers to itself, used under a field", { definitions: { a: { $ref: "#/definitions/a" } }, properties: { x: { $ref: "#/definitions/a" } } }],
+    ["through an anchor", { $schema: S2020, $defs: { a: { $anchor: "A", $ref: "#A" } }, $ref: "#A" }],
+    ["through $recursiveRef", { $schema: S2019, $recursiveAnchor: true, anyOf: [{ $recursiveRef: "#" }] }],
+  ];
+
+  it("ajv alone overflows the stack compiling or running such a schema", () => {
+    const overflows = (schema: JsonSchema, dialect: "draft-07" | "2019-09" | "2020-12") => {
+      try {
+        rawAjv(dialect, schema)({ x: 1 });
+        return false;
+      } catch (error) {
+        return error instanceof RangeError;
+      }
+    };
+    expect(overflows(cycles[0][1], "draft-07"), UPGRADE).toBe(true);
+    expect(overflows(cycles[2][1], "2020-12"), UPGRADE).toBe(true);
+    expect(overflows(cycles[3][1], "draft-07"), UPGRADE).toBe(true);
+  });
+
+  it.each(cycles)("%s: refused when the spec is defined, with where the cycle is and what to change", (_name, schema) => {
+    expect(refusal(schema)).toMatch(
+      /^the schema has a "\$ref" cycle that never reaches into the value \(through #[^)]*\), .*make the cycle pass through a field or an item/,
+    );
+  });
+
+  it("recursion through a field or an item is legitimate, and judged", () => {
+    const tree = { type: "object", properties: { value: { type: "integer" }, children: { type: "array", items: { $ref: "#" } } }, required: ["value"] };
+    expect(verdict(tree, { value: 1, children: [{ value: 2, children: [{ value: 3 }] }] })).toBe(true);
+    expect(verdict(tree, { value: 1, children: [{ children: [] }] })).toBe(false);
+  });
+
+  it("a chain ajv cannot follow is a SpecError saying so, never a bare stack overflow", () => {
+    const absolute = { $id: "http://example.test/root", definitions: { a: { $ref: "http://example.test/root#/definitions/a" } }, $ref: "#/definitions/a" };
+    expect(refusal(absolute)).toMatch(/^compiling it recursed past the JavaScript engine's stack/);
+  });
+});
+
 describe("corrected keyword: unevaluatedItems (a count of evaluated items known only at run time)", () => {
   const group = suiteGroup("draft2020-12/unevaluatedItems.json", "unevaluatedItems with nested items");
 

@@ -2,8 +2,8 @@ import { describe, it, expect } from "vitest";
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { deploymentConfigSpec } from "../../src/specs/builtin/deployment-config.js";
 import { describeSpec } from "../../src/specs/describe.js";
-import { builtinSpecs, DEFAULT_SPEC_NAME, isSpec, MAX_INLINE_SPEC_CHARS, resolveSpec, type SpecRef } from "../../src/specs/registry.js";
-import { defineSpec, type BusinessRule } from "../../src/specs/spec.js";
+import { builtinSpecs, DEFAULT_SPEC_NAME, MAX_INLINE_SPEC_CHARS, resolveSpec, type SpecRef } from "../../src/specs/registry.js";
+import { defineSpec, isSpec, type BusinessRule } from "../../src/specs/spec.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 
 const BUILTIN_NAMES = ["deployment-config", "api-request", "db-query", "signup-form"];

@@ -8,6 +8,9 @@
  * modes:
  *   validate-start   run CHILD_REQUEST on thread CHILD_THREAD_ID
  *   reflexion        run CHILD_TASKS (a JSON list) on thread CHILD_THREAD_ID for owner CHILD_OWNER
+ *   validate-thread  generateValidated on thread CHILD_THREAD_ID, holding it: CHILD_REQUEST, the inline
+ *                    spec CHILD_SPEC (JSON), CHILD_MAX_ATTEMPTS, CHILD_STRATEGY and CHILD_MAX_WAIT_MS;
+ *                    prints `QUEUED` when it waits for the thread, `BUSY <json>` (exit 3) when refused
  *
  * The model and database come from the environment (OPENAI_BASE_URL,
  * DATABASE_URL, …) exactly as in production code. Prints `OPENED <kind>` once
@@ -23,7 +26,7 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO_ROOT = resolve(HERE, "../..");
 const SCRIPT = fileURLToPath(import.meta.url);
 
-export type ChildMode = "validate-start" | "reflexion";
+export type ChildMode = "validate-start" | "reflexion" | "validate-thread";
 
 export interface ChildProcessHandle {
   process: ChildProcess;
@@ -85,6 +88,8 @@ async function main(mode: string): Promise<void> {
   const { openPersistence } = await import("../../src/persistence.js");
   const { buildValidationGraph } = await import("../../src/validation/graph.js");
   const { buildReflexionGraph } = await import("../../src/reflexion/graph.js");
+  const { generateValidated } = await import("../../src/validation/generate.js");
+  const { ThreadBusyError } = await import("../../src/errors.js");
 
   const threadId = process.env.CHILD_THREAD_ID;
   if (!threadId) throw new Error("CHILD_THREAD_ID is not set");
@@ -96,6 +101,26 @@ async function main(mode: string): Promise<void> {
     if (mode === "validate-start") {
       const graph = buildValidationGraph(options);
       result = await graph.invoke({ request: process.env.CHILD_REQUEST ?? "" }, { configurable: { thread_id: threadId }, durability: "sync" });
+    } else if (mode === "validate-thread") {
+      try {
+        result = await generateValidated({
+          checkpointer: persistence.checkpointer,
+          threadId,
+          request: process.env.CHILD_REQUEST ?? "",
+          spec: JSON.parse(process.env.CHILD_SPEC ?? "null"),
+          maxAttempts: Number(process.env.CHILD_MAX_ATTEMPTS ?? "3"),
+          multitask: {
+            strategy: process.env.CHILD_STRATEGY === "reject" ? "reject" : "enqueue",
+            maxWaitMs: Number(process.env.CHILD_MAX_WAIT_MS ?? "60000"),
+            onQueued: () => process.stdout.write("QUEUED\n"),
+          },
+        });
+      } catch (error) {
+        if (!ThreadBusyError.isInstance(error)) throw error;
+        process.stdout.write(`BUSY ${JSON.stringify({ code: error.code, reason: error.reason, threadId: error.threadId })}\n`);
+        process.exitCode = 3;
+        return;
+      }
     } else if (mode === "reflexion") {
       const graph = buildReflexionGraph(options);
       const tasks = JSON.parse(process.env.CHILD_TASKS ?? "[]") as string[];
@@ -115,7 +140,7 @@ async function main(mode: string): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main(process.argv[2] ?? "").then(
-    () => process.exit(0),
+    () => process.exit(process.exitCode ?? 0),
     (error: unknown) => {
       process.stderr.write(`ERROR ${(error as Error)?.name ?? "Error"}: ${(error as Error)?.message ?? String(error)}\n`);
       process.exit(1);

@@ -223,3 +223,19 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
     await new Promise((r) => setTimeout(r, intervalMs));
   }
 }
+
+/** Waits until a session on `url`'s database waits in PostgreSQL's lock queue for an advisory lock (a run waiting for its thread). */
+export async function waitForAdvisoryLockWaiter(url: string, what: string, timeoutMs = 60_000): Promise<void> {
+  const watcher = await connect(url);
+  try {
+    const waiting = async () =>
+      (
+        await watcher.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+        )
+      ).rows[0].n >= 1;
+    await waitFor(what, waiting, timeoutMs, 50);
+  } finally {
+    await watcher.end();
+  }
+}

@@ -212,10 +212,12 @@ describe("guardedTool: one call", () => {
     const func = () => "x";
     expect(() => guardedTool({ spec: "no-such-spec", name: "t", func })).toThrow(SpecError);
     expect(() => guardedTool({ spec: { type: "array" }, name: "t", func })).toThrow(/needs "type": "object"/);
-    // ajv already refuses a draft-04 "id"; a hand-made Spec that carries one must not reach the model changed.
-    expect(() => guardedTool({ spec: { ...spec, schema: { id: "legacy", type: "object" } }, name: "t", func })).toThrow(
+    // A top-level "id" (draft-04's name for "$id") is one zod reads as its own: the model must not be shown a changed schema.
+    expect(() => guardedTool({ spec: defineSpec({ schema: { id: "legacy", type: "object" } }), name: "t", func })).toThrow(
       /does not convert to tool parameters unchanged/,
     );
+    // A Spec's fields with another schema is no Spec: its validator is the old schema's.
+    expect(() => guardedTool({ spec: { ...spec, schema: { type: "object" } } as never, name: "t", func })).toThrow(/not one defineSpec made/);
     expect(() => guardedTool({ spec, name: "deploy service", func })).toThrow(ConfigurationError);
     for (const maxAttempts of [0, 11, 1.5, Number.NaN])
       expect(() => guardedTool({ spec, name: "t", func, maxAttempts })).toThrow(/maxAttempts must be an integer from 1 to 10/);

@@ -1,5 +1,6 @@
 /** When the model gives up, a person finishes: the run pauses for review, and the person is held to the same spec. */
 import { Command, MemorySaver } from "@langchain/langgraph";
+import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
@@ -148,6 +149,23 @@ describe("human review (onFailure: interrupt)", () => {
     expect((await payload(graph, config))!.errors).toEqual([reason]);
     const out = await graph.invoke(new Command({ resume: { value: VALID } }), config);
     expect(out).toMatchObject({ success: true, stopReason: "valid", result: VALID });
+  });
+
+  it('a field named "__proto__" in a person\'s value is refused with the hint a model gets: rename the field', async () => {
+    const { graph, config } = await pausedRun();
+    const written = `{"type": "edit", "value": ${JSON.stringify(VALID).replace(/^\{/, '{"__proto__": {"a": 1}, ')}}`;
+    // A resume the server keeps with the run is given back by LangGraph's serializer, which sets "__proto__" by assignment: the prototype.
+    const serde = new JsonPlusSerializer();
+    const kept = (await serde.loadsTyped(...(await serde.dumpsTyped(JSON.parse(written))))) as { value: object };
+    expect(Object.hasOwn(kept.value, "__proto__")).toBe(false);
+    expect(Object.getPrototypeOf(kept.value)).toEqual({ a: 1 });
+    // As JSON text, as a parsed object, and as the serializer gives it back: each says which field, and what to do.
+    for (const resume of [{ type: "edit", value: JSON.stringify(JSON.parse(written).value) }, JSON.parse(written), kept]) {
+      await graph.invoke(new Command({ resume }), config);
+      const errors = (await payload(graph, config))!.errors as string[];
+      expect(errors).toHaveLength(1);
+      expect(errors[0]).toMatch(/the value has a field named "__proto__".*; rename the field/);
+    }
   });
 
   it("after a refused answer, the next valid answer is the result, never the refused one", async () => {

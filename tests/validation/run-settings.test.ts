@@ -6,7 +6,8 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { ValidationConfigSchema, type ValidationConfigInput } from "../../src/validation/configuration.js";
+import { ConfigurationError } from "../../src/errors.js";
+import { ensureValidationConfig, ValidationConfigSchema, type ValidationConfigInput } from "../../src/validation/configuration.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { RunSettingsSchema } from "../../src/validation/state.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
@@ -58,5 +59,39 @@ describe("the settings a run records", () => {
       attemptLimit: 2,
       tokenLimit: 100_000,
     });
+  });
+});
+
+describe("a setting that throws when read", () => {
+  /** A Proxy whose every trap throws: what reading it runs is the caller's code. */
+  const hostile = () =>
+    new Proxy(
+      {},
+      Object.fromEntries(
+        (["get", "has", "ownKeys", "getOwnPropertyDescriptor", "getPrototypeOf"] as const).map((trap) => [
+          trap,
+          () => {
+            throw new Error(`${trap} trap`);
+          },
+        ]),
+      ),
+    );
+
+  it("a ruleContext (or a field of it) that is such a Proxy is a ConfigurationError naming ruleContext, and no model is called", async () => {
+    for (const ruleContext of [hostile(), { services: hostile() }, { teams: [hostile()] }]) {
+      expect(() => ensureValidationConfig({ context: { ruleContext } })).toThrow(ConfigurationError);
+      expect(() => ensureValidationConfig({ context: { ruleContext } })).toThrow(/^ruleContext could not be read.* trap/);
+    }
+    const model = scriptedModel([JSON.stringify(builtinSpecs.get("deployment-config")!.example)]);
+    const graph = buildValidationGraph({ model });
+    await expect(graph.invoke({ request: "A deployment config" }, { context: { ruleContext: hostile() } } as never)).rejects.toThrow(
+      /ruleContext could not be read/,
+    );
+    expect(model.calls).toHaveLength(0);
+  });
+
+  it("run settings that cannot be read at all are a ConfigurationError", () => {
+    expect(() => ensureValidationConfig({ configurable: hostile() as Record<string, unknown> })).toThrow(ConfigurationError);
+    expect(() => ensureValidationConfig({ configurable: hostile() as Record<string, unknown> })).toThrow(/the run's settings .* could not be read/);
   });
 });
