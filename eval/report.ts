@@ -5,7 +5,7 @@
  */
 import type { EvalRecord, EvalRun, StrategySummary } from "./harness.js";
 import type { LoopRun, LoopSummary } from "./loops.js";
-import { renderRetryForms } from "./retry-forms.js";
+import { renderRetryForms, RETRY_FORMS_TITLE, retryFormsBlocks, type RetryFormsResult } from "./retry-forms.js";
 import { SIMULATION_RULES } from "./simulated-model.js";
 
 export const formatPercent = (x: number): string => `${(x * 100).toFixed(1)}%`;
@@ -242,6 +242,21 @@ function htmlTable(header: string[], rows: string[][], className = ""): string {
     .join("")}</tbody></table>`;
 }
 
+/** A paragraph's markdown inline marks (**bold**, `code`) as HTML, the rest escaped. */
+function inlineHtml(text: string): string {
+  return esc(text)
+    .replace(/\*\*(.+?)\*\*/g, "<strong>$1</strong>")
+    .replace(/`([^`]+)`/g, "<code>$1</code>");
+}
+
+/** The retry-forms section as HTML: its paragraphs, and its tables as tables. */
+function retryFormsHtml(result: RetryFormsResult): string {
+  const blocks = retryFormsBlocks(result).map((block) =>
+    "paragraph" in block ? `<p>${inlineHtml(block.paragraph)}</p>` : htmlTable(block.head, block.rows, "summary"),
+  );
+  return [`<h2>${esc(RETRY_FORMS_TITLE)}</h2>`, ...blocks].join("\n");
+}
+
 function recordRow(r: EvalRecord, names: Map<string, string>): string[] {
   return [
     r.requestId,
@@ -326,7 +341,7 @@ ${htmlTable(
   byDifficulty.rows.map((r) => [r.strategy, ...r.rates.map(formatPercent)]),
 )}
 ${loopsHtml(run)}
-${run.retryForms ? `<h2>Retry forms</h2>\n<pre>${esc(renderRetryForms(run.retryForms, "###"))}</pre>` : ""}
+${run.retryForms ? retryFormsHtml(run.retryForms) : ""}
 <h2>Strategies</h2>
 <ul>${run.strategies.map((s) => `<li><strong>${esc(s.name)}</strong>: ${esc(s.description)}</li>`).join("")}</ul>
 <p>False approvals: the strategy claimed success (valid, approved, or passed its gate) and the validator rejects the output; shown as a share of all requests and of the claimed successes.</p>

@@ -338,7 +338,21 @@ export function callsSavedPerSlip(result: RetryFormsResult): number {
   return (off.calls - on.calls) / off.slipped;
 }
 
+/** A part of a report section: a paragraph (its text in markdown's inline marks, ** and `) or a table. */
+export type ReportBlock = { paragraph: string } | { head: string[]; rows: string[][] };
+
+/** The retry-forms section as markdown, under a heading of this level. */
 export function renderRetryForms(result: RetryFormsResult, heading = "##"): string {
+  return [
+    `${heading} ${RETRY_FORMS_TITLE}`,
+    ...retryFormsBlocks(result).map((block) => ("paragraph" in block ? block.paragraph : table(block.head, block.rows))),
+  ].join("\n\n");
+}
+
+export const RETRY_FORMS_TITLE = "Retry forms: whole answers against corrections";
+
+/** The retry-forms section's paragraphs and tables, in order, for each report's own rendering (markdown, HTML). */
+export function retryFormsBlocks(result: RetryFormsResult): ReportBlock[] {
   const source = result.simulated
     ? "**These figures come from the simulated model, not a language model**: its first answers are a spec's example with seeded defects, and its corrections are the exact JSON Patch of what its whole retry would fix, " +
       `bad at a seeded rate of ${result.badCorrectionRate} (not applicable, a path outside the answer, or worse). A real model's corrections may be better or worse; run \`npm run eval -- --model NAME\` against an endpoint to see.`
@@ -369,15 +383,13 @@ export function renderRetryForms(result: RetryFormsResult, heading = "##"): stri
   const met = (test: (r: (typeof cells)[number]) => boolean) => (cells.length === 0 ? "not measured" : cells.every(test) ? "met" : "not met");
   const [on, off] = [result.slips.find((s) => s.repair), result.slips.find((s) => !s.repair)];
   const slipRows = result.slips.map((s) => [s.repair ? "on" : "off", `${s.valid}/${s.runs}`, num(per(s.calls, s.valid), 2), String(s.slipped)]);
-  return [
-    `${heading} Retry forms: whole answers against corrections`,
-    "",
-    source,
-    "",
-    `Per valid output, over ${result.requestsPerCell} requests per row, at most ${result.maxAttempts} attempts, output mode "text". Wall time is computed from the tokens: ${TIMING_TEXT}.`,
-    "",
-    table(
-      [
+  const blocks: ReportBlock[] = [
+    { paragraph: source },
+    {
+      paragraph: `Per valid output, over ${result.requestsPerCell} requests per row, at most ${result.maxAttempts} attempts, output mode "text". Wall time is computed from the tokens: ${TIMING_TEXT}.`,
+    },
+    {
+      head: [
         "answer",
         "defects",
         "retryWith",
@@ -391,27 +403,38 @@ export function renderRetryForms(result: RetryFormsResult, heading = "##"): stri
         "corrections",
       ],
       rows,
-    ),
-    "",
-    "Whole answers ÷ corrections, per valid output (higher: corrections cost less). The first answer is the same in both forms, so the whole run's ratio cannot pass about 2× with one retry; the retries' columns are what the setting changes:",
-    "",
-    table(
-      ["answer", "defects", "output tokens, whole run", "wall time, whole run", "output tokens, retries", "wall time, retries", "valid rate at least the same"],
-      ratios,
-    ),
-    "",
-    `Target on 5-20 KB answers with at most 3 defects, the retries per valid output at the same valid rate: ≥ 3× fewer output tokens: ${met((r) => r.retryOutput >= 3 && r.validSame)}; ` +
-      `≥ 2× less wall time: ${met((r) => r.retryWall >= 2 && r.validSame)}.`,
-    "",
-    `Syntax slips (5 KB answers, one defect, a slip in ${Math.round(result.slipRate * 100)}% of whole answers), repairSyntax on and off:`,
-    "",
-    table(["repairSyntax", "valid", "calls per valid output", "slipped answers"], slipRows),
-    "",
-    on && off
-      ? `Calls saved per slipped answer by repairing it: ${num(callsSavedPerSlip(result), 2)} (the extra calls with repairSyntax off, per slipped answer it refused; ` +
-        "a slip at the last attempt costs no call but ends the run invalid, hence the lower valid rate)."
-      : "",
-  ].join("\n");
+    },
+    {
+      paragraph:
+        "Whole answers ÷ corrections, per valid output (higher: corrections cost less). The first answer is the same in both forms, so the whole run's ratio cannot pass about 2× with one retry; the retries' columns are what the setting changes:",
+    },
+    {
+      head: [
+        "answer",
+        "defects",
+        "output tokens, whole run",
+        "wall time, whole run",
+        "output tokens, retries",
+        "wall time, retries",
+        "valid rate at least the same",
+      ],
+      rows: ratios,
+    },
+    {
+      paragraph:
+        `Target on 5-20 KB answers with at most 3 defects, the retries per valid output at the same valid rate: ≥ 3× fewer output tokens: ${met((r) => r.retryOutput >= 3 && r.validSame)}; ` +
+        `≥ 2× less wall time: ${met((r) => r.retryWall >= 2 && r.validSame)}.`,
+    },
+    { paragraph: `Syntax slips (5 KB answers, one defect, a slip in ${Math.round(result.slipRate * 100)}% of whole answers), repairSyntax on and off:` },
+    { head: ["repairSyntax", "valid", "calls per valid output", "slipped answers"], rows: slipRows },
+  ];
+  if (on && off)
+    blocks.push({
+      paragraph:
+        `Calls saved per slipped answer by repairing it: ${num(callsSavedPerSlip(result), 2)} (the extra calls with repairSyntax off, per slipped answer it refused; ` +
+        "a slip at the last attempt costs no call but ends the run invalid, hence the lower valid rate).",
+    });
+  return blocks;
 }
 
 function table(head: string[], rows: string[][]): string {

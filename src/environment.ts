@@ -43,7 +43,7 @@ function nonEmpty(value: string | undefined): string | undefined {
   return v ? v : undefined;
 }
 
-function intFromEnv(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+function intFromEnv(env: Readonly<Record<string, string | undefined>>, name: string, fallback: number, min: number, max: number): number {
   const raw = nonEmpty(env[name]);
   if (raw === undefined) return fallback;
   const n = Number(raw);
@@ -60,8 +60,10 @@ function modelFromEnv(name: string | undefined): string {
   return name;
 }
 
+// The variables are typed as written out rather than as `NodeJS.ProcessEnv`, so the published declarations
+// need no Node types (a project without @types/node that checks its libraries' declarations compiles them).
 /** The package's settings from the environment (process.env by default), checked; the provider keys it reads are redacted from error text from then on. */
-export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environment {
+export function readEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Environment {
   const environment: Environment = {
     openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
     openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
@@ -85,7 +87,7 @@ export function readEnvironment(env: NodeJS.ProcessEnv = process.env): Environme
  * The operator's limits on specs supplied at run time (RUNTIME_SPEC_LIMITS: a JSON object naming the
  * limits to change, e.g. {"maxChars": 200000, "maxApplicationsPerValue": 64}); none when unset.
  */
-export function readSpecLimits(env: NodeJS.ProcessEnv = process.env): Partial<RuntimeSpecLimits> {
+export function readSpecLimits(env: Readonly<Record<string, string | undefined>> = process.env): Partial<RuntimeSpecLimits> {
   const raw = nonEmpty(env.RUNTIME_SPEC_LIMITS);
   if (raw === undefined) return {};
   let parsed: unknown;

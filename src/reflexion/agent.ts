@@ -10,6 +10,7 @@ import { checkRequestText } from "../settings.js";
 import { checkTasks, ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "./configuration.js";
 import { ConfigurationError } from "../errors.js";
 import type { ModelSource } from "../models.js";
+import { readModelOption } from "../model-option.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { buildReflexionGraph } from "./graph.js";
 import { DEFAULT_RETRIEVAL_LIMIT, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
@@ -18,8 +19,8 @@ import type { ModelCall, TaskOutcome } from "./state.js";
 
 /** Options of a ReflexionAgent: the Reflexion settings, the model and where memory lives. */
 export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model"> {
-  /** The chat model, or a factory per role; defaults to the environment's OpenAI-compatible model. */
-  model?: ModelSource;
+  /** The chat model, or a factory per role; defaults to the environment's OpenAI-compatible model. A model's name here is taken as `modelName`. */
+  model?: ModelSource | string;
   /** Model name for every role (the reference's `model_name`). */
   modelName?: string;
   /** Long-term memory's store; defaults to an in-memory store owned by this agent. */
@@ -93,7 +94,8 @@ export class ReflexionAgent {
   private readonly store: BaseStore;
 
   constructor(options: ReflexionAgentOptions = {}) {
-    const { model, modelName, store, checkpointer, owner, ...settings } = options;
+    const { model: given, modelName: givenName, store, checkpointer, owner, ...settings } = options;
+    const { model, name: modelName } = readModelOption(given, givenName, "modelName");
     const context: ReflexionConfigInput = { ...settings, ...(modelName !== undefined ? { model: modelName } : {}) };
     // Refuse bad settings now, before any model call.
     this.config = ensureReflexionConfig({ context });

@@ -21,6 +21,7 @@ import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@l
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
 import { checkedContext } from "../shared/guards.js";
+import { withModelOption } from "../model-option.js";
 import { modelInEffect, showingModelInEffect } from "../settings.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
@@ -121,7 +122,8 @@ function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: Base
  * await graph.invoke({ tasks: ["Explain recursion."] }, { configurable: { thread_id: "t1" } });
  * ```
  */
-export function createReflexionGraphBuilder(options: ReflexionNodeOptions & { store?: BaseStore } = {}) {
+export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
+  const options = withModelOption(given);
   const { store, ...nodeOptions } = options;
   const ops = makeReflexionOperations(nodeOptions);
   const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });

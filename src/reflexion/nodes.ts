@@ -11,6 +11,7 @@ import { ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput 
 import { type EnsureOptions } from "../settings.js";
 import { ProviderError } from "../errors.js";
 import { resolveModel, type ModelSource } from "../models.js";
+import { withModelOption } from "../model-option.js";
 import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
 import type { TokenUsage } from "../shared/usage.js";
@@ -25,8 +26,8 @@ import type { ModelCall, TaskStateType, TaskUpdate } from "./state.js";
 
 /** What the Reflexion graph's nodes are built with: the model (or a factory per role) and default settings. */
 export interface ReflexionNodeOptions extends EnsureOptions<ReflexionConfigInput> {
-  /** The chat model for every role, or a factory asked per run and role. */
-  model?: ModelSource;
+  /** The chat model for every role, or a factory asked per run and role. A model's name here is taken as the default `model` setting. */
+  model?: ModelSource | string;
   /** Limits on the specs runs supply (inline JSON) other than the defaults and the operator's RUNTIME_SPEC_LIMITS; a run cannot change them. */
   specLimits?: Partial<RuntimeSpecLimits>;
 }
@@ -62,7 +63,8 @@ export const MAX_RECORDED_TEXT_CHARS = 50_000;
 const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
 
 /** The Reflexion operations, for one set of graph options. */
-export function makeReflexionOperations(options: ReflexionNodeOptions) {
+export function makeReflexionOperations(given: ReflexionNodeOptions) {
+  const options = withModelOption(given);
   const settings = (config?: RunnableConfig): ReflexionConfig => ensureReflexionConfig(config, options);
   const model = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector"): Promise<BaseChatModel> => {
     const name = role === "actor" ? cfg.actorModel : role === "evaluator" ? cfg.evaluatorModel : cfg.reflectorModel;

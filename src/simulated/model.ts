@@ -407,10 +407,10 @@ export const SIMULATION_RULES = [
     "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a request none of these identify " +
     "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
   "For a spec that is not built in, it answers from the JSON Schema in its prompt: the spec's example if it has one, else a value drawn from the schema with the seed " +
-    "(types, bounds, enums, patterns, the standard formats); its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
+    "(types, bounds, enums, patterns, the standard formats), except that a number the request gives a field by name (with 8 replicas: a numeric field `replicas`) is taken when the field's type and bounds admit it; its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
     'A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is "X"; percent=50 requires …`).',
   "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
-    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
+    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed, from the built-in spec that result says the arguments must match when it names one (a guard holds a tool to a spec its own schema does not show) (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
     '(a tool whose name starts with "extract-") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool\'s result.',
   "Asked for corrections only (a retry whose prompt asks for a JSON Patch), it answers with the JSON Patch from its previous answer to the answer a whole retry would give, so it fixes exactly what that retry fixes. " +
     "At its bad-correction rate (default 0) the correction is a bad one, chosen with the seed: a `test` of a value the answer does not have (it does not apply), the first operation at a misspelt path (outside the answer), " +
@@ -696,7 +696,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
 
   /** Answers drawn from a schema (seeded by the schema and the request), or built on the spec's example when it has one. */
   private schemaContext(schema: unknown, requestText: string, example?: unknown): RequestContext {
-    const base = example ?? sampleValue(schema, random(hash(this.seed, "sample", JSON.stringify(schema), requestText)));
+    const base = example ?? withAskedNumbers(sampleValue(schema, random(hash(this.seed, "sample", JSON.stringify(schema), requestText))), schema, requestText);
     return { specName: undefined, schema, base, requestText, planned: schemaDefects(base, schema, requestText, "medium", this.seed, this.defects) };
   }
 
@@ -734,7 +734,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
       const tool = byName(failed.name);
       const failures = results.filter((r) => r.name === failed.name && r.status === "error").length;
       if (tool && made && failures < MAX_FAILED_CALLS && !/\brefused\b/.test(failed.text))
-        return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system), JSON.stringify(made.args), failed.text));
+        return call(tool, this.writeAnswer(this.toolContext(tool, requestText, system, failed.text), JSON.stringify(made.args), failed.text));
       return new AIMessage(`${this.label}${failed.name ?? "The tool"} did not run: ${failed.text}`);
     }
 
@@ -759,8 +759,14 @@ export class SimulatedChatModel extends ScriptedChatModel {
     return new AIMessage(`${this.label}${result ? `${result.name ?? "The tool"} answered: ${result.text}` : "Nothing to do."}`);
   }
 
-  /** What a tool's arguments are drawn from: the built-in spec the request names when its example fits the tool's parameters, else the parameters' schema. */
-  private toolContext(tool: BoundTool, requestText: string, system: string): RequestContext {
+  /**
+   * What a tool's arguments are drawn from: the built-in spec a failed call's result says they must match (a guard
+   * holds the tool to a spec its own schema does not show), else the built-in spec the request names when its
+   * example fits the tool's parameters, else the parameters' schema.
+   */
+  private toolContext(tool: BoundTool, requestText: string, system: string, failure = ""): RequestContext {
+    const governing = /\bdo not match the (\S+) spec\b/.exec(failure)?.[1];
+    if (governing !== undefined && builtinSpecs.has(governing)) return this.builtinContext(governing, requestText);
     const schema = tool.function.parameters ?? {};
     const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
     const specName = (described !== undefined ? bySpecDescription.get(described) : undefined) ?? specNamedBy(requestText);
@@ -906,6 +912,30 @@ function pointer(path: readonly string[]): string {
 
 /** Failed calls of one tool in a turn after which the model stops calling it and says so (a tool that always fails cannot loop it). */
 const MAX_FAILED_CALLS = 3;
+
+/**
+ * A drawn value with the numbers the request gives its fields by name ("with 8 replicas": a numeric field named
+ * `replicas`), where the field's schema admits the number (its type and bounds); every other field as drawn.
+ */
+function withAskedNumbers(value: unknown, schema: unknown, requestText: string): unknown {
+  if (value === null || typeof value !== "object") return value;
+  const asked = new Map<string, number>();
+  for (const [, number, word] of requestText.matchAll(/(?<![\w.])(\d+(?:\.\d+)?)\s+([A-Za-z][A-Za-z_-]*)/g))
+    asked.set(word.toLowerCase().replace(/-/g, "_"), Number(number));
+  if (asked.size === 0) return value;
+  const out = structuredClone(value) as Record<string, unknown>;
+  for (const leaf of leavesOf(out, schema)) {
+    const number = asked.get(String(leaf.path.at(-1)).toLowerCase());
+    if (number === undefined || typeof leaf.value !== "number") continue;
+    const at = schemaAt(schema, leaf.path) as { type?: unknown; minimum?: unknown; maximum?: unknown } | undefined;
+    const fits =
+      (at?.type !== "integer" || Number.isInteger(number)) &&
+      (typeof at?.minimum !== "number" || number >= at.minimum) &&
+      (typeof at?.maximum !== "number" || number <= at.maximum);
+    if (fits) setAt(out, leaf.path, number);
+  }
+  return out;
+}
 
 /** The system messages' text. */
 function systemText(messages: readonly BaseMessage[]): string {

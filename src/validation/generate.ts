@@ -6,6 +6,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
 import type { ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
+import { readModelOption } from "../model-option.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
@@ -81,8 +82,8 @@ function lastAnswerOf(history: readonly AttemptRecord[]): string {
 
 /** Options of generateValidated and streamValidated: the spec, the request, the model and the run's settings. */
 export interface GenerateValidatedOptions<T, C = Record<string, unknown>> extends Omit<ValidationSettings, "spec" | "model" | "ruleContext"> {
-  /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. */
-  model?: ModelSource;
+  /** The chat model (or a factory); defaults to the environment's OpenAI-compatible model. A model's name here is taken as `modelName`. */
+  model?: ModelSource | string;
   /** The model name asked of the factory (the run setting `model`); defaults to LLM_MODEL. */
   modelName?: string;
   /** The spec: a zod schema or a Spec from defineSpec (both type the result), a built-in name or an inline JSON spec. */
@@ -174,7 +175,8 @@ export async function holdThread(options: Pick<GenerateValidatedOptions<unknown>
  * the settings in the run's context, a thread and durability with a checkpointer.
  */
 export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
-  const { model, modelName, spec, request, checkpointer, threadId, signal, ruleContext, durability, multitask, ...rest } = options;
+  const { model: given, modelName: givenName, spec, request, checkpointer, threadId, signal, ruleContext, durability, multitask, ...rest } = options;
+  const { model, name: modelName } = readModelOption(given, givenName, "modelName");
   const settings: ValidationSettings = {
     ...rest,
     ...(modelName === undefined ? {} : { model: modelName }),

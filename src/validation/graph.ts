@@ -15,6 +15,7 @@
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
+import { withModelOption } from "../model-option.js";
 import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
 import { ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
@@ -67,7 +68,8 @@ function frontDoor(options: ValidationNodeOptions, settings: CheckedSettings) {
  * await graph.invoke({ request: "POST /orders with a JSON body" }, { configurable: { thread_id: "t1" } });
  * ```
  */
-export function createValidationGraphBuilder(options: ValidationNodeOptions = {}) {
+export function createValidationGraphBuilder(given: ValidationNodeOptions = {}) {
+  const options = withModelOption(given);
   const nodes = new ValidationNodeContext(options);
   const { input, context } = frontDoor(options, nodes.settings);
   return (

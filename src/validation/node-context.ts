@@ -14,8 +14,8 @@ import type { RuntimeSpecLimits } from "../specs/limits.js";
 
 /** What the validation graph's nodes are built with: the model (or a factory by name) and default settings. */
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
-  /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. */
-  model?: ModelSource;
+  /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. A model's name here is taken as the default `model` setting. */
+  model?: ModelSource | string;
   /** Default spec for runs that name none: a built-in name, an inline JSON spec, a Spec from defineSpec (with code rules), or a zod schema. */
   spec?: SpecRef;
   /** Default attempt limit for runs that set none (1-10). */
@@ -56,7 +56,8 @@ export class ValidationNodeContext {
   /** The settings the front door checked, which the runs' starts take. */
   readonly settings: CheckedSettings;
 
-  constructor(options: ValidationNodeOptions) {
+  /** Built from options whose `model` is read (withModelOption): a model or a factory, not a name. */
+  constructor(options: ValidationNodeOptions & { model?: ModelSource }) {
     this.model = options.model;
     this.specs = new HeldSpecs({ own: builderSpecOf(options), specLimits: options.specLimits });
     this.settings = new CheckedSettings(builderDefaults(options));

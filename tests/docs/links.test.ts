@@ -24,6 +24,33 @@ describe("documentation links", () => {
     expect(broken).toEqual([]);
   });
 
+  it("the tarball ships every page the README links, and every page those link in turn", () => {
+    const files = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { files: string[] }).files;
+    // npm always packs these; the rest is what package.json `files` names (simple globs: *, **/).
+    const patterns = ["README.md", "LICENSE", "package.json", ...files].map(
+      (glob) =>
+        new RegExp(
+          `^${glob
+            .replace(/[.+^${}()|[\]\\]/g, "\\$&")
+            .replace(/\*\*\//g, "(?:.*/)?")
+            .replace(/\*/g, "[^/]*")}$`,
+        ),
+    );
+    const shipped = (path: string) => patterns.some((pattern) => pattern.test(path));
+    const seen = new Set(["README.md"]);
+    const missing: string[] = [];
+    for (const page of seen) {
+      for (const link of relativeLinks(page)) {
+        const path = link.split("#")[0];
+        const target = path === "" ? page : normalize(join(dirname(page), path));
+        if (!shipped(target)) missing.push(`${page} → ${target}`);
+        else if (target.endsWith(".md")) seen.add(target);
+      }
+    }
+    expect(seen.size).toBeGreaterThan(10);
+    expect(missing).toEqual([]);
+  });
+
   it("anchors are made as GitHub makes them", () => {
     expect(anchorOf('What "valid" means')).toBe("what-valid-means");
     expect(anchorOf("Where state lives: `openPersistence`")).toBe("where-state-lives-openpersistence");

@@ -16,15 +16,18 @@ export type BlockRef = readonly [page: string, index: number];
 
 /** Whole programs whose model comes from the environment: run with LLM_MODEL=simulated, and what stdout must show. */
 export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number, stdout: RegExp]> = [
-  ["README.md", 0, /^\d+\n$/],
+  // The simulated model takes the number the request gives a field ("8 replicas").
+  ["README.md", 0, /^8\n$/],
   ["README.md", 2, /success: true/],
   ["docs/agents.md", 0, /service_name: 'payments-api'/],
   ["docs/agents.md", 2, /success: true/],
-  ["docs/agents.md", 3, /^$/],
+  // The guard refuses the first call before the tool runs; the call with the named errors fixed runs it.
+  ["docs/agents.md", 3, /^deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec\.\ndeployed payments-api\ntrue\n$/],
   ["docs/embedded.md", 0, /service_name: 'payments-api'/],
   ["docs/embedded.md", 2, /^$/],
   ["docs/guarded-tools.md", 0, /deployed payments-api/],
-  ["docs/human-review.md", 0, /^$/],
+  // The one attempt allowed fails, the run pauses with its errors, and the person's value ends it.
+  ["docs/human-review.md", 0, /^\[\n  'resources\.[\s\S]*'\n\]\ntrue valid human\n$/],
   ["docs/production.md", 0, /^$/],
   ["docs/production.md", 1, /^true \{/],
   // The modules a server's langgraph.json names: they load and print nothing (the pack test serves them).

@@ -65,7 +65,18 @@ describe("eval on the simulated model", () => {
     expect(new Set(forms.rows.map((r) => r.form))).toEqual(new Set(["answer", "corrections"]));
     expect(forms.simulated).toBe(true);
     expect(result.markdown).toContain("These figures come from the simulated model, not a language model");
-    expect(result.html).toContain("<h2>Retry forms</h2>");
+    expect(result.html).toContain("<h2>Retry forms: whole answers against corrections</h2>");
+  });
+
+  it("renders every section of the HTML report as HTML: tables as tables, no markdown left in a <pre>", () => {
+    const { html } = result;
+    expect(html).not.toContain("<pre");
+    expect(html).not.toMatch(/\| --- \|/);
+    expect(html).not.toContain("**");
+    const retryForms = html.slice(html.indexOf("<h2>Retry forms"), html.indexOf("<h2>Strategies</h2>"));
+    expect(retryForms.match(/<table/g)).toHaveLength(3);
+    expect(retryForms).toContain("<th>retries' output tokens</th>");
+    expect(retryForms).toContain("<strong>These figures come from the simulated model, not a language model</strong>");
   });
 
   it("keeps one record per request and strategy", () => {

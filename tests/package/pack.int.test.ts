@@ -325,13 +325,17 @@ afterAll(async () => {
 }, 60_000);
 
 describe("the packed tarball", () => {
-  it("holds the built JavaScript, the declarations, README, LICENSE and package.json, and nothing else", () => {
+  it("holds the built JavaScript, the declarations, README, LICENSE, package.json and the pages the README links, and nothing else", () => {
     const paths = packed.files.map((f) => f.path).sort();
+    const pages = ["CHANGELOG.md", "RELIABILITY.md", "BENCHMARKS.md"];
     const outside = paths.filter(
-      (p) => !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) && !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts"].includes(p),
+      (p) =>
+        !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) &&
+        !/^docs\/[^/]+\.md$/.test(p) &&
+        !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts", ...pages].includes(p),
     );
     expect(outside).toEqual([]);
-    expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json"]));
+    expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json", "docs/agents.md", ...pages]));
 
     // Every entry point package.json names is in the tarball.
     const entries = Object.entries(repoPackage.exports).flatMap(([name, target]) => (name === "./package.json" ? [] : [target as Record<string, string>]));

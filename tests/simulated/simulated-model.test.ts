@@ -16,6 +16,7 @@ import { SimulatedChatModel } from "../../src/simulated/model.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 
 /** No key, no base URL: only LLM_MODEL. */
@@ -92,6 +93,29 @@ describe("the built-in simulated model", () => {
       const out = await buildValidationGraph({ env: simulatedEnv, spec, maxAttempts: 4 }).invoke({ request });
       expect(out.success, `${request}: ${JSON.stringify(out.history.map((h) => h.errors))}`).toBe(true);
       expect(out.history[0].valid).toBe(false);
+    }
+  });
+
+  it("a number the request gives a field by name is the answer's, where the field's schema admits it; other numbers are drawn", async () => {
+    const spec = defineSpec({
+      name: "deployment",
+      description: "A service deployment.",
+      schema: z.object({ service_name: z.string(), replicas: z.number().int().min(1).max(20), resources: z.object({ cpu_limit: z.number().min(0.1) }) }),
+    });
+    const model = createChatModel({ model: "simulated", role: "generate" }, simulatedEnv);
+    for (const [request, replicas] of [
+      ["payments-api with 8 replicas", 8],
+      ["billing with 12 replicas", 12],
+    ] as const) {
+      const outcome = await generateValidated({ model, spec, request, maxAttempts: 3 });
+      expect(outcome.success && outcome.value.replicas, request).toBe(replicas);
+      expect(outcome.history.every((record) => (JSON.parse(record.output) as { replicas?: unknown }).replicas !== 17)).toBe(true);
+    }
+    // 40 is past the schema's maximum and 2.5 not an integer: drawn instead, as without the request's number.
+    for (const request of ["search with 40 replicas", "search with 2.5 replicas"]) {
+      const outcome = await generateValidated({ model, spec, request, maxAttempts: 3 });
+      expect(outcome.success, request).toBe(true);
+      expect(outcome.success && [40, 2.5]).not.toContain(outcome.success && outcome.value.replicas);
     }
   });
 

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDeploymentAgent, type DeploymentConfig } from "../../examples/create-agent.js";
 import { countDeployCalls, createDeployAgent } from "../../examples/guarded-agent.js";
-import { validatedResponse } from "../../src/agents/index.js";
+import { guardToolsMiddleware, validatedResponse, validatedResponseMiddleware } from "../../src/agents/index.js";
 import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { SimulatedChatModel } from "../../src/simulated/model.js";
@@ -69,6 +69,29 @@ describe("the simulated model with tools", () => {
     expect(result.responseOutcome).toMatchObject({ success: true });
     expect(result.responseOutcome!.attempts).toBeGreaterThan(1);
     expect(result.responseOutcome!.success && result.responseOutcome!.value).toMatchObject({ id: expect.stringMatching(/^T-\d{4}$/) });
+  });
+
+  it("a guarded tool whose own schema shows fewer fields than its spec: the next call is the spec's, the named errors fixed, and the tool runs", async () => {
+    // As docs/agents.md's sample: the model sees the tool's two fields; the guard holds the call to deployment-config.
+    const ran: unknown[] = [];
+    const deployService = tool(async (config) => (ran.push(config), `deployed ${config.service_name}`), {
+      name: "deploy_service",
+      description: "Deploy a service with this configuration.",
+      schema: z.object({ service_name: z.string(), replicas: z.number() }).passthrough(),
+    });
+    const agent = createAgent({
+      model: simulated(),
+      tools: [deployService],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config" }), guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
+    });
+    const result = await agent.invoke({ messages: [new HumanMessage("Deploy payments-api with 8 replicas")] });
+    const results = result.messages.filter((m) => m.getType() === "tool" && m.name === "deploy_service").map((m) => m.text);
+    expect(results).toHaveLength(2);
+    expect(results[0]).toMatch(/^deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec\./);
+    expect(results[1]).toBe("deployed payments-api");
+    expect(ran).toHaveLength(1);
+    expect((await checkValue(deploymentConfig, ran[0])).valid).toBe(true);
+    expect(result.responseOutcome).toMatchObject({ success: true, stopReason: "valid" });
   });
 
   it("a tool that always fails: three failed calls, then a text reply saying so, never a loop to the recursion limit", async () => {

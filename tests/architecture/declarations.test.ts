@@ -1,0 +1,75 @@
+/**
+ * The published declarations stand on their own: a project without Node's types (no @types/node) that
+ * checks its libraries' declarations (`skipLibCheck: false`) compiles against the main and `/agents` entry
+ * points with no error in the package's own `.d.ts` files (e.g. no `NodeJS.ProcessEnv`). The declarations are
+ * emitted in memory, as `npm run build` emits them, and checked there.
+ */
+import { dirname, join, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { ENTRIES } from "../../scripts/api-docs.js";
+
+const ROOT = resolve(import.meta.dirname, "../..");
+// The emitted files live, in memory, where dist/ would put them, so that their imports of LangChain and zod resolve.
+const OUT = join(ROOT, "dist-declarations-check");
+
+function emitDeclarations(): Map<string, string> {
+  const options: ts.CompilerOptions = {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    strict: true,
+    skipLibCheck: true,
+    declaration: true,
+    emitDeclarationOnly: true,
+    rootDir: ROOT,
+    outDir: OUT,
+    types: ["node"],
+  };
+  const emitted = new Map<string, string>();
+  const program = ts.createProgram(
+    ENTRIES.map((entry) => entry.file),
+    options,
+  );
+  program.emit(undefined, (file, text) => emitted.set(resolve(file), text), undefined, true);
+  return emitted;
+}
+
+describe("the published declarations", () => {
+  it("compile without Node's types, libraries' declarations checked", () => {
+    const emitted = emitDeclarations();
+    const consumer = join(OUT, "consumer.ts");
+    const entries = ENTRIES.filter((entry) => !entry.specifier.endsWith("/server")).map((entry) =>
+      join(OUT, entry.file.slice(ROOT.length + 1)).replace(/\.ts$/, ".js"),
+    );
+    emitted.set(consumer, entries.map((file, i) => `import * as entry${i} from "./${file.slice(OUT.length + 1)}";\nexport { entry${i} };\n`).join(""));
+    const options: ts.CompilerOptions = {
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+      strict: true,
+      skipLibCheck: false,
+      noEmit: true,
+      types: [],
+    };
+    const host = ts.createCompilerHost(options);
+    const readFile = host.readFile.bind(host);
+    const fileExists = host.fileExists.bind(host);
+    // A project without @types/node: this checkout has it (for its own code), so it is hidden here.
+    const hidden = (path: string) => resolve(path).includes("/node_modules/@types/node");
+    host.readFile = (file) => emitted.get(resolve(file)) ?? (hidden(file) ? undefined : readFile(file));
+    host.fileExists = (file) => emitted.has(resolve(file)) || (!hidden(file) && fileExists(file));
+    host.directoryExists = (dir) => [...emitted.keys()].some((file) => file.startsWith(resolve(dir) + "/")) || (!hidden(dir) && ts.sys.directoryExists(dir));
+    const program = ts.createProgram([consumer], options, host);
+    const own = program.getSourceFiles().filter((file) => emitted.has(resolve(file.fileName)));
+    expect(own.length).toBeGreaterThan(20);
+    expect(own.map((file) => file.fileName)).toContain(join(OUT, "src", "environment.d.ts"));
+    const problems = own.flatMap((file) =>
+      [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map(
+        (d) => `${dirname(file.fileName).slice(OUT.length + 1)}/${file.fileName.split("/").at(-1)}: ${ts.flattenDiagnosticMessageText(d.messageText, " ")}`,
+      ),
+    );
+    expect(problems).toEqual([]);
+  }, 120_000);
+});
