@@ -52,7 +52,7 @@ export const BUILTIN_ASSISTANTS: ReadonlySet<string> = new Set(BUILTIN_GRAPHS.fl
 export const BUILTIN_MARK = { key: "created_by", value: "system" } as const;
 
 /** Whether auth is on for this process (LANGGRAPH_API_KEYS has at least one key). */
-export function authEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
+export function authEnabled(env: Readonly<Record<string, string | undefined>> = process.env): boolean {
   return parseApiKeys(env[API_KEYS_ENV], API_KEYS_ENV).size > 0;
 }
 
