@@ -16,8 +16,14 @@ import { builtinSpecs } from "./specs/registry.js";
 /** Longest request or task accepted, in characters. */
 export const MAX_REQUEST_CHARS = 20_000;
 
-/** Most attempts anything here allows: a validation run, the createAgent middleware, a guarded tool. */
+/** Most attempts the createAgent middleware and a guarded tool allow (their graphs' steps are LangGraph's to bound). */
 export const MAX_ATTEMPTS = 10;
+
+/**
+ * Most attempts of one validation run (`maxAttempts`, and each escalation step's `attempts`). Each is a model
+ * call; the run's recursion limit is derived from it (validationStepLimit), so the run ends on this bound.
+ */
+export const MAX_RUN_ATTEMPTS = 20;
 
 /** `maxAttempts` as given, or the default; an integer from 1 to MAX_ATTEMPTS (the agent middleware, guarded tools). */
 export function attemptsOption(value: unknown, fallback: number): number {

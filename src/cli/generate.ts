@@ -23,7 +23,7 @@ import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Command } from "@langchain/langgraph";
 import type { ReviewAnswer } from "../review.js";
-import { DEFAULT_MAX_ATTEMPTS, ensureValidationConfig } from "../validation/configuration.js";
+import { DEFAULT_MAX_ATTEMPTS, ensureValidationConfig, validationStepLimit } from "../validation/configuration.js";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
 import { ConfigurationError, ProviderError, redactSecrets, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 import { loadChatModel } from "../models.js";
@@ -32,7 +32,7 @@ import { checkedLease, MULTITASK_DEFAULTS, type ThreadLease } from "../threads.j
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 import { OUTPUT_MODES } from "../validation/output-mode.js";
-import { MAX_ATTEMPTS, RETRY_WITH } from "../settings.js";
+import { MAX_RUN_ATTEMPTS, RETRY_WITH } from "../settings.js";
 import { withDotEnv } from "./env.js";
 import { readSpecFile } from "./spec-file.js";
 import { inert, lineReader, type LineReader } from "./terminal.js";
@@ -57,7 +57,7 @@ Generates one JSON object with an LLM, validates it against a spec and retries w
 Options:
   --spec NAME|FILE       a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
                          {"name", "description", "schema"} (default deployment-config)
-  --max-attempts N       attempts before giving up, 1-${MAX_ATTEMPTS} (default ${DEFAULT_MAX_ATTEMPTS})
+  --max-attempts N       attempts before giving up, 1-${MAX_RUN_ATTEMPTS} (default ${DEFAULT_MAX_ATTEMPTS})
   --model NAME           chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a
                          bare name on the OpenAI-compatible server (default: LLM_MODEL, else gpt-4o-mini);
                          "simulated" is the built-in simulated model: seeded rules, not a language model
@@ -74,7 +74,7 @@ Options:
   --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME (any provider,
                          e.g. anthropic/claude-sonnet-4-5 after ollama/llama3.2) makes the remaining
                          attempts, with the same exact errors (the run setting models)
-  --escalate-after N     attempts of the first model before escalating, 1-${MAX_ATTEMPTS} (default 1)
+  --escalate-after N     attempts of the first model before escalating, 1-${MAX_RUN_ATTEMPTS} (default 1)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
   --stream               show each answer on stderr as it arrives, with each error as soon as it is certain
                          (the default when stderr is a terminal); stdout still carries one JSON document
@@ -374,6 +374,8 @@ async function startRun(
         ...runConfig,
         context: settings.context,
         signal,
+        // The run's own bound, as started (a resumed run's recorded maxAttempts); else the graph's default.
+        ...(maxAttempts === undefined ? {} : { recursionLimit: validationStepLimit(maxAttempts) }),
         // With progress, the model's tokens are streamed ("messages") and the answer is checked as it arrives ("custom").
         streamMode: progress ? ["updates", "values", "custom", "messages"] : ["updates", "values"],
         // Each step's checkpoint is written before the next step starts: a crash loses at most the step in progress.

@@ -13,7 +13,7 @@ import { describeThrown } from "../shared/text.js";
 import {
   BUILTIN_SPEC_NAMES,
   boundedInt,
-  MAX_ATTEMPTS,
+  MAX_RUN_ATTEMPTS,
   modelInEffect,
   modelName,
   ON_FAILURE,
@@ -32,6 +32,24 @@ import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js
 import { OUTPUT_MODES } from "./output-mode.js";
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
+
+/** Graph steps one attempt takes: generate, then validate. */
+const STEPS_PER_ATTEMPT = 2;
+/**
+ * Steps of one invocation besides its attempts: the input's step, and a review (the one that pauses a run
+ * that did not end valid, or the one a resumed run starts with, which may hand a new request to generate).
+ */
+const STEPS_BESIDE_ATTEMPTS = 2;
+
+/**
+ * The recursion limit (LangGraph's most steps in one invocation) under which a run of `maxAttempts` attempts
+ * ends on its own bound, with its own stopReason, never with GraphRecursionError: every attempt and the review
+ * fit. An escalation list adds none: its models share the run's `maxAttempts` (the last makes the rest).
+ * LangGraph's default of 25 would stop a run of 12 attempts before its last.
+ */
+export function validationStepLimit(maxAttempts: number): number {
+  return STEPS_PER_ATTEMPT * maxAttempts + STEPS_BESIDE_ATTEMPTS;
+}
 
 /** Most models in one run's escalation list. */
 const MAX_ESCALATION_MODELS = 5;
@@ -71,14 +89,14 @@ const escalationStep = z
         title: "Model",
         description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server.",
       }),
-      attempts: boundedInt("each models entry's attempts", 1, MAX_ATTEMPTS)
+      attempts: boundedInt("each models entry's attempts", 1, MAX_RUN_ATTEMPTS)
         .optional()
         .meta({
           title: "Attempts",
-          description: `Attempts this model makes before the next model takes over (1-${MAX_ATTEMPTS}, default 1). The last model makes every attempt left.`,
+          description: `Attempts this model makes before the next model takes over (1-${MAX_RUN_ATTEMPTS}, default 1). The last model makes every attempt left.`,
         }),
     },
-    { error: `each models entry must be {"model": "<name>", "attempts"?: <1-${MAX_ATTEMPTS}>}` },
+    { error: `each models entry must be {"model": "<name>", "attempts"?: <1-${MAX_RUN_ATTEMPTS}>}` },
   )
   .meta({ title: "Model step" });
 
@@ -89,9 +107,9 @@ export const ValidationConfigSchema = z.object({
       `Which spec defines "valid": a built-in name (${BUILTIN_SPEC_NAMES.join(", ")}) or an inline JSON spec, ` +
       `{"name": …, "description": …, "schema": {JSON Schema}}, whose cross-field rules use $data and if/then.`,
   }),
-  maxAttempts: withDefault(boundedInt("maxAttempts", 1, MAX_ATTEMPTS), DEFAULT_MAX_ATTEMPTS).meta({
+  maxAttempts: withDefault(boundedInt("maxAttempts", 1, MAX_RUN_ATTEMPTS), DEFAULT_MAX_ATTEMPTS).meta({
     title: "Max attempts",
-    description: `Most generate→validate attempts before the run ends with success: false (1-${MAX_ATTEMPTS}).`,
+    description: `Most generate→validate attempts before the run ends with success: false (1-${MAX_RUN_ATTEMPTS}).`,
   }),
   model: modelName("model")
     .optional()

@@ -4,9 +4,10 @@
  * graph (the same nodes, checks and limits), not a second loop.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph";
-import type { ValidationConfigInput } from "./configuration.js";
+import { DEFAULT_MAX_ATTEMPTS, validationStepLimit, type ValidationConfigInput } from "./configuration.js";
 import type { ModelSource } from "../models.js";
 import { readModelOption } from "../model-option.js";
+import { MAX_RUN_ATTEMPTS } from "../settings.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
@@ -182,6 +183,7 @@ export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
     ...(modelName === undefined ? {} : { model: modelName }),
     ...(ruleContext === undefined ? {} : { ruleContext: ruleContext as Record<string, unknown> }),
   };
+  const attempts = settings.maxAttempts ?? DEFAULT_MAX_ATTEMPTS;
   return {
     graph: graphFor(model, checkpointer),
     input: { request },
@@ -189,6 +191,8 @@ export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
       // A zod schema goes into the run's settings as its Spec (made once per schema), as a Spec from defineSpec does.
       context: { ...settings, spec: isZodSchema(spec) ? resolveSpec(spec) : (spec as SpecRef) },
       signal,
+      // The run's own bound (the graph's default fits the largest; a maxAttempts the front door refuses keeps it).
+      ...(attempts >= 1 && attempts <= MAX_RUN_ATTEMPTS ? { recursionLimit: validationStepLimit(attempts) } : {}),
       ...(checkpointer ? { configurable: { thread_id: threadId ?? crypto.randomUUID() }, durability: durability ?? ("sync" as const) } : {}),
     },
   };

@@ -17,7 +17,8 @@ import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { withModelOption } from "../model-option.js";
 import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
-import { ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
+import { MAX_RUN_ATTEMPTS } from "../settings.js";
+import { validationStepLimit, ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { checkedContext, checkedInput } from "../shared/guards.js";
 import { channelsOf, stateObject } from "../shared/state.js";
@@ -106,7 +107,11 @@ type LooseContext = import("zod").ZodObject<{}>;
  */
 export function buildValidationGraph(options: ValidationGraphOptions = {}) {
   const { checkpointer, store, ...nodeOptions } = options;
-  const graph = createValidationGraphBuilder(nodeOptions).compile({ checkpointer, store });
+  // LangGraph fixes a run's recursion limit before any node reads the run's settings, so the graph's default is
+  // the one the largest settings need: every run ends on its own attempt bound. A run's own recursionLimit wins.
+  const graph = createValidationGraphBuilder(nodeOptions)
+    .compile({ checkpointer, store })
+    .withConfig({ recursionLimit: validationStepLimit(MAX_RUN_ATTEMPTS) });
   graph.name = "Deterministic validation";
   return graph;
 }
