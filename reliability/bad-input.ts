@@ -33,7 +33,7 @@ const r = (name: string, input: Record<string, unknown>, context: Record<string,
   context,
   says,
 });
-const attempts = /maxAttempts must be an integer from 1 to 10/;
+const attempts = /maxAttempts must be an integer from 1 to 20/;
 const loops = /maxLoops must be an integer from 1 to 10/;
 
 export const BAD_INPUTS: BadInputCase[] = [
@@ -45,10 +45,10 @@ export const BAD_INPUTS: BadInputCase[] = [
   v("missing request", {}, {}, /request must be a string; got undefined/),
   v("maxAttempts 0", OK_REQUEST, { maxAttempts: 0 }, attempts),
   v("maxAttempts -1", OK_REQUEST, { maxAttempts: -1 }, attempts),
-  v("maxAttempts 11", OK_REQUEST, { maxAttempts: 11 }, attempts),
+  v("maxAttempts 21", OK_REQUEST, { maxAttempts: 21 }, attempts),
   v("maxAttempts 2.5", OK_REQUEST, { maxAttempts: 2.5 }, attempts),
   v("maxAttempts NaN", OK_REQUEST, { maxAttempts: Number.NaN }, attempts),
-  v('maxAttempts "3"', OK_REQUEST, { maxAttempts: "3" }, /maxAttempts must be an integer from 1 to 10; got "3" \(a string\)/),
+  v('maxAttempts "3"', OK_REQUEST, { maxAttempts: "3" }, /maxAttempts must be an integer from 1 to 20; got "3" \(a string\)/),
   v("temperature 5", OK_REQUEST, { temperature: 5 }, /temperature must be a number from 0 to 2/),
   v("empty model name", OK_REQUEST, { model: " " }, /model must not be empty/),
   v("unknown spec name", OK_REQUEST, { spec: "deployment" }, /Unknown spec "deployment": use one of deployment-config/),
@@ -121,7 +121,7 @@ export async function runBadInputsThroughCli(): Promise<CaseResult[]> {
     { name: "whitespace request", args: ["   "], says: /request is empty/ },
     { name: "request over the size limit", args: ["x".repeat(MAX_REQUEST_CHARS + 1)], says: /the limit is/ },
     { name: "--max-attempts 0", args: ["--max-attempts", "0", "x"], says: attempts },
-    { name: "--max-attempts 11", args: ["--max-attempts", "11", "x"], says: attempts },
+    { name: "--max-attempts 21", args: ["--max-attempts", "21", "x"], says: attempts },
     { name: "--max-attempts 2.5", args: ["--max-attempts", "2.5", "x"], says: attempts },
     { name: "--max-attempts NaN", args: ["--max-attempts", "NaN", "x"], says: attempts },
     { name: "--max-attempts=-1", args: ["--max-attempts=-1", "x"], says: attempts },

@@ -45,7 +45,7 @@ const STEPS_BESIDE_ATTEMPTS = 2;
  * The recursion limit (LangGraph's most steps in one invocation) under which a run of `maxAttempts` attempts
  * ends on its own bound, with its own stopReason, never with GraphRecursionError: every attempt and the review
  * fit. An escalation list adds none: its models share the run's `maxAttempts` (the last makes the rest).
- * LangGraph's default of 25 would stop a run of 12 attempts before its last.
+ * LangGraph's default of 25 would stop a run of 13 attempts before its last.
  */
 export function validationStepLimit(maxAttempts: number): number {
   return STEPS_PER_ATTEMPT * maxAttempts + STEPS_BESIDE_ATTEMPTS;

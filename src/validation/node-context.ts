@@ -18,7 +18,7 @@ export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInp
   model?: ModelSource | string;
   /** Default spec for runs that name none: a built-in name, an inline JSON spec, a Spec from defineSpec (with code rules), or a zod schema. */
   spec?: SpecRef;
-  /** Default attempt limit for runs that set none (1-10). */
+  /** Default attempt limit for runs that set none (1-20). */
   maxAttempts?: number;
   /**
    * Limits on the specs runs supply (inline JSON) other than the defaults and the operator's

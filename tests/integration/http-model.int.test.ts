@@ -117,7 +117,7 @@ describe("command line against the scripted server", () => {
   it("exit 2 for bad usage or configuration, before any model call, with one JSON document naming the problem", async () => {
     const before = server.requests.length;
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
-      [["--max-attempts", "0", "x"], env(), /maxAttempts must be an integer from 1 to 10/],
+      [["--max-attempts", "0", "x"], env(), /maxAttempts must be an integer from 1 to 20/],
       [["--spec", "no-such-spec", "x"], env(), /neither a built-in spec/],
       [[], env(), /exactly one request/],
       [["--nope", "x"], env(), /Unknown option '--nope'/],

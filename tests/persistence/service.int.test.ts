@@ -223,7 +223,7 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       ["/validate", "[1, 2]", /must be a JSON object; got an array/],
       ["/validate", "{}", /request is required/],
       ["/validate", JSON.stringify({ request: "" }), /request is empty/],
-      ["/validate", JSON.stringify({ request: "x", maxAttempts: 0 }), /maxAttempts must be an integer from 1 to 10; got 0/],
+      ["/validate", JSON.stringify({ request: "x", maxAttempts: 0 }), /maxAttempts must be an integer from 1 to 20; got 0/],
       ["/validate", JSON.stringify({ request: "x", spec: "no-such-spec" }), /no-such-spec/],
       ["/validate", JSON.stringify({ request: "x", maxAttempt: 2 }), /Unknown field "maxAttempt"/],
       ["/reflexion", JSON.stringify({ tasks: "Explain recursion" }), /tasks must be a list of strings/],

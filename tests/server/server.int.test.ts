@@ -147,7 +147,7 @@ describe("LangGraph server, auth off", () => {
       expect(props.spec).toMatchObject({ default: "deployment-config" });
       expect(props.spec.description).toMatch(/built-in name/);
       expect(props.maxAttempts).toMatchObject({ default: 3 });
-      expect(props.maxAttempts.description).toMatch(/1-10/);
+      expect(props.maxAttempts.description).toMatch(/1-20/);
       expect(props.model.description).toMatch(/LLM_MODEL/);
       // The model a run uses when it names none (no LLM_MODEL here), shown as the field's default (Studio shows null without one).
       expect(props.model).toMatchObject({ default: DEFAULT_MODEL });
@@ -322,7 +322,7 @@ describe("LangGraph server, auth off", () => {
       () => undefined,
       (e: Error) => e,
     );
-    expect(error?.message).toBe("ConfigurationError: maxAttempts must be an integer from 1 to 10; got 0");
+    expect(error?.message).toBe("ConfigurationError: maxAttempts must be an integer from 1 to 20; got 0");
     expect(model.requests.length).toBe(before);
   });
 

@@ -132,7 +132,7 @@ export function describeStudioSchemas(client: () => Client): void {
         const context = { maxAttempts: 0 };
         expect(accepts(context)).toBe(false);
         await expect(client().runs.wait(null, "validation", { input: { request: "x" }, context })).rejects.toThrow(
-          /maxAttempts must be an integer from 1 to 10/,
+          /maxAttempts must be an integer from 1 to 20/,
         );
       },
       TEST_TIMEOUT,

@@ -6,9 +6,9 @@ import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { repairWaitBody, repairWaitResult } from "../../src/server/wait-errors.js";
 
 const damaged = JSON.stringify({
-  __error__: { error: "Error", message: JSON.stringify({ error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 10; got 0" }) },
+  __error__: { error: "Error", message: JSON.stringify({ error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 20; got 0" }) },
 });
-const repaired = JSON.stringify({ __error__: { error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 10; got 0" } });
+const repaired = JSON.stringify({ __error__: { error: "ConfigurationError", message: "maxAttempts must be an integer from 1 to 20; got 0" } });
 
 async function readAll(stream: ReadableStream<Uint8Array>): Promise<string[]> {
   const chunks: string[] = [];

@@ -128,7 +128,7 @@ describe("escalation (models)", () => {
     await expect(run({ models: [] })).rejects.toThrow(/at least one model/);
     await expect(run({ models: Array.from({ length: 6 }, (_, i) => ({ model: `m${i}` })) })).rejects.toThrow(/at most 5 models/);
     await expect(run({ models: [{ model: "a", atempts: 2 }] })).rejects.toThrow(/atempts/);
-    await expect(run({ models: [{ model: "a", attempts: 0 }, { model: "b" }] })).rejects.toThrow(/attempts must be an integer from 1 to 10/);
+    await expect(run({ models: [{ model: "a", attempts: 0 }, { model: "b" }] })).rejects.toThrow(/attempts must be an integer from 1 to 20/);
     expect(model.callCount).toBe(0);
     // One chat model cannot be asked for another by name: refused rather than silently not escalating.
     const fixed = buildValidationGraph({ model });

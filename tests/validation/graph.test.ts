@@ -121,10 +121,10 @@ describe("validation graph with a scripted model", () => {
 
   it("refuses bad configuration and bad requests before any model call", async () => {
     const cases: Array<[Record<string, unknown>, Record<string, unknown>, RegExp]> = [
-      [REQUEST, { maxAttempts: 0 }, /maxAttempts must be an integer from 1 to 10/],
-      [REQUEST, { maxAttempts: 11 }, /maxAttempts must be an integer from 1 to 10/],
-      [REQUEST, { maxAttempts: 2.5 }, /maxAttempts must be an integer from 1 to 10/],
-      [REQUEST, { maxAttempts: "3" }, /maxAttempts must be an integer from 1 to 10; got "3" \(a string\)/],
+      [REQUEST, { maxAttempts: 0 }, /maxAttempts must be an integer from 1 to 20/],
+      [REQUEST, { maxAttempts: 21 }, /maxAttempts must be an integer from 1 to 20/],
+      [REQUEST, { maxAttempts: 2.5 }, /maxAttempts must be an integer from 1 to 20/],
+      [REQUEST, { maxAttempts: "3" }, /maxAttempts must be an integer from 1 to 20; got "3" \(a string\)/],
       [REQUEST, { spec: "no-such-spec" }, /Unknown spec "no-such-spec".*deployment-config/],
       [REQUEST, { spec: '{"schema": {"type": "strin"}}' }, /not a valid JSON Schema/],
       [{ request: "   " }, {}, /request is empty/],

@@ -28,10 +28,10 @@ const failure = () => Object.assign(new Error("Service Unavailable"), { status: 
 
 describe("front-door checks belong to the graph", () => {
   const BAD: Array<[string, Record<string, unknown>, Record<string, unknown>, RegExp]> = [
-    ["maxAttempts 0", REQUEST, { maxAttempts: 0 }, /maxAttempts must be an integer from 1 to 10; got 0/],
-    ["maxAttempts 2.5", REQUEST, { maxAttempts: 2.5 }, /^maxAttempts must be an integer from 1 to 10; got 2.5$/],
-    ["maxAttempts NaN", REQUEST, { maxAttempts: Number.NaN }, /^maxAttempts must be an integer from 1 to 10; got NaN$/],
-    ['maxAttempts "3"', REQUEST, { maxAttempts: "3" }, /^maxAttempts must be an integer from 1 to 10; got "3" \(a string\)$/],
+    ["maxAttempts 0", REQUEST, { maxAttempts: 0 }, /maxAttempts must be an integer from 1 to 20; got 0/],
+    ["maxAttempts 2.5", REQUEST, { maxAttempts: 2.5 }, /^maxAttempts must be an integer from 1 to 20; got 2.5$/],
+    ["maxAttempts NaN", REQUEST, { maxAttempts: Number.NaN }, /^maxAttempts must be an integer from 1 to 20; got NaN$/],
+    ['maxAttempts "3"', REQUEST, { maxAttempts: "3" }, /^maxAttempts must be an integer from 1 to 20; got "3" \(a string\)$/],
     ["an unknown outputMode", REQUEST, { outputMode: "xml" }, /outputMode must be one of/],
     ["a misspelt setting", REQUEST, { maxAttempt: 5 }, /no setting "maxAttempt"; did you mean "maxAttempts"\?/],
     ["an unknown setting", REQUEST, { colour: "blue" }, /no setting "colour"/],
