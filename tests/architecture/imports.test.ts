@@ -80,8 +80,9 @@ describe("each setting's values are declared once", () => {
     expect(count(list)).toBe(1);
   });
 
-  it("the attempt bound is declared once (MAX_ATTEMPTS) and no other module writes its own", () => {
+  it("the attempt bounds are declared once (MAX_ATTEMPTS, MAX_RUN_ATTEMPTS) and no other module writes its own", () => {
     expect(count("export const MAX_ATTEMPTS = ")).toBe(1);
+    expect(count("export const MAX_RUN_ATTEMPTS = ")).toBe(1);
     expect(sources.filter((text) => /const MAX_\w*ATTEMPTS\w* = 10\b/.test(text))).toHaveLength(1);
   });
 });

@@ -114,6 +114,14 @@ describe("command line against the scripted server", () => {
     expect(doc.errors.join("\n")).toContain(RULES.replicasNeedCpu(0.5, 8));
   });
 
+  it("--max-attempts 20, every answer refused: the run spends its 20 attempts and ends max_attempts (not on LangGraph's recursion limit)", async () => {
+    server.setReplies(Array.from({ length: 20 }, () => BROKEN));
+    const r = await runCli(["--max-attempts", "20", REQUEST.request], env());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("not valid after 20 attempt(s) (max_attempts)");
+    expect(documentOf(r.stdout)).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 20 });
+  });
+
   it("exit 2 for bad usage or configuration, before any model call, with one JSON document naming the problem", async () => {
     const before = server.requests.length;
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
