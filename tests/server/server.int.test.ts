@@ -59,6 +59,12 @@ const KEPT_VALID = {
   body: { lc: "2", type: "undefined", nested: [{ lc: 2 }, { type: "constructor", id: ["Set"] }], lg_name: "send" },
   n: -1.7976931348623157e308,
 };
+/** A spec the scripted model never satisfies: every attempt is refused. */
+const NEVER_SPEC = {
+  name: "never-met",
+  description: "A count the model never gives.",
+  schema: { type: "object", required: ["count"], properties: { count: { type: "integer" } } },
+};
 
 const user = (req: RecordedRequest) =>
   req.messages
@@ -76,6 +82,7 @@ function respond(req: RecordedRequest): ScriptedReply {
     const retry = prompt.includes("A validator rejected it");
     if (sys.includes(TIME_WINDOW_SPEC.description)) return JSON.stringify(retry ? { start: 10, end: 20 } : { start: 10, end: 5 });
     if (sys.includes(KEPT_SPEC.description)) return retry ? JSON.stringify(KEPT_VALID) : KEPT_REFUSED;
+    if (sys.includes(NEVER_SPEC.description)) return JSON.stringify({ total: "many" });
     return JSON.stringify(retry ? VALID_CONFIG : INVALID_CONFIG);
   }
   if (sys.includes("evaluator")) return "Accurate but thin: it lacks a concrete example.\nFinal score: 7/10";
@@ -287,6 +294,14 @@ describe("LangGraph server, auth off", () => {
     expect(out).toMatchObject({ success: true, spec: "time-window", result: { start: 10, end: 20 } });
     expect(out.history).toHaveLength(2);
     expect(out.history[0].errors.join("\n")).toMatch(/end/);
+  });
+
+  test("a served run of 20 attempts, every one refused, ends max_attempts: the served graph's recursion limit follows the attempt bound", async () => {
+    const out = (await client.runs.wait(null, "validation", {
+      input: { request: "A count" },
+      context: { spec: NEVER_SPEC, maxAttempts: 20 },
+    })) as { success: boolean; stopReason: string; attempts: number };
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 20 });
   });
 
   test("judged is kept: a marker-shaped or out-of-range answer is refused, and the accepted value comes back from /state and /history exactly as returned", async () => {
