@@ -26,15 +26,31 @@ function emitDeclarations(): { emitted: Map<string, string>; program: ts.Program
     outDir: OUT,
     types: ["node"],
   };
+  // Through the language service, as an editor asks for declarations: forced, the checker answers what they
+  // need instead of checking every file first, as `tsc` does (about half the time). The text is the build's,
+  // up to the order in which a union's members or a type's keys are printed.
+  const service = ts.createLanguageService({
+    getScriptFileNames: () => ENTRIES.map((entry) => entry.file),
+    getScriptVersion: () => "1",
+    getScriptSnapshot: (file) => {
+      const text = ts.sys.readFile(file);
+      return text === undefined ? undefined : ts.ScriptSnapshot.fromString(text);
+    },
+    getCompilationSettings: () => options,
+    getCurrentDirectory: () => ROOT,
+    getDefaultLibFileName: ts.getDefaultLibFilePath,
+    fileExists: ts.sys.fileExists,
+    readFile: ts.sys.readFile,
+    readDirectory: ts.sys.readDirectory,
+    directoryExists: ts.sys.directoryExists,
+    getDirectories: ts.sys.getDirectories,
+  });
+  const program = service.getProgram()!;
   const emitted = new Map<string, string>();
-  const program = ts.createProgram(
-    ENTRIES.map((entry) => entry.file),
-    options,
-  );
-  // Declarations only, forced (as an editor asks for them): the checker answers what the declarations need
-  // instead of checking every file first, which `tsc` does. The text is the build's, up to the order in which
-  // a union's members or a type's keys are printed.
-  program.emit(undefined, (file, text) => emitted.set(resolve(file), text), undefined, true, undefined, true);
+  for (const file of program.getSourceFiles()) {
+    if (program.isSourceFileFromExternalLibrary(file) || program.isSourceFileDefaultLibrary(file) || file.isDeclarationFile) continue;
+    for (const out of service.getEmitOutput(file.fileName, true, true).outputFiles) emitted.set(resolve(out.name), out.text);
+  }
   return { emitted, program };
 }
 
