@@ -177,7 +177,7 @@ class Transform {
       // A map's value schema and its bounds are carried by its entries.
       if (map && (key === "additionalProperties" || key === "patternProperties" || key === "minProperties" || key === "maxProperties")) continue;
       if ((key === "$defs" || key === "definitions") && top && isPlainObject(value)) continue;
-      // Every object is closed: listed only where the spec allowed more (a map, a free-form object).
+      // Every object is closed: listed only where the spec allowed extra properties beside its own (a map is carried as entries).
       if (key === "additionalProperties" && value === false) continue;
       if (Object.hasOwn(KEPT, key) && KEPT[key](value)) out[key] = value;
       else drop(key);

@@ -221,7 +221,10 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
   it("a key the reader refuses (__proto__, a checkpoint marker's fields) reaches the check step as a field and is refused with the reader's hint", async () => {
     const mapBack = mapBackOf(HEADERS);
     const proto = await checkText(headersSpec(), '{"headers": [{"key": "__proto__", "value": "x"}], "labels": null}', "model", { mapBack });
-    expect(proto).toMatchObject({ valid: false, errors: [expect.stringMatching(/^The JSON cannot be kept as written: headers has a field named "__proto__"/)] });
+    expect(proto).toMatchObject({
+      valid: false,
+      errors: [expect.stringMatching(/^The JSON cannot be kept as written: headers has a field named "__proto__"/)],
+    });
     const marker = await checkText(
       headersSpec(),
       '{"headers": [{"key": "accept", "value": "json"}], "labels": [{"key": "x", "value": [{"key": "lc", "value": 1}, {"key": "type", "value": 2}]}]}',
@@ -252,7 +255,10 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
     expect(options.response_format?.json_schema?.schema).toEqual(strictOf(HEADERS).schema);
     expect(outcome.history[0].errors).toEqual(['The answer names the key "accept" twice among the entries of headers; each key may appear only once.']);
     expect(outcome).toMatchObject({ success: true, attempts: 2, value: { headers: { accept: "json" } } });
-    expect(outcome.history[1]).toMatchObject({ valid: true, mappedBack: ["/headers: entries [ … ] read as an object", "/labels: null removed (the field left out)"] });
+    expect(outcome.history[1]).toMatchObject({
+      valid: true,
+      mappedBack: ["/headers: entries [ … ] read as an object", "/labels: null removed (the field left out)"],
+    });
   });
 });
 
