@@ -37,6 +37,14 @@ function graph() {
   return buildValidationGraph({ model: (request) => createChatModel(request, env) });
 }
 
+/** The real ChatOpenAI against the scripted server. */
+function openaiModel() {
+  return createChatModel(
+    { model: "gpt-4o-mini", role: "generate" },
+    { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+  );
+}
+
 describe("output modes through ChatOpenAI", () => {
   it("tool: arguments nested 100,000 deep get the reader's bounded message as feedback, not a crash", async () => {
     const deep = `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`;
@@ -98,10 +106,7 @@ describe("output modes through ChatOpenAI", () => {
       },
     });
     server.setReplies(['{"name": null, "nickname": null, "phone": null}', '{"name": "Ada", "nickname": null, "phone": null}']);
-    const model = createChatModel(
-      { model: "gpt-4o-mini", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
-    );
+    const model = openaiModel();
     const outcome = await generateValidated({ model, spec, request: "a contact", outputMode: "json_schema", maxAttempts: 2 });
     const [first] = sent();
     expect(first.response_format.json_schema).toMatchObject({
@@ -134,10 +139,7 @@ describe("output modes through ChatOpenAI", () => {
       '{"headers": [{"key": "accept", "value": "json"}, {"key": "__proto__", "value": "x"}]}',
       '{"headers": [{"key": "accept", "value": "json"}]}',
     ]);
-    const model = createChatModel(
-      { model: "gpt-4o-mini", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
-    );
+    const model = openaiModel();
     const outcome = await generateValidated({ model, spec, request: "headers", outputMode: "json_schema", maxAttempts: 3 });
     const [first] = sent();
     expect(first.response_format.json_schema).toMatchObject({
@@ -176,10 +178,7 @@ describe("output modes through ChatOpenAI", () => {
     let answer: unknown = "x";
     for (let i = 0; i < 10; i++) answer = i === 0 ? { leaf: answer } : { inner: answer };
     server.setReplies([JSON.stringify(answer)]);
-    const model = createChatModel(
-      { model: "gpt-4o-mini", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
-    );
+    const model = openaiModel();
     const outcome = await generateValidated({ model, spec, request: "deep", outputMode: "json_schema", maxAttempts: 1 });
     const [body] = sent();
     expect(body.response_format.json_schema).toMatchObject({ strict: false, schema: spec.schema });
