@@ -171,7 +171,8 @@ class Transform {
       return out;
     }
     const types = typesOf(s);
-    const map = types?.includes("object") === true && isMap(s);
+    // An object schema (a type, or properties without one) that is a map.
+    const map = (types?.includes("object") === true || (types === undefined && s.properties !== undefined)) && isMap(s);
     for (const [key, value] of Object.entries(s)) {
       if (key === "type" || key === "properties" || key === "items" || key === "anyOf" || key === "oneOf") continue;
       // A map's value schema and its bounds are carried by its entries.
@@ -203,7 +204,7 @@ class Transform {
       }
       return { ...out, ...anyValue() };
     }
-    if (map) return this.map(s, out, types!, path);
+    if (map) return this.map(s, out, types ?? ["object"], path);
     if (types !== undefined) out.type = types.length === 1 ? types[0] : types;
     if (types?.includes("object") || (types === undefined && s.properties !== undefined)) this.object(s, out, path);
     if (types?.includes("array")) {
@@ -506,7 +507,7 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
     return s;
   };
   /** The value mapped back (a map's entries: a new object; anything else changed in place). */
-  const walk = (v: unknown, given: JsonSchema, path: string, steps: string[]): unknown => {
+  const walk = (v: unknown, given: JsonSchema, path: string, steps: Array<string | number>): unknown => {
     const s = resolve(given);
     if (s === undefined || v === null || typeof v !== "object" || problem !== undefined) return v;
     if (Array.isArray(s.anyOf)) {
@@ -515,7 +516,7 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
     }
     if (Array.isArray(v)) {
       if (form.maps.has(s)) return entriesRead(v, s, path, steps);
-      if (isPlainObject(s.items)) v.forEach((item, i) => (v[i] = walk(item, s.items as JsonSchema, `${path}/${i}`, [...steps, String(i)])));
+      if (isPlainObject(s.items)) v.forEach((item, i) => (v[i] = walk(item, s.items as JsonSchema, `${path}/${i}`, [...steps, i])));
       return v;
     }
     if (!isPlainObject(s.properties)) return v;
@@ -534,7 +535,7 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
     return v;
   };
   /** A map's entries as the object; the array as it is when one is not an entry, or a key is written twice. */
-  const entriesRead = (entries: unknown[], s: JsonSchema, path: string, steps: string[]): unknown => {
+  const entriesRead = (entries: unknown[], s: JsonSchema, path: string, steps: Array<string | number>): unknown => {
     const item = s.items as JsonSchema;
     const valueSchema = (item.properties as Record<string, JsonSchema>).value;
     const keys = new Set<string>();

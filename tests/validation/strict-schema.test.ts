@@ -155,6 +155,9 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
     expect((patterned.schema.properties as Record<string, unknown>).ext).toEqual(entriesOf({ type: "string" }));
     const two = strictOf({ type: "object", properties: { ext: { type: "object", patternProperties: { "^x-": { type: "string" } } } }, required: ["ext"] });
     expect((two.schema.properties as Record<string, unknown>).ext).toEqual(entriesOf(expect.objectContaining({ anyOf: expect.any(Array) })));
+    // Properties without a type, none of them listed: a map too, never a closed empty object.
+    const untyped = strictOf({ type: "object", properties: { m: { properties: {}, additionalProperties: { type: "string" } } }, required: ["m"] });
+    expect((untyped.schema.properties as Record<string, unknown>).m).toEqual(entriesOf({ type: "string" }));
     const root = strictOf({ type: "object", additionalProperties: { type: "number" } });
     expect(root.wrapped).toBe(true);
     expect(root.schema).toEqual({ type: "object", properties: { value: entriesOf({ type: "number" }) }, required: ["value"], additionalProperties: false });
@@ -216,6 +219,14 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
     });
     expect(verdict.value).toBeUndefined();
     expect(verdict.parsed).toBeUndefined();
+    // In a list of maps, the message names the map's place.
+    const form = strictOf({
+      type: "object",
+      properties: { rows: { type: "array", items: { type: "object", additionalProperties: { type: "integer" } } } },
+      required: ["rows"],
+    });
+    const rows = JSON.parse('{"rows": [[{"key": "a", "value": 1}], [{"key": "b", "value": 1}, {"key": "b", "value": 2}]]}');
+    expect(mapBackStrictAnswer(rows, form).problem).toBe('The answer names the key "b" twice among the entries of rows[1]; each key may appear only once.');
   });
 
   it("a key the reader refuses (__proto__, a checkpoint marker's fields) reaches the check step as a field and is refused with the reader's hint", async () => {
