@@ -201,8 +201,21 @@ function accept(json: string, value: unknown, source: JsonSource, repairs?: stri
   const problem = textProblem(json);
   if (problem !== null) return fail(problem);
   const kept = keptFromText(value);
-  if (!kept.ok) return fail(`The JSON cannot be kept as written: ${kept.error}.`);
+  if (!kept.ok) return fail(keptMessage(kept.error));
   return repairs === undefined ? { ok: true, value: kept.value, source } : { ok: true, value: kept.value, source, repairs };
+}
+
+/**
+ * Why a value the model's reader made, then reshaped (an answer mapped back from a provider's strict form),
+ * would not be kept as judged, in the reader's words; undefined when it would (each -0 made 0 in place).
+ */
+export function unkeptValueProblem(value: unknown): string | undefined {
+  const kept = keptFromText(value);
+  return kept.ok ? undefined : keptMessage(kept.error);
+}
+
+function keptMessage(error: string): string {
+  return `The JSON cannot be kept as written: ${error}.`;
 }
 
 /**

@@ -24,7 +24,7 @@
  * around one JSON object) and "exact" (a person's answer, a tool call's
  * arguments: the whole text must be exactly one JSON value).
  */
-import { extractJson, parseExactJson, type ExtractResult, type JsonLimits } from "../shared/json.js";
+import { extractJson, parseExactJson, unkeptValueProblem, type ExtractResult, type JsonLimits } from "../shared/json.js";
 import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
 import { describeThrown } from "../shared/text.js";
 import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
@@ -70,8 +70,10 @@ export interface CheckOptions<C = unknown> {
    * The model's reader only: the answer was written under a provider's strict form of the schema, and this maps
    * the value read back to the spec's own shape before it is judged (it may change the fresh value in place).
    * The value judged, returned and kept is the mapped one; a person's answer and a tool's arguments are never mapped.
+   * A changed value is read again as the reader reads text (what a checkpoint would not give back as written is
+   * refused); a `problem` (a key written twice among a map's entries) refuses the answer as the reader would.
    */
-  mapBack?: (value: unknown) => { value: unknown; changes: string[] };
+  mapBack?: (value: unknown) => { value: unknown; changes: string[]; problem?: string };
 }
 
 /** How long asynchronous refinements of a zod spec may take, unless the caller says otherwise. */
@@ -97,12 +99,15 @@ export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read
     const parsed = readText(text, read, options.limits, options.what, options.repair);
     if (!parsed.ok) return refused([parsed.error]);
     const mapped = read === "model" && options.mapBack !== undefined ? options.mapBack(parsed.value) : undefined;
-    const verdict = await judge(spec, mapped !== undefined ? mapped.value : parsed.value, options, true);
-    return {
-      ...verdict,
+    const noted = {
       ...(parsed.repairs !== undefined ? { repairs: parsed.repairs } : {}),
       ...(mapped !== undefined && mapped.changes.length > 0 ? { mappedBack: mapped.changes } : {}),
     };
+    // A mapped value holds objects the reader did not make (a map read from its entries): read as the reader reads.
+    const problem = mapped === undefined ? undefined : (mapped.problem ?? (mapped.changes.length > 0 ? unkeptValueProblem(mapped.value) : undefined));
+    if (problem !== undefined) return { ...refused([problem]), ...noted };
+    const verdict = await judge(spec, mapped !== undefined ? mapped.value : parsed.value, options, true);
+    return { ...verdict, ...noted };
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }

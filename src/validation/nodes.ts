@@ -110,7 +110,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
       : undefined;
   let answer: ModeAnswer;
   try {
-    // An answer in a strict form that reshapes it (introduced nulls, a wrapped root) is not yet in the spec's
+    // An answer in a strict form that reshapes it (introduced nulls, a wrapped root, a map's entries) is not yet in the spec's
     // shape while it streams: its partial checks are published, but cannot stop the request.
     const watchFor = watch && ((_mode: OutputMode, reshaped: boolean) => watch.start({ stopEarly: !reshaped }));
     answer = await callModelInMode(model, messages, run.outputMode, spec, { node: "generate", config, watch: watchFor });

@@ -7,7 +7,12 @@
  * - an optional property becomes required and, unless the spec already allows `null` there, nullable: a
  *   `null` the model writes there means "left out" (an introduced null);
  * - every object is closed (`additionalProperties: false`): a property the spec lists only in `required`
- *   becomes a property of any value; what else an open object allowed, the model can no longer write;
+ *   becomes a property of any value; what else an open object with properties of its own allowed, the
+ *   model can no longer write;
+ * - a map (an open object with no property of its own: `additionalProperties` a schema, `true` or absent,
+ *   or `patternProperties`) is asked for as an array of entries `[{"key": …, "value": …}]`, each value in
+ *   the strict form of the map's value schema (any value where more than one schema may apply), and read
+ *   back as the object; a key written twice is refused, never merged;
  * - keywords strict mode does not take (`allOf`, `not`, `if`/`then`/`else`, `dependentRequired`,
  *   `patternProperties`, `minLength` …) are left out and listed, and `oneOf` is sent as `anyOf`.
  *
@@ -18,6 +23,7 @@
  * limits, checked before the call), the request is sent without strict, saying why. Pure: no provider
  * package, no graph.
  */
+import { pathOf } from "../shared/paths.js";
 import type { JsonSchema } from "../specs/spec.js";
 
 /**
@@ -68,6 +74,9 @@ const MAX_LISTED = 20;
 /** Per strict object schema: the properties whose null means "left out" (introduced by the transform). */
 type IntroducedNulls = WeakMap<object, ReadonlySet<string>>;
 
+/** The strict array schemas that carry a map as its entries (read back as the object). */
+type EntryArrays = WeakSet<object>;
+
 /** The strict form of a schema: what is sent, what was left out, and how an answer is mapped back. */
 export type StrictForm =
   | {
@@ -75,9 +84,10 @@ export type StrictForm =
       schema: JsonSchema;
       dropped: string[];
       nulls: IntroducedNulls;
+      maps: EntryArrays;
       /** The spec's root is not an object (or is a union): the strict form asks for `{"value": …}`, unwrapped before judging. */
       wrapped: boolean;
-      /** Whether an answer may differ from the spec's own shape (a wrapped root, introduced nulls) until it is mapped back. */
+      /** Whether an answer may differ from the spec's own shape (a wrapped root, introduced nulls, a map's entries) until it is mapped back. */
       reshapes: boolean;
     }
   | { strict: false; reason: string };
@@ -105,7 +115,8 @@ function buildForm(spec: JsonSchema): StrictForm {
   // A root that only refers to a definition (`{"$ref": "#/definitions/Main", "definitions": …}`) is that definition.
   const target = typeof given.$ref === "string" ? walk.resolve(given.$ref) : given;
   const root = isPlainObject(target) ? { ...withoutKey(given, "$ref"), ...target } : given;
-  const wrapped = !isObjectSchema(root);
+  // A map at the root is an array of entries, and strict mode asks for an object at the root.
+  const wrapped = !isObjectSchema(root) || isMap(root);
   let schema: JsonSchema;
   try {
     if (wrapped) {
@@ -117,6 +128,7 @@ function buildForm(spec: JsonSchema): StrictForm {
         return { strict: false, reason: 'the schema\'s root is not an object and refers to itself ("$ref": "#"), which a wrapped root cannot carry' };
       schema = { type: "object", properties: { [WRAPPER_KEY]: inner }, required: [WRAPPER_KEY], additionalProperties: false, ...walk.definitions(root) };
     } else schema = walk.node(root, "", true);
+    walk.checkEntriesUnambiguous(schema);
   } catch (error) {
     if (error instanceof NoStrictForm) return { strict: false, reason: error.message };
     throw error;
@@ -124,16 +136,19 @@ function buildForm(spec: JsonSchema): StrictForm {
   const over = limitProblem(schema);
   if (over !== undefined) return { strict: false, reason: over };
   const listed = walk.dropped.length > MAX_LISTED ? [...walk.dropped.slice(0, MAX_LISTED), `… and ${walk.dropped.length - MAX_LISTED} more`] : walk.dropped;
-  return { strict: true, schema, dropped: listed, nulls: walk.nulls, wrapped, reshapes: wrapped || walk.introducedAny };
+  return { strict: true, schema, dropped: listed, nulls: walk.nulls, maps: walk.maps, wrapped, reshapes: wrapped || walk.introducedAny || walk.mapsAny };
 }
 
 class Transform {
   readonly dropped: string[] = [];
   readonly nulls: IntroducedNulls = new WeakMap();
+  readonly maps: EntryArrays = new WeakSet();
   /** Whether a `$ref` names the root ("#"). */
   refersToRoot = false;
   /** Whether some property's null was introduced. */
   introducedAny = false;
+  /** Whether some map is asked for as entries. */
+  mapsAny = false;
   constructor(private readonly root: JsonSchema) {}
 
   /** One subschema, rewritten; `top`: the root (its $defs are kept). */
@@ -155,16 +170,20 @@ class Transform {
       for (const key of Object.keys(s)) if (key !== "$ref" && key !== "description") drop(key);
       return out;
     }
+    const types = typesOf(s);
+    // An object schema (a type, or properties without one) that is a map.
+    const map = (types?.includes("object") === true || (types === undefined && s.properties !== undefined)) && isMap(s);
     for (const [key, value] of Object.entries(s)) {
       if (key === "type" || key === "properties" || key === "items" || key === "anyOf" || key === "oneOf") continue;
+      // A map's value schema and its bounds are carried by its entries.
+      if (map && (key === "additionalProperties" || key === "patternProperties" || key === "minProperties" || key === "maxProperties")) continue;
       if ((key === "$defs" || key === "definitions") && top && isPlainObject(value)) continue;
-      // Every object is closed: listed only where the spec allowed more (a map, a free-form object).
+      // Every object is closed: listed only where the spec allowed extra properties beside its own (a map is carried as entries).
       if (key === "additionalProperties" && value === false) continue;
       if (Object.hasOwn(KEPT, key) && KEPT[key](value)) out[key] = value;
       else drop(key);
     }
     if (top) Object.assign(out, this.definitions(s));
-    const types = typesOf(s);
     const union = s.anyOf ?? s.oneOf;
     if (union !== undefined && (types !== undefined || s.properties !== undefined)) {
       // A union beside the schema's own structure only adds constraints (`anyOf: [{required: [a]}, …]`): left to the validator.
@@ -185,6 +204,7 @@ class Transform {
       }
       return { ...out, ...anyValue() };
     }
+    if (map) return this.map(s, out, types ?? ["object"], path);
     if (types !== undefined) out.type = types.length === 1 ? types[0] : types;
     if (types?.includes("object") || (types === undefined && s.properties !== undefined)) this.object(s, out, path);
     if (types?.includes("array")) {
@@ -195,6 +215,57 @@ class Transform {
       }
     } else if (s.items !== undefined) drop("items");
     return out;
+  }
+
+  /**
+   * A map as an array of its entries, each `{"key": …, "value": …}` with the value in the strict form of the
+   * map's value schema; `minProperties`/`maxProperties` as the array's bounds (exact: a key written twice is
+   * refused when the answer is read back). Another type beside "object" is a branch of its own, except
+   * "array", which an array of entries could not be told from.
+   */
+  private map(s: JsonSchema, out: JsonSchema, types: string[], path: string): JsonSchema {
+    const at = path || "/";
+    if (out.enum !== undefined || out.const !== undefined) throw new NoStrictForm(`${at} is a map with enum or const, which an array of entries cannot carry`);
+    if (types.includes("array")) throw new NoStrictForm(`${at} may be a map or an array, which strict mode's array of entries could not tell apart`);
+    const value = this.node(mapValueSchema(s), `${path}/additionalProperties`);
+    const entries: JsonSchema = {
+      type: "array",
+      items: { type: "object", properties: { key: { type: "string" }, value }, required: ["key", "value"], additionalProperties: false },
+    };
+    for (const [from, to] of [
+      ["minProperties", "minItems"],
+      ["maxProperties", "maxItems"],
+    ])
+      if (typeof s[from] === "number") entries[to] = s[from];
+    this.mapsAny = true;
+    const others = types.filter((t) => t !== "object");
+    const annotations = Object.fromEntries(Object.entries(out).filter(([key]) => key === "description" || key === "title"));
+    if (others.length === 0) {
+      for (const key of Object.keys(out)) if (!Object.hasOwn(annotations, key)) this.dropped.push(`${at}: ${key}`);
+      const whole = { ...annotations, ...entries };
+      this.maps.add(whole);
+      return whole;
+    }
+    this.maps.add(entries);
+    const rest = Object.fromEntries(Object.entries(out).filter(([key]) => !Object.hasOwn(annotations, key)));
+    return { ...annotations, anyOf: [entries, { ...rest, type: others.length === 1 ? others[0] : others }] };
+  }
+
+  /** A map is read back from an array only where no other branch of the same union may be an array. */
+  checkEntriesUnambiguous(schema: JsonSchema): void {
+    const seen = new Set<object>();
+    const visit = (node: unknown, path: string): void => {
+      if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${path}/${i}`));
+      if (!isPlainObject(node) || seen.has(node)) return;
+      seen.add(node);
+      if (Array.isArray(node.anyOf)) {
+        const branches = unionBranches(node, (ref) => followRef(schema, ref));
+        if (branches.some((b) => this.maps.has(b)) && branches.filter((b) => typesOf(b)?.includes("array")).length > 1)
+          throw new NoStrictForm(`${path || "/"} may be a map or an array, which strict mode's array of entries could not tell apart`);
+      }
+      for (const [key, value] of Object.entries(node)) if (key !== "enum" && key !== "const") visit(value, `${path}/${key}`);
+    };
+    visit(schema, "");
   }
 
   /** The root's definitions, each rewritten (strict mode follows `$ref`s into them, recursion included). */
@@ -211,11 +282,6 @@ class Transform {
   private object(s: JsonSchema, out: JsonSchema, path: string): void {
     const given = isPlainObject(s.properties) ? s.properties : {};
     const required = new Set(Array.isArray(s.required) ? s.required.filter((n): n is string => typeof n === "string") : []);
-    // A map or a free-form object (open, with no property of its own): closed, the model could only write it
-    // empty, which the spec may refuse (minProperties) or the request may not want. Such a schema is not sent strict.
-    const open = s.additionalProperties !== false || s.patternProperties !== undefined;
-    if (open && Object.keys(given).length === 0 && required.size === 0)
-      throw new NoStrictForm(`${path || "/"} is a map or a free-form object, which strict mode could only send empty`);
     const introduced = new Set<string>();
     const properties: Array<[string, JsonSchema]> = [];
     for (const [name, sub] of Object.entries(given)) {
@@ -274,6 +340,39 @@ function followRef(root: JsonSchema, ref: string): unknown {
   if (match === null) return undefined;
   const defs = root[match[1]];
   return isPlainObject(defs) && Object.hasOwn(defs, match[2]) ? defs[match[2]] : undefined;
+}
+
+/** Whether an object schema is a map or a free-form object: open (extra properties or pattern properties allowed), with no property of its own. */
+function isMap(s: JsonSchema): boolean {
+  const open = s.additionalProperties !== false || s.patternProperties !== undefined;
+  const named = (isPlainObject(s.properties) && Object.keys(s.properties).length > 0) || (Array.isArray(s.required) && s.required.length > 0);
+  return open && !named;
+}
+
+/**
+ * The schema every value of a map meets: `additionalProperties` (any value when absent), or the one schema of
+ * `patternProperties` when it is the only one that may apply; where several may (a key matching two patterns
+ * meets both), any value: the validator judges the rest.
+ */
+function mapValueSchema(s: JsonSchema): unknown {
+  const applies = isPlainObject(s.patternProperties) ? Object.values(s.patternProperties) : [];
+  if (s.additionalProperties !== false) applies.push(s.additionalProperties ?? true);
+  const distinct = new Set(applies.map((v) => JSON.stringify(v)));
+  return distinct.size === 1 ? applies[0] : true;
+}
+
+/** A union's branches, each `$ref` followed and each nested union flattened (bounded). */
+function unionBranches(s: JsonSchema, follow: (ref: string) => unknown): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const add = (branch: unknown, hops: number): void => {
+    let b = branch;
+    for (let i = 0; isPlainObject(b) && typeof b.$ref === "string" && i <= 16; i++) b = follow(b.$ref);
+    if (!isPlainObject(b) || typeof b.$ref === "string" || hops > 16) return;
+    if (Array.isArray(b.anyOf)) for (const inner of b.anyOf) add(inner, hops + 1);
+    else out.push(b);
+  };
+  for (const branch of s.anyOf as unknown[]) add(branch, 0);
+  return out;
 }
 
 /** Any JSON value, as strict mode can say it: the scalars, null, and (one level down) closed empty objects and arrays of scalars. */
@@ -377,13 +476,18 @@ function limitProblem(schema: JsonSchema): string | undefined {
 
 /**
  * An answer written under the strict form, mapped back: unwrapped when the strict form wrapped the root,
- * and each null the transform introduced (an optional property the spec does not let be null) removed, in
- * place. A null the spec allows stays; where the answer's shape does not say which union branch it took,
- * nothing is removed there (the check step then judges the nulls as written). Returns the value and what
- * was changed (JSON pointers into the value judged). Bounded by the reader's nesting limit.
+ * each null the transform introduced (an optional property the spec does not let be null) removed, in
+ * place, and each map's array of entries read as the object. A null the spec allows stays; where the
+ * answer's shape does not say which union branch it took, nothing is changed there (the check step then
+ * judges the value as written). A key written twice among a map's entries is never merged: the answer is
+ * refused (`problem`). A key of any name is an own field of the object built (`__proto__` included, never
+ * a prototype), and the check step reads the mapped value as its reader reads text, so it refuses what the
+ * reader would. Returns the value and what was changed (JSON pointers into the value judged). Bounded by
+ * the reader's nesting limit.
  */
-export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, { strict: true }>): { value: unknown; changes: string[] } {
+export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, { strict: true }>): { value: unknown; changes: string[]; problem?: string } {
   const changes: string[] = [];
+  let problem: string | undefined;
   const root = form.schema;
   let value = answer;
   let start: JsonSchema = root;
@@ -393,39 +497,75 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
     start = (root.properties as Record<string, JsonSchema>)[WRAPPER_KEY];
     changes.push(`the answer unwrapped from {"${WRAPPER_KEY}": …}`);
   }
+  const follow = (ref: string) => followRef(root, ref);
   const resolve = (s: JsonSchema): JsonSchema | undefined => {
     for (let hops = 0; typeof s.$ref === "string"; hops++) {
-      const next = followRef(root, s.$ref);
+      const next = follow(s.$ref);
       if (!isPlainObject(next) || hops > 16) return undefined;
       s = next;
     }
     return s;
   };
-  const walk = (v: unknown, given: JsonSchema, path: string): void => {
+  /** The value mapped back (a map's entries: a new object; anything else changed in place). */
+  const walk = (v: unknown, given: JsonSchema, path: string, steps: Array<string | number>): unknown => {
     const s = resolve(given);
-    if (s === undefined || v === null || typeof v !== "object") return;
+    if (s === undefined || v === null || typeof v !== "object" || problem !== undefined) return v;
     if (Array.isArray(s.anyOf)) {
-      const fits = s.anyOf.map((b) => resolve(b as JsonSchema)).filter((b): b is JsonSchema => b !== undefined && shapeFits(v, b));
-      if (fits.length === 1) walk(v, fits[0], path);
-      return;
+      const fits = unionBranches(s, follow).filter((b) => shapeFits(v, b));
+      return fits.length === 1 ? walk(v, fits[0], path, steps) : v;
     }
     if (Array.isArray(v)) {
-      if (isPlainObject(s.items)) v.forEach((item, i) => walk(item, s.items as JsonSchema, `${path}/${i}`));
-      return;
+      if (form.maps.has(s)) return entriesRead(v, s, path, steps);
+      if (isPlainObject(s.items)) v.forEach((item, i) => (v[i] = walk(item, s.items as JsonSchema, `${path}/${i}`, [...steps, i])));
+      return v;
     }
-    if (!isPlainObject(s.properties)) return;
+    if (!isPlainObject(s.properties)) return v;
     const introduced = form.nulls.get(s);
     const record = v as Record<string, unknown>;
     for (const key of Object.keys(record)) {
-      const at = `${path}/${key.replaceAll("~", "~0").replaceAll("/", "~1")}`;
+      const at = `${path}/${pointerStep(key)}`;
       if (record[key] === null && introduced?.has(key)) {
         delete record[key];
         changes.push(`${at}: null removed (the field left out)`);
-      } else if (Object.hasOwn(s.properties, key)) walk(record[key], s.properties[key] as JsonSchema, at);
+      } else if (Object.hasOwn(s.properties, key)) {
+        const mapped = walk(record[key], s.properties[key] as JsonSchema, at, [...steps, key]);
+        if (mapped !== record[key]) defineField(record, key, mapped);
+      }
     }
+    return v;
   };
-  walk(value, start, "");
-  return { value, changes };
+  /** A map's entries as the object; the array as it is when one is not an entry, or a key is written twice. */
+  const entriesRead = (entries: unknown[], s: JsonSchema, path: string, steps: Array<string | number>): unknown => {
+    const item = s.items as JsonSchema;
+    const valueSchema = (item.properties as Record<string, JsonSchema>).value;
+    const keys = new Set<string>();
+    for (const entry of entries) {
+      if (!isPlainObject(entry) || !shapeFits(entry, item) || typeof entry.key !== "string") return entries;
+      if (keys.has(entry.key)) {
+        const where = pathOf(steps);
+        problem = `The answer names the key ${JSON.stringify(entry.key.length > 40 ? `${entry.key.slice(0, 40)}…` : entry.key)} twice among the entries of ${where === "" ? "the top-level map" : where}; each key may appear only once.`;
+        return entries;
+      }
+      keys.add(entry.key);
+    }
+    changes.push(`${path || "/"}: entries [ … ] read as an object`);
+    const object: Record<string, unknown> = {};
+    for (const entry of entries as Array<{ key: string; value: unknown }>)
+      defineField(object, entry.key, walk(entry.value, valueSchema, `${path}/${pointerStep(entry.key)}`, [...steps, entry.key]));
+    return object;
+  };
+  value = walk(value, start, "", []);
+  return problem === undefined ? { value, changes } : { value, changes, problem };
+}
+
+/** A key as one step of a JSON pointer. */
+function pointerStep(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/** Set an own, enumerable data field as JSON.parse does: whatever its name ("__proto__" included), never a setter or the prototype. */
+function defineField(object: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 /** Whether a container value has the shape of a strict branch: an array for an array, an object with exactly its keys for an object. */

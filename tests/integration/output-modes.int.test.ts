@@ -37,6 +37,14 @@ function graph() {
   return buildValidationGraph({ model: (request) => createChatModel(request, env) });
 }
 
+/** The real ChatOpenAI against the scripted server. */
+function openaiModel() {
+  return createChatModel(
+    { model: "gpt-4o-mini", role: "generate" },
+    { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+  );
+}
+
 describe("output modes through ChatOpenAI", () => {
   it("tool: arguments nested 100,000 deep get the reader's bounded message as feedback, not a crash", async () => {
     const deep = `${'{"a":'.repeat(100_000)}1${"}".repeat(100_000)}`;
@@ -98,10 +106,7 @@ describe("output modes through ChatOpenAI", () => {
       },
     });
     server.setReplies(['{"name": null, "nickname": null, "phone": null}', '{"name": "Ada", "nickname": null, "phone": null}']);
-    const model = createChatModel(
-      { model: "gpt-4o-mini", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
-    );
+    const model = openaiModel();
     const outcome = await generateValidated({ model, spec, request: "a contact", outputMode: "json_schema", maxAttempts: 2 });
     const [first] = sent();
     expect(first.response_format.json_schema).toMatchObject({
@@ -119,6 +124,51 @@ describe("output modes through ChatOpenAI", () => {
     expect(outcome.history[1].mappedBack).toEqual(["/nickname: null removed (the field left out)"]);
   });
 
+  it("json_schema: a map is asked for as an array of entries on the wire, and the answer's entries judged and kept as the object", async () => {
+    const spec = defineSpec({
+      name: "headers",
+      description: "Request headers",
+      schema: {
+        type: "object",
+        required: ["headers"],
+        properties: { headers: { type: "object", additionalProperties: { type: "string" }, minProperties: 1 } },
+      },
+    });
+    server.setReplies([
+      '{"headers": []}',
+      '{"headers": [{"key": "accept", "value": "json"}, {"key": "__proto__", "value": "x"}]}',
+      '{"headers": [{"key": "accept", "value": "json"}]}',
+    ]);
+    const model = openaiModel();
+    const outcome = await generateValidated({ model, spec, request: "headers", outputMode: "json_schema", maxAttempts: 3 });
+    const [first] = sent();
+    expect(first.response_format.json_schema).toMatchObject({
+      strict: true,
+      schema: {
+        type: "object",
+        properties: {
+          headers: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: { key: { type: "string" }, value: { type: "string" } },
+              required: ["key", "value"],
+              additionalProperties: false,
+            },
+            minItems: 1,
+          },
+        },
+        required: ["headers"],
+        additionalProperties: false,
+      },
+    });
+    // No entry: the empty object is refused by minProperties; a key named "__proto__": refused in the reader's words.
+    expect(outcome.history[0].errors).toEqual([expect.stringMatching(/^headers /)]);
+    expect(outcome.history[1].errors).toEqual([expect.stringMatching(/^The JSON cannot be kept as written: headers has a field named "__proto__"/)]);
+    expect(outcome).toMatchObject({ success: true, attempts: 3, value: { headers: { accept: "json" } } });
+    expect(outcome.history[2].mappedBack).toEqual(["/headers: entries [ … ] read as an object"]);
+  });
+
   it("json_schema: a schema past a documented strict limit (11 levels of objects) is sent with strict: false, the attempt saying why", async () => {
     const nested = (levels: number): Record<string, unknown> =>
       levels === 1
@@ -128,10 +178,7 @@ describe("output modes through ChatOpenAI", () => {
     let answer: unknown = "x";
     for (let i = 0; i < 10; i++) answer = i === 0 ? { leaf: answer } : { inner: answer };
     server.setReplies([JSON.stringify(answer)]);
-    const model = createChatModel(
-      { model: "gpt-4o-mini", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
-    );
+    const model = openaiModel();
     const outcome = await generateValidated({ model, spec, request: "deep", outputMode: "json_schema", maxAttempts: 1 });
     const [body] = sent();
     expect(body.response_format.json_schema).toMatchObject({ strict: false, schema: spec.schema });

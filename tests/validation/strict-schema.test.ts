@@ -108,22 +108,168 @@ describe("the strict form of a schema", () => {
   });
 });
 
-describe("maps and free-form objects", () => {
-  it("are not sent strict: closed, the model could only write them empty (and minProperties would refuse that)", () => {
-    for (const map of [
-      { type: "object", additionalProperties: { type: "string" }, minProperties: 1 },
-      { type: "object" },
-      { type: "object", patternProperties: { "^x-": { type: "string" } } },
-    ]) {
-      const form = openaiStrictForm({ type: "object", properties: { headers: map }, required: ["headers"] });
-      expect(form).toEqual({ strict: false, reason: expect.stringMatching(/^\/properties\/headers is a map or a free-form object/) });
+describe("maps and free-form objects: asked for as an array of entries, read back as the object", () => {
+  const entriesOf = (value: unknown, bounds: Record<string, number> = {}) => ({
+    type: "array",
+    items: { type: "object", properties: { key: { type: "string" }, value }, required: ["key", "value"], additionalProperties: false },
+    ...bounds,
+  });
+  /** Headers: a map of strings with at least one entry; labels: a map of maps of integers (optional). */
+  const HEADERS = {
+    type: "object",
+    required: ["headers"],
+    properties: {
+      headers: { type: "object", additionalProperties: { type: "string", minLength: 1 }, minProperties: 1 },
+      labels: { type: "object", additionalProperties: { type: "object", additionalProperties: { type: "integer" } } },
+    },
+  };
+  const headersSpec = () => defineSpec({ name: "headers", description: "Request headers", schema: HEADERS });
+  const mapBackOf = (schema: Record<string, unknown>) => {
+    const form = strictOf(schema);
+    return (value: unknown) => mapBackStrictAnswer(value, form);
+  };
+
+  it("a map, and a map of maps: entries of {key, value} with the value's strict form; minProperties and maxProperties as the array's bounds", () => {
+    const form = strictOf(HEADERS);
+    expect(form.schema).toEqual({
+      type: "object",
+      properties: {
+        headers: entriesOf({ type: "string" }, { minItems: 1 }),
+        labels: { anyOf: [entriesOf(entriesOf({ type: "integer" })), { type: "null" }] },
+      },
+      required: ["headers", "labels"],
+      additionalProperties: false,
+    });
+    expect(form.dropped).toEqual(["/properties/headers/additionalProperties: minLength"]);
+    expect(form.reshapes).toBe(true);
+  });
+
+  it("a free-form object is a map of any value; patternProperties give the value schema when only one may apply; a map at the root is wrapped", () => {
+    const free = strictOf({ type: "object", properties: { meta: { type: "object", maxProperties: 3 } }, required: ["meta"] });
+    expect((free.schema.properties as Record<string, unknown>).meta).toEqual(entriesOf(expect.objectContaining({ anyOf: expect.any(Array) }), { maxItems: 3 }));
+    const patterned = strictOf({
+      type: "object",
+      properties: { ext: { type: "object", patternProperties: { "^x-": { type: "string" } }, additionalProperties: false } },
+      required: ["ext"],
+    });
+    expect((patterned.schema.properties as Record<string, unknown>).ext).toEqual(entriesOf({ type: "string" }));
+    const two = strictOf({ type: "object", properties: { ext: { type: "object", patternProperties: { "^x-": { type: "string" } } } }, required: ["ext"] });
+    expect((two.schema.properties as Record<string, unknown>).ext).toEqual(entriesOf(expect.objectContaining({ anyOf: expect.any(Array) })));
+    // Properties without a type, none of them listed: a map too, never a closed empty object.
+    const untyped = strictOf({ type: "object", properties: { m: { properties: {}, additionalProperties: { type: "string" } } }, required: ["m"] });
+    expect((untyped.schema.properties as Record<string, unknown>).m).toEqual(entriesOf({ type: "string" }));
+    const root = strictOf({ type: "object", additionalProperties: { type: "number" } });
+    expect(root.wrapped).toBe(true);
+    expect(root.schema).toEqual({ type: "object", properties: { value: entriesOf({ type: "number" }) }, required: ["value"], additionalProperties: false });
+  });
+
+  it("a map that may also be an array is not sent strict: an array of entries could not be told from it", () => {
+    for (const schema of [{ type: ["object", "array"] }, { anyOf: [{ type: "object", additionalProperties: { type: "string" } }, { type: "array" }] }]) {
+      const form = openaiStrictForm({ type: "object", properties: { m: schema }, required: ["m"] });
+      expect(form).toEqual({ strict: false, reason: "/properties/m may be a map or an array, which strict mode's array of entries could not tell apart" });
     }
+    // Beside another type that is not an array, the map is a branch of its own.
+    const nullable = strictOf({ type: "object", properties: { m: { type: ["object", "null"], additionalProperties: { type: "string" } } }, required: ["m"] });
+    expect((nullable.schema.properties as Record<string, unknown>).m).toEqual({ anyOf: [entriesOf({ type: "string" }), { type: "null" }] });
   });
 
   it("an object with properties of its own is closed: the model writes those, and may not add others", () => {
     const form = openaiStrictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } });
     expect(form.strict).toBe(true);
     expect(form.strict && form.schema).toMatchObject({ properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false });
+  });
+
+  it("entries are read as the object (maps of maps too), judged whole, and the object is the value returned", async () => {
+    const verdict = await checkText(
+      headersSpec(),
+      '{"headers": [{"key": "accept", "value": "json"}, {"key": "x-id", "value": "7"}], "labels": [{"key": "team", "value": [{"key": "size", "value": 4}]}]}',
+      "model",
+      { mapBack: mapBackOf(HEADERS) },
+    );
+    expect(verdict).toMatchObject({ valid: true, value: { headers: { accept: "json", "x-id": "7" }, labels: { team: { size: 4 } } } });
+    expect(verdict.mappedBack).toEqual([
+      "/headers: entries [ … ] read as an object",
+      "/labels: entries [ … ] read as an object",
+      "/labels/team: entries [ … ] read as an object",
+    ]);
+    expect(verdict.parsed).toBe(verdict.value);
+    expect(Object.getPrototypeOf(verdict.value)).toBe(Object.prototype);
+  });
+
+  it("the validator judges the mapped value against the whole spec: minProperties, and the value's own keywords", async () => {
+    const mapBack = mapBackOf(HEADERS);
+    const empty = await checkText(headersSpec(), '{"headers": [], "labels": null}', "model", { mapBack });
+    expect(empty.valid).toBe(false);
+    expect(empty.errors).toEqual([expect.stringMatching(/^headers .*(fewer than 1|at least 1)/)]);
+    expect(empty.parsed).toEqual({ headers: {} });
+    const blank = await checkText(headersSpec(), '{"headers": [{"key": "accept", "value": ""}], "labels": null}', "model", { mapBack });
+    expect(blank.errors).toEqual([expect.stringMatching(/^headers\.accept /)]);
+  });
+
+  it("a key written twice is refused, never merged", async () => {
+    const verdict = await checkText(
+      headersSpec(),
+      '{"headers": [{"key": "accept", "value": "json"}, {"key": "accept", "value": "xml"}], "labels": null}',
+      "model",
+      { mapBack: mapBackOf(HEADERS) },
+    );
+    expect(verdict).toMatchObject({
+      valid: false,
+      errors: ['The answer names the key "accept" twice among the entries of headers; each key may appear only once.'],
+    });
+    expect(verdict.value).toBeUndefined();
+    expect(verdict.parsed).toBeUndefined();
+    // In a list of maps, the message names the map's place.
+    const form = strictOf({
+      type: "object",
+      properties: { rows: { type: "array", items: { type: "object", additionalProperties: { type: "integer" } } } },
+      required: ["rows"],
+    });
+    const rows = JSON.parse('{"rows": [[{"key": "a", "value": 1}], [{"key": "b", "value": 1}, {"key": "b", "value": 2}]]}');
+    expect(mapBackStrictAnswer(rows, form).problem).toBe('The answer names the key "b" twice among the entries of rows[1]; each key may appear only once.');
+  });
+
+  it("a key the reader refuses (__proto__, a checkpoint marker's fields) reaches the check step as a field and is refused with the reader's hint", async () => {
+    const mapBack = mapBackOf(HEADERS);
+    const proto = await checkText(headersSpec(), '{"headers": [{"key": "__proto__", "value": "x"}], "labels": null}', "model", { mapBack });
+    expect(proto).toMatchObject({
+      valid: false,
+      errors: [expect.stringMatching(/^The JSON cannot be kept as written: headers has a field named "__proto__"/)],
+    });
+    const marker = await checkText(
+      headersSpec(),
+      '{"headers": [{"key": "accept", "value": "json"}], "labels": [{"key": "x", "value": [{"key": "lc", "value": 1}, {"key": "type", "value": 2}]}]}',
+      "model",
+      { mapBack },
+    );
+    expect(marker.valid).toBe(true); // "type" is a number here: no marker's shape
+    const form = strictOf({ type: "object", properties: { m: { type: "object" } }, required: ["m"] });
+    const shaped = await checkText(
+      defineSpec({ name: "free", description: "", schema: { type: "object", properties: { m: { type: "object" } }, required: ["m"] } }),
+      '{"m": [{"key": "lc", "value": 1}, {"key": "type", "value": "constructor"}]}',
+      "model",
+      { mapBack: (value) => mapBackStrictAnswer(value, form) },
+    );
+    expect(shaped.errors).toEqual([expect.stringMatching(/^The JSON cannot be kept as written: m has the fields "lc" and "type"/)]);
+  });
+
+  it("through the validation graph: asked as entries with strict: true; the object is judged, returned and kept", async () => {
+    const model = new ScriptedChatModel({
+      answers: [
+        '{"headers": [{"key": "accept", "value": "json"}, {"key": "accept", "value": "xml"}], "labels": null}',
+        '{"headers": [{"key": "accept", "value": "json"}], "labels": null}',
+      ],
+    });
+    const outcome = await generateValidated({ model, spec: headersSpec(), request: "headers", outputMode: "json_schema", maxAttempts: 2 });
+    const options = model.calls[0].options as { strict?: boolean; response_format?: { json_schema?: { schema?: unknown } } };
+    expect(options.strict).toBe(true);
+    expect(options.response_format?.json_schema?.schema).toEqual(strictOf(HEADERS).schema);
+    expect(outcome.history[0].errors).toEqual(['The answer names the key "accept" twice among the entries of headers; each key may appear only once.']);
+    expect(outcome).toMatchObject({ success: true, attempts: 2, value: { headers: { accept: "json" } } });
+    expect(outcome.history[1]).toMatchObject({
+      valid: true,
+      mappedBack: ["/headers: entries [ … ] read as an object", "/labels: null removed (the field left out)"],
+    });
   });
 });
 
