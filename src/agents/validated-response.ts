@@ -14,6 +14,7 @@
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import type { ChatModelStreamEvent } from "@langchain/core/language_models/event";
 import type { LLMResult } from "@langchain/core/outputs";
 import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnables";
 import { Command, getConfig } from "@langchain/langgraph";
@@ -280,8 +281,10 @@ function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
 }
 
 /**
- * Keeps the generation info of one model call (its first chat model run): what LangChain hands its
- * listeners at the call's end, the streamed pieces' info merged. Awaited, so it is read before the call returns.
+ * Keeps what one model call (its first chat model run) reported of its end: the generation info LangChain
+ * hands its listeners at the call's end (the streamed pieces' info merged), and, when the call streams
+ * LangChain's events (LangGraph's v3 event stream), the provider's metadata on its last event. Awaited,
+ * so it is read before the call returns.
  */
 class GenerationInfoListener extends BaseCallbackHandler {
   name = "GenerationInfoListener";
@@ -296,7 +299,13 @@ class GenerationInfoListener extends BaseCallbackHandler {
     this.#run ??= runId;
   }
 
+  override handleChatModelStreamEvent(event: ChatModelStreamEvent, runId: string): void {
+    if (runId === this.#run && event.event === "message-finish" && event.responseMetadata !== undefined) {
+      this.generationInfo = { ...this.generationInfo, ...event.responseMetadata };
+    }
+  }
+
   override handleLLMEnd(output: LLMResult, runId: string): void {
-    if (runId === this.#run) this.generationInfo = output.generations[0]?.[0]?.generationInfo;
+    if (runId === this.#run) this.generationInfo = { ...output.generations[0]?.[0]?.generationInfo, ...this.generationInfo };
   }
 }

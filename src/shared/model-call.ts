@@ -75,7 +75,8 @@ export function stopReasonOf(
   generationInfo?: Record<string, unknown>,
 ): { field: string; reason: string } | undefined {
   if (message === null || typeof message !== "object") return undefined;
-  const sources = [message.response_metadata, message.additional_kwargs, generationInfo] as Array<Record<string, unknown> | undefined>;
+  // The call's own info first: it holds the provider's word as sent, where a message may hold LangChain's mapping of it.
+  const sources = [generationInfo, message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
   for (const field of fields) {
     for (const source of sources) {
       const reason = source?.[field];
@@ -91,9 +92,11 @@ export function stopReasonOf(
  * stop, or none at all from a provider's client (a stream that ended without the provider's last event).
  * `said` is the provider's words. A chat model of no known provider (your own, a fake, the simulated
  * model) that reports no stop has no such word to give: its answer is taken as finished.
- * `generationInfo` is the call's generation info, read beside the message: `stream()` copies it onto
- * each piece, but `invoke()` with a streaming listener (LangGraph's messages mode) aggregates the pieces
- * without it, and OpenAI's `finish_reason` and Gemini's `finishReason` are only there.
+ * `generationInfo` is what the call itself reported, read before the message: `stream()` copies the
+ * generation info onto each piece, but `invoke()` with a streaming listener (LangGraph's messages mode)
+ * aggregates the pieces without it, and OpenAI's `finish_reason` and Gemini's `finishReason` are only
+ * there; LangGraph's v3 event stream leaves on the message LangChain's mapping of OpenAI's reason
+ * (`tool_calls` as `tool_use`, any unknown one as `stop`), and the provider's own only on its last event.
  */
 type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
 

@@ -143,6 +143,34 @@ describe("an agent's answer through ChatOpenAI is valid only when OpenAI said it
   });
 });
 
+/** The agent's run on LangGraph's v3 event stream (LangChain's content-block events): its last state. */
+async function v3Run() {
+  let final: { responseOutcome?: unknown } | undefined;
+  const run = agent() as unknown as { stream(input: unknown, options: object): Promise<AsyncIterable<unknown>> };
+  for await (const part of await run.stream({ messages: [new HumanMessage("Count them.")] }, { streamMode: ["messages", "values"], version: "v3" })) {
+    if (Array.isArray(part) && part[0] === "values") final = part[1] as typeof final;
+  }
+  expect(server.requests.map((r) => r.body.stream)).toEqual([true]);
+  return final?.responseOutcome;
+}
+
+describe("on LangGraph's v3 event stream, where LangChain maps OpenAI's finish_reason to its own words", () => {
+  it("finish_reason tool_calls (LangChain's tool_use): valid", async () => {
+    answerWith(streamed(), "");
+    expect(await v3Run()).toMatchObject({ success: true, value: { n: 12345678 } });
+  });
+
+  it("a finish_reason OpenAI does not document (LangChain's stop): not valid, in the provider's words", async () => {
+    answerWith(streamed({ finish: "eos_token" }), "");
+    expect(await v3Run()).toMatchObject({ success: false, errors: [unfinishedAnswerError('finish_reason "eos_token"')] });
+  });
+
+  it("cut before its finish_reason: not valid", async () => {
+    answerWith(streamed({ cut: true }), "");
+    expect(await v3Run()).toMatchObject({ success: false, errors: [NO_STOP] });
+  });
+});
+
 /** A listener that asks for streamed calls (as LangGraph's messages mode does) and keeps what the call's end reports. */
 class StreamingListener extends BaseCallbackHandler {
   name = "StreamingListener";
