@@ -19,6 +19,8 @@ import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
 import { unfinishedAnswerError } from "../../src/feedback.js";
 import { answerEnd, providerOf } from "../../src/shared/model-call.js";
+import { readEnvironment, type Environment } from "../../src/environment.js";
+import { loadChatModel } from "../../src/models.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { startWireServer, type WireServer } from "../support/wire-server.js";
 
@@ -212,5 +214,84 @@ describe("where @langchain/core and @langchain/openai leave OpenAI's finish_reas
     const model = new ChatOpenAI({ model: "m", apiKey: "test", configuration: { baseURL: `${server.baseURL}/v1` }, maxRetries: 0 });
     const message = (await model.invoke([new HumanMessage("Count them.")])) as AIMessage;
     expect(message.response_metadata.finish_reason).toBe("tool_calls");
+  });
+});
+
+/** Each provider's streamed tool-call answer `{"n": 12345678}`, with its finished stop or none. */
+const PROVIDERS: Array<{ name: string; model: string; headers: Record<string, string>; render(stop: boolean): string }> = [
+  {
+    name: "Anthropic SSE",
+    model: "anthropic/claude-x",
+    headers: SSE,
+    render: (stop) => {
+      const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+      const parts = [
+        event("message_start", { message: { id: "msg", role: "assistant", content: [], stop_reason: null, usage: { input_tokens: 5, output_tokens: 1 } } }),
+        event("content_block_start", { index: 0, content_block: { type: "tool_use", id: "toolu_1", name: TOOL, input: {} } }),
+        ...PIECES.map((partial_json) => event("content_block_delta", { index: 0, delta: { type: "input_json_delta", partial_json } })),
+        event("content_block_stop", { index: 0 }),
+      ];
+      if (stop)
+        parts.push(event("message_delta", { delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 4 } }), event("message_stop", {}));
+      return parts.join("");
+    },
+  },
+  {
+    name: "Gemini SSE",
+    model: "google-genai/gemini-x",
+    headers: SSE,
+    render: (stop) =>
+      `data: ${JSON.stringify({
+        candidates: [
+          { content: { role: "model", parts: [{ functionCall: { name: TOOL, args: { n: 12345678 } } }] }, ...(stop ? { finishReason: "STOP" } : {}) },
+        ],
+      })}\r\n\r\n`,
+  },
+  {
+    name: "Ollama NDJSON",
+    model: "ollama/llama-x",
+    headers: { "content-type": "application/x-ndjson" },
+    render: (stop) =>
+      [
+        { message: { role: "assistant", content: "", tool_calls: [{ function: { name: TOOL, arguments: { n: 12345678 } } }] }, done: false },
+        { message: { role: "assistant", content: "" }, done: true, ...(stop ? { done_reason: "stop" } : {}), prompt_eval_count: 5, eval_count: 4 },
+      ]
+        .map((line) => `${JSON.stringify(line)}\n`)
+        .join(""),
+  },
+];
+
+describe.each(PROVIDERS)("$name through createAgent, streamed: valid only on the provider's finished stop", (provider) => {
+  const environment = (): Environment => ({
+    ...readEnvironment({}),
+    anthropicApiKey: "sk-ant-test",
+    anthropicBaseUrl: server.baseURL,
+    ollamaBaseUrl: server.baseURL,
+    googleApiKey: "gemini-test-key",
+    googleBaseUrl: server.baseURL,
+    maxRetries: 0,
+  });
+  async function run(stop: boolean) {
+    server.requests.length = 0;
+    server.answer(() => ({ headers: provider.headers, body: Buffer.from(provider.render(stop)), end: "close" }));
+    const model = await loadChatModel({ model: provider.model, role: "generate" }, environment());
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC, maxAttempts: 1 })] });
+    let final: { responseOutcome?: unknown } | undefined;
+    for await (const [mode, part] of await agent.stream({ messages: [new HumanMessage("Count them.")] }, { streamMode: ["messages", "values"] })) {
+      if (mode === "values") final = part as typeof final;
+    }
+    expect(server.requests).toHaveLength(1);
+    return final?.responseOutcome;
+  }
+
+  it("with its finished stop: valid", async () => {
+    expect(await run(true)).toMatchObject({ success: true, value: { n: 12345678 } });
+  });
+
+  it("without a stop: not valid, the attempt says the answer did not finish", async () => {
+    expect(await run(false)).toMatchObject({
+      success: false,
+      errors: [expect.stringMatching(/^The answer did not finish \(no \w+: the answer ended without the provider's stop\)/)],
+    });
   });
 });
