@@ -19,10 +19,9 @@ import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
 import { unfinishedAnswerError } from "../../src/feedback.js";
 import { answerEnd, providerOf } from "../../src/shared/model-call.js";
-import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel } from "../../src/models.js";
 import { resolveSpec } from "../../src/specs/registry.js";
-import { startWireServer, type WireServer } from "../support/wire-server.js";
+import { startWireServer, wireEnvironment, type WireServer } from "../support/wire-server.js";
 
 const SPEC = resolveSpec({
   name: "count",
@@ -262,19 +261,10 @@ const PROVIDERS: Array<{ name: string; model: string; headers: Record<string, st
 ];
 
 describe.each(PROVIDERS)("$name through createAgent, streamed: valid only on the provider's finished stop", (provider) => {
-  const environment = (): Environment => ({
-    ...readEnvironment({}),
-    anthropicApiKey: "sk-ant-test",
-    anthropicBaseUrl: server.baseURL,
-    ollamaBaseUrl: server.baseURL,
-    googleApiKey: "gemini-test-key",
-    googleBaseUrl: server.baseURL,
-    maxRetries: 0,
-  });
   async function run(stop: boolean) {
     server.requests.length = 0;
     server.answer(() => ({ headers: provider.headers, body: Buffer.from(provider.render(stop)), end: "close" }));
-    const model = await loadChatModel({ model: provider.model, role: "generate" }, environment());
+    const model = await loadChatModel({ model: provider.model, role: "generate" }, wireEnvironment(server.baseURL));
     const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC, maxAttempts: 1 })] });
     let final: { responseOutcome?: unknown } | undefined;
     for await (const [mode, part] of await agent.stream({ messages: [new HumanMessage("Count them.")] }, { streamMode: ["messages", "values"] })) {
