@@ -281,7 +281,7 @@ function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
 }
 
 /**
- * Keeps what one model call (its first chat model run) reported of its end: the generation info LangChain
+ * Keeps what the model call (its last chat model run) reported of its end: the generation info LangChain
  * hands its listeners at the call's end (the streamed pieces' info merged), and, when the call streams
  * LangChain's events (LangGraph's v3 event stream), the provider's metadata on its last event. Awaited,
  * so it is read before the call returns.
@@ -295,8 +295,10 @@ class GenerationInfoListener extends BaseCallbackHandler {
     super({ _awaitHandler: true });
   }
 
+  // A call made again (a retry inside the handler) starts afresh: the answer returned is the last call's.
   override handleChatModelStart(_model: unknown, _messages: unknown, runId: string): void {
-    this.#run ??= runId;
+    this.#run = runId;
+    this.generationInfo = undefined;
   }
 
   override handleChatModelStreamEvent(event: ChatModelStreamEvent, runId: string): void {

@@ -13,7 +13,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import { RunnableBinding } from "@langchain/core/runnables";
 import { ChatOpenAI } from "@langchain/openai";
-import { createAgent } from "langchain";
+import { createAgent, modelRetryMiddleware } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
@@ -127,6 +127,24 @@ describe("an agent's answer through ChatOpenAI is valid only when OpenAI said it
   it("not streamed, a body without finish_reason: not valid, the attempt says the answer did not finish", async () => {
     answerWith("", whole('{"n": 123456}', null));
     expect(await wholeRun()).toMatchObject({ success: false, stopReason: "max_attempts", errors: [NO_STOP], attempts: 1 });
+  });
+
+  it("a call made again inside the model step (LangChain's modelRetryMiddleware): the answer returned is judged by its own stop", async () => {
+    server.requests.length = 0;
+    server.answer((request) =>
+      server.requests.length === 1
+        ? { status: 500, headers: { "content-type": "application/json" }, body: Buffer.from('{"error": {"message": "try again"}}'), end: "close" }
+        : { headers: request.body?.stream === true ? SSE : { "content-type": "application/json" }, body: Buffer.from(streamed()), end: "close" },
+    );
+    const model = new ChatOpenAI({ model: "m", apiKey: "test", configuration: { baseURL: `${server.baseURL}/v1` }, maxRetries: 0 });
+    const retry = modelRetryMiddleware({ maxRetries: 1, initialDelayMs: 0, jitter: false });
+    const run = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC, maxAttempts: 1 }), retry] });
+    let final: { responseOutcome?: unknown } | undefined;
+    for await (const [mode, part] of await run.stream({ messages: [new HumanMessage("Count them.")] }, { streamMode: ["messages", "values"] })) {
+      if (mode === "values") final = part as typeof final;
+    }
+    expect(server.requests.map((r) => r.body.stream)).toEqual([true, true]);
+    expect(final?.responseOutcome).toMatchObject({ success: true, value: { n: 12345678 } });
   });
 
   it("a model given as a binding with listeners of its own is listened to the same way, and its listeners still hear the call", async () => {
