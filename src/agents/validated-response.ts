@@ -12,7 +12,11 @@
  *   after the model (afterModel): rejected → jump back to the model; out of attempts → end, or pause for a person:
  *                                 one answer per step (./review.ts), asked again by looping through the model step
  */
+import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import type { ChatModelStreamEvent } from "@langchain/core/language_models/event";
+import type { LLMResult } from "@langchain/core/outputs";
+import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnables";
 import { Command, getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { randomUUID } from "node:crypto";
@@ -22,7 +26,7 @@ import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../feedback.js";
-import { answerEnd } from "../shared/model-call.js";
+import { answerEnd, providerOf } from "../shared/model-call.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -120,7 +124,13 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       // A person is answering at the review: the model is not called; the review (afterModel) takes the next answer.
       if (progress.next === "review") return new Command({ update: {} });
       const messages = request.state.messages as BaseMessage[];
-      const raw = await handler({ ...request, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+      // A provider's client gets a listener for the call's generation info: when the agent streams (messages mode, the
+      // LangGraph server), LangChain aggregates the streamed pieces into the message without it, and OpenAI's
+      // finish_reason and Gemini's finishReason are only there. A chat model of no known provider is called as it is.
+      const provider = providerOf(request.model);
+      const info = provider !== undefined && Runnable.isRunnable(request.model) ? new GenerationInfoListener() : undefined;
+      const model = info === undefined ? request.model : listenedTo(request.model as Runnable, info);
+      const raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
       const response = withDistinctToolCallIds(raw, messages);
       const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
@@ -145,10 +155,8 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
 
       const judged = await judgeAnswer(spec, turn, judging(progress));
       // Only an answer the provider finished can be valid (the same stop table as every model call): a cut, a withheld
-      // answer or another stop is an attempt whose one error says so. A message with no stop at all is taken as it
-      // comes: when the agent streams (messages mode, the LangGraph server), LangChain's aggregate of the streamed
-      // pieces leaves OpenAI's finish_reason off the message, so here "none sent" cannot be told from "none kept".
-      const end = answerEnd(raw, undefined);
+      // answer, another stop or none at all from a provider's client is an attempt whose one error says so.
+      const end = answerEnd(raw, provider, info?.generationInfo);
       const { verdict, shown } =
         end.kind === "finished"
           ? judged
@@ -253,4 +261,53 @@ function lastRequest(messages: readonly BaseMessage[]): string {
     if (m.getType() === "human" && !String(m.id ?? "").startsWith(FEEDBACK_ID_PREFIX)) return bound(m.text, MAX_ECHOED_OUTPUT_CHARS);
   }
   return "";
+}
+
+/**
+ * The model, with a listener on its calls: a binding (`withConfig` of a chat model such as ChatOpenAI builds
+ * a new model whose options do not carry listeners), and a binding's own config kept. createAgent binds the
+ * tools to the chat model inside it.
+ */
+function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
+  if (RunnableBinding.isRunnableBinding(model)) {
+    return new RunnableBinding({
+      bound: model.bound,
+      kwargs: model.kwargs,
+      config: mergeConfigs(model.config, { callbacks: [listener] }),
+      configFactories: model.configFactories,
+    });
+  }
+  return new RunnableBinding({ bound: model, kwargs: {}, config: { callbacks: [listener] } });
+}
+
+/**
+ * Keeps what the model call (its last chat model run) reported of its end: the generation info LangChain
+ * hands its listeners at the call's end (the streamed pieces' info merged), and, when the call streams
+ * LangChain's events (LangGraph's v3 event stream), the provider's metadata on its last event. Awaited,
+ * so it is read before the call returns.
+ */
+class GenerationInfoListener extends BaseCallbackHandler {
+  name = "GenerationInfoListener";
+  generationInfo: Record<string, unknown> | undefined;
+  #run: string | undefined;
+
+  constructor() {
+    super({ _awaitHandler: true });
+  }
+
+  // A call made again (a retry inside the handler) starts afresh: the answer returned is the last call's.
+  override handleChatModelStart(_model: unknown, _messages: unknown, runId: string): void {
+    this.#run = runId;
+    this.generationInfo = undefined;
+  }
+
+  override handleChatModelStreamEvent(event: ChatModelStreamEvent, runId: string): void {
+    if (runId === this.#run && event.event === "message-finish" && event.responseMetadata !== undefined) {
+      this.generationInfo = { ...this.generationInfo, ...event.responseMetadata };
+    }
+  }
+
+  override handleLLMEnd(output: LLMResult, runId: string): void {
+    if (runId === this.#run) this.generationInfo = { ...output.generations[0]?.[0]?.generationInfo, ...this.generationInfo };
+  }
 }

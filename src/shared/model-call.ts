@@ -66,14 +66,17 @@ const STOP_WORDS: ReadonlyMap<string, StopWords> = new Map(
 /**
  * Why the provider ended an answer, in its own field: OpenAI's `finish_reason` (or the Responses API's
  * `status`), Anthropic's `stop_reason` (in `additional_kwargs` when streamed), Ollama's `done_reason`,
- * Gemini's `finishReason`.
+ * Gemini's `finishReason`. `generationInfo` is the call's generation info, where LangChain leaves OpenAI's
+ * and Gemini's stop when it aggregates a streamed answer for `invoke()` (see answerEnd).
  */
 export function stopReasonOf(
   message: AIMessage | null | undefined,
   fields: Iterable<string> = STOP_WORDS.keys(),
+  generationInfo?: Record<string, unknown>,
 ): { field: string; reason: string } | undefined {
   if (message === null || typeof message !== "object") return undefined;
-  const sources = [message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
+  // The call's own info first: it holds the provider's word as sent, where a message may hold LangChain's mapping of it.
+  const sources = [generationInfo, message.response_metadata, message.additional_kwargs] as Array<Record<string, unknown> | undefined>;
   for (const field of fields) {
     for (const source of sources) {
       const reason = source?.[field];
@@ -89,12 +92,18 @@ export function stopReasonOf(
  * stop, or none at all from a provider's client (a stream that ended without the provider's last event).
  * `said` is the provider's words. A chat model of no known provider (your own, a fake, the simulated
  * model) that reports no stop has no such word to give: its answer is taken as finished.
+ * `generationInfo` is what the call itself reported, read before the message: `stream()` copies the
+ * generation info onto each piece, but `invoke()` with a streaming listener (LangGraph's messages mode)
+ * aggregates the pieces without it, and OpenAI's `finish_reason` and Gemini's `finishReason` are only
+ * there; LangGraph's v3 event stream leaves on the message LangChain's mapping of OpenAI's reason
+ * (`tool_calls` as `tool_use`, any unknown one as `stop`), and the provider's own only on its last event.
  */
 type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
 
-export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined): AnswerEnd {
+export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined, generationInfo?: Record<string, unknown>): AnswerEnd {
   // A provider's client is read in its own fields only; a chat model of no known provider in any of them.
-  const stop = stopReasonOf(message, provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field));
+  const fields = provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field);
+  const stop = stopReasonOf(message, fields, generationInfo);
   if (stop === undefined) {
     if (provider === undefined) return { kind: "finished" };
     return { kind: "unfinished", said: `no ${MODEL_PROVIDERS[provider].stops[0].field}: the answer ended without the provider's stop` };

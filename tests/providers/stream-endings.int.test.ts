@@ -12,13 +12,12 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
-import { readEnvironment, type Environment } from "../../src/environment.js";
 import { MODEL_PROVIDERS } from "../../src/model-names.js";
 import { loadChatModel } from "../../src/models.js";
 import { checkText } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { callModelInMode } from "../../src/validation/output-mode.js";
-import { startWireServer, type WireReply, type WireServer } from "../support/wire-server.js";
+import { startWireServer, wireEnvironment, type WireReply, type WireServer } from "../support/wire-server.js";
 
 const SPEC = resolveSpec({ name: "count", description: "A count of at least 1000", schema: { type: "integer", minimum: 1000 } });
 /** The answer, as the model streams it: every prefix from "1234" on is a valid answer too. */
@@ -169,20 +168,7 @@ const FORMATS: WireFormat[] = [
   },
 ];
 
-function environment(timeoutMs = 60_000): Environment {
-  return {
-    ...readEnvironment({}),
-    openaiApiKey: "test-key",
-    openaiBaseUrl: `${server.baseURL}/v1`,
-    anthropicApiKey: "sk-ant-test",
-    anthropicBaseUrl: server.baseURL,
-    ollamaBaseUrl: server.baseURL,
-    googleApiKey: "gemini-test-key",
-    googleBaseUrl: server.baseURL,
-    maxRetries: 0,
-    timeoutMs,
-  };
-}
+const environment = (timeoutMs?: number) => wireEnvironment(server.baseURL, timeoutMs);
 
 /** How one call ended: taken as a finished answer (and whether the check step passed it), not finished, or a ProviderError. */
 type Ending = { kind: "finished"; valid: boolean; text: string } | { kind: "not finished"; said: string } | { kind: "provider error"; message: string };

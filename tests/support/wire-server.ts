@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readEnvironment, type Environment } from "../../src/environment.js";
 
 /** One response: its status and headers, the bytes sent, and how it ends after them. */
 export interface WireReply {
@@ -69,5 +70,21 @@ export async function startWireServer(): Promise<WireServer> {
         server.close(() => resolve());
         server.closeAllConnections();
       }),
+  };
+}
+
+/** The environment that sends every provider's model to the server at `baseURL`, with no retry. */
+export function wireEnvironment(baseURL: string, timeoutMs = 60_000): Environment {
+  return {
+    ...readEnvironment({}),
+    openaiApiKey: "test-key",
+    openaiBaseUrl: `${baseURL}/v1`,
+    anthropicApiKey: "sk-ant-test",
+    anthropicBaseUrl: baseURL,
+    ollamaBaseUrl: baseURL,
+    googleApiKey: "gemini-test-key",
+    googleBaseUrl: baseURL,
+    maxRetries: 0,
+    timeoutMs,
   };
 }
