@@ -81,6 +81,32 @@ function checkRuleContext(value: unknown, what = "ruleContext"): Record<string, 
   return data.value as Record<string, unknown>;
 }
 
+/**
+ * ruleContext: a JSON object. Read only by its own check, which names it: zod's record would read a Proxy's traps
+ * (or a getter) itself and throw their error, in LangGraph's own parse of a run's context too. No transform, so
+ * Studio's form still has its JSON Schema (that of a record).
+ */
+function ruleContextSetting() {
+  return z
+    .unknown()
+    .superRefine((value, ctx) => {
+      try {
+        if (value === null || typeof value !== "object" || Array.isArray(value)) {
+          ctx.addIssue({ code: "custom", message: "ruleContext must be a JSON object" });
+          return;
+        }
+        Object.getPrototypeOf(value);
+        for (const key of Reflect.ownKeys(value)) void Object.getOwnPropertyDescriptor(value, key);
+      } catch (error) {
+        ctx.addIssue({
+          code: "custom",
+          message: `ruleContext could not be read (reading it threw: ${describeThrown(error, 200)}); give ruleContext as plain JSON data`,
+        });
+      }
+    })
+    .meta({ type: "object", propertyNames: { type: "string" }, additionalProperties: {} }) as unknown as z.ZodRecord<z.ZodString, z.ZodUnknown>;
+}
+
 /** One step of an escalation list: a model, and how many attempts it makes before the next one takes over. */
 const escalationStep = z
   .strictObject(
@@ -148,8 +174,7 @@ export const ValidationConfigSchema = z.object({
       "Repair a model's syntax slips without another call: trailing commas, comments, single-quoted strings and keys, unquoted keys, Python's True/False/None. Each repair is listed in the attempt's record (repairs), and the repaired value is judged whole. Nothing is guessed: a truncated answer is never completed. A person's answer is always read exactly.",
   }),
   retryWith: retryWithSetting(),
-  ruleContext: z
-    .record(z.string(), z.unknown(), { error: "ruleContext must be a JSON object" })
+  ruleContext: ruleContextSetting()
     .optional()
     .meta({
       title: "Rule context",
