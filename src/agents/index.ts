@@ -5,36 +5,18 @@
  * model, retries, a typed outcome); `guardToolsMiddleware` holds existing
  * tools' arguments to specs.
  *
- * `langchain` is an optional peer dependency, needed only here. It is looked
- * for before the middleware modules load, so an app without it gets one error
- * that says what to install, not a module-resolution failure from deep inside.
+ * `langchain` is an optional peer dependency, needed only here: the middleware
+ * modules import it as they load, so an app without it gets the runtime's own
+ * "cannot find package 'langchain'" error when it loads this entry point.
+ * Nothing here waits at load, so the CommonJS build can be `require()`d.
  */
-import { ConfigurationError } from "../errors.js";
-import { importPeer } from "../peers.js";
-
-/** The LangChain release line the middleware is written against. */
-export const LANGCHAIN_RANGE = "^1.5.14";
-
-async function loadMiddleware() {
-  const langchain = await importPeer<{ createMiddleware?: unknown }>("langgraph-trustworthy-output/agents", {
-    name: "langchain",
-    range: LANGCHAIN_RANGE,
-  });
-  if (typeof langchain.createMiddleware !== "function") {
-    throw new ConfigurationError(
-      `langgraph-trustworthy-output/agents needs LangChain v1 (langchain ${LANGCHAIN_RANGE}, with createMiddleware); the installed "langchain" is another version.`,
-    );
-  }
-  const [response, tools] = await Promise.all([import("./validated-response.js"), import("./guard-tools.js")]);
-  return { ...response, ...tools };
-}
-
-const middleware = await loadMiddleware();
+import { guardTools as guardToolsFactory } from "./guard-tools.js";
+import { validatedResponse as validatedResponseFactory } from "./validated-response.js";
 
 /** Middleware that holds the agent's structured answer to a spec; the outcome is `responseOutcome` in the agent's state. */
-export const validatedResponseMiddleware: typeof import("./validated-response.js").validatedResponse = middleware.validatedResponse;
+export const validatedResponseMiddleware: typeof validatedResponseFactory = validatedResponseFactory;
 /** Middleware that holds existing tools' arguments to specs, by tool name. */
-export const guardToolsMiddleware: typeof import("./guard-tools.js").guardTools = middleware.guardTools;
+export const guardToolsMiddleware: typeof guardToolsFactory = guardToolsFactory;
 
 /** @deprecated Renamed `validatedResponseMiddleware` (LangChain's `…Middleware` naming); this name goes in 0.3. */
 export const validatedResponse = validatedResponseMiddleware;

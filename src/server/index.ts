@@ -9,40 +9,23 @@
  * langgraph.json names files of the project, not packages: a file of the project re-exports these names.
  *
  * `hono` and `@langchain/langgraph-sdk` are optional peer dependencies, needed only here (a LangGraph server
- * project has both). They are looked for before the server modules load, so a project without one gets one error
- * that says what to install.
+ * project has both): the server modules import them as they load. Nothing here waits at load, so the CommonJS
+ * build can be `require()`d.
  */
 import type { Auth } from "@langchain/langgraph-sdk/auth";
 import type { Hono } from "hono";
-import { importPeer } from "../peers.js";
-
-const ENTRY = "langgraph-trustworthy-output/server";
-/**
- * The optional peers and their ranges, as package.json's peerDependencies: hono's is the LangGraph server's own (1.5),
- * the SDK's admits what the lowest supported @langchain/langgraph depends on, so npm keeps one copy of each.
- */
-const SERVER_PEERS = {
-  hono: { name: "hono", range: "^4.13.5" },
-  sdk: { name: "@langchain/langgraph-sdk", range: "^1.11.1", module: "@langchain/langgraph-sdk/auth" },
-} as const;
-
-async function loadServer() {
-  await importPeer(ENTRY, SERVER_PEERS.hono);
-  await importPeer(ENTRY, SERVER_PEERS.sdk);
-  const [auth, http, graphs] = await Promise.all([import("./auth.js"), import("./http.js"), import("./graphs.js")]);
-  return { ...auth, ...http, ...graphs };
-}
-
-const server = await loadServer();
+import { auth as serverAuth, authenticates, withOwnerRules } from "./auth.js";
+import * as graphs from "./graphs.js";
+import { app as serverApp, createHttpApp } from "./http.js";
 
 /** The validation graph; name it `validation` in langgraph.json (the state-write rules know it by that id). */
-export const validationGraph: typeof import("./graphs.js").validationGraph = server.validationGraph;
+export const validationGraph: typeof graphs.validationGraph = graphs.validationGraph;
 /** The Reflexion graph; name it `reflexion` in langgraph.json. */
-export const reflexionGraph: typeof import("./graphs.js").reflexionGraph = server.reflexionGraph;
+export const reflexionGraph: typeof graphs.reflexionGraph = graphs.reflexionGraph;
 /** The server's Auth (langgraph.json `auth.path`): off without LANGGRAPH_API_KEYS; with it, API keys and the owner rules. */
-export const auth: Auth = server.auth;
+export const auth: Auth = serverAuth;
 /** The server's HTTP app (langgraph.json `http.app`): the rules the auth handlers cannot express, with auth on or off as `auth` is. */
-export const app: Hono = server.app;
+export const app: Hono = serverApp;
 
 /** A project's own app and Auth, for withServerRules. */
 export interface ServerParts {
@@ -59,8 +42,8 @@ export interface ServerParts {
  * serves the project's routes, as they are when this is called. The project's objects are left as they are.
  */
 export function withServerRules(parts: ServerParts = {}): { app: Hono; auth: Auth } {
-  const auth = parts.auth === undefined ? server.auth : server.withOwnerRules(parts.auth);
-  const app = server.createHttpApp({ auth: server.authenticates(auth) });
+  const auth = parts.auth === undefined ? serverAuth : withOwnerRules(parts.auth);
+  const app = createHttpApp({ auth: authenticates(auth) });
   if (parts.app !== undefined) app.route("/", parts.app);
   return { app, auth };
 }

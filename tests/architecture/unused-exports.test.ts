@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(import.meta.dirname, "../..");
 const DIRS = ["src", "graphs", "examples", "testkit", "reliability", "bench", "eval", "scripts", "tests"];
 /** Modules whose exports are read by name from outside the code: the entry points and what langgraph.json names. */
-const SERVED = ["src/index.ts", "src/agents/index.ts", "src/require.cts", "src/server/index.ts", "src/server/auth.ts", "src/server/http.ts"];
+const SERVED = ["src/index.ts", "src/agents/index.ts", "src/server/index.ts", "src/server/auth.ts", "src/server/http.ts"];
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -9,7 +9,8 @@ describe("the build's digest of its inputs (lets the pack test skip a rebuild on
   beforeAll(async () => {
     root = await mkdtemp(join(tmpdir(), "lto-digest-"));
     await mkdir(join(root, "src", "specs"), { recursive: true });
-    for (const name of ["tsconfig.json", "tsconfig.build.json", "package.json", "package-lock.json"]) await writeFile(join(root, name), "{}");
+    for (const name of ["tsconfig.json", "tsconfig.build.json", "tsconfig.cjs.json", "package.json", "package-lock.json"])
+      await writeFile(join(root, name), "{}");
     await writeFile(join(root, "src", "index.ts"), "export const a = 1;\n");
     await writeFile(join(root, "src", "specs", "spec.ts"), "export const b = 2;\n");
   });
@@ -33,7 +34,7 @@ describe("the build's digest of its inputs (lets the pack test skip a rebuild on
     await rm(join(root, "src", "extra.ts"));
     expect(sourcesDigest(root)).toBe(edited);
 
-    for (const name of ["tsconfig.build.json", "package-lock.json"]) {
+    for (const name of ["tsconfig.build.json", "tsconfig.cjs.json", "package-lock.json"]) {
       await writeFile(join(root, name), '{"changed":true}');
       expect(sourcesDigest(root), name).not.toBe(edited);
       await writeFile(join(root, name), "{}");

@@ -12,12 +12,14 @@
  * with the package, a strict `tsc --noEmit` compiles a TypeScript consumer
  * against the shipped declarations, and the `langgraph-trustworthy-output`
  * command runs through npx. The `/agents` entry point is checked in those
- * projects, which have no `langchain` (an optional peer: the entry point must
- * say to install it), and in a second project per set-up with `langchain`
+ * projects, which have no `langchain` (an optional peer: loading the entry
+ * point fails naming it), and in a second project per set-up with `langchain`
  * installed beside the tarball (a createAgent with the middleware and a
- * scripted model ends with a validated outcome). A CommonJS project (the
- * consumer's `cjs/` folder, "type": "commonjs") gets one line from require()
- * saying to use import, and a strict tsc types its import() from a zod spec.
+ * scripted model ends with a validated outcome). Each project has a CommonJS
+ * folder (`cjs/`, "type": "commonjs"): require() gets the package's CommonJS
+ * build (dist/cjs/), which runs the validation graph and the createAgent
+ * middleware, and a strict tsc with `"module": "commonjs"` types static
+ * imports of both entry points, value and type, with no `resolution-mode`.
  * In both kinds of project, ESM and CommonJS, a plain zod schema (no
  * defineSpec) with `startsWith`, `cuid`, `e164` and a refinement is the spec:
  * the strict tsc compiles the fixture with its type assertions and emits it,
@@ -27,7 +29,9 @@
  * CLI): the `/server` entry point re-exported as it is (auth off), and with
  * `withServerRules` on the project's own Auth and Hono app (auth on); its own
  * `langgraphjs dev` serves each, and the state-write cases and the attack
- * suite the package's own server is tested with run against them.
+ * suite the package's own server is tested with run against them; a
+ * CommonJS script there require()s `/server` and serves a route through
+ * withServerRules.
  *
  * The installs use the npm cache (`--prefer-offline`): what `npm ci` filled,
  * plus the lowest supported versions, fetched from the registry the first time.
@@ -193,7 +197,7 @@ interface Project {
   install: Run;
   /** The strict `tsc` of the project's TypeScript consumer (it emits into build/; the /agents project only checks), started once the project is installed. */
   typecheck?: Promise<Run>;
-  /** The same for the CommonJS consumer in its `cjs/` folder (projects without langchain). */
+  /** The same for the CommonJS consumer in its `cjs/` folder. */
   typecheckCommonJs?: Promise<Run>;
 }
 
@@ -314,7 +318,7 @@ beforeAll(async () => {
   for (const project of made) {
     const key = projectKey(project.setup, project.withLangchain);
     project.typecheck = timed(`tsc (${key})`, () => typecheck(project.dir));
-    if (!project.withLangchain) project.typecheckCommonJs = timed(`tsc cjs (${key})`, () => typecheck(join(project.dir, "cjs")));
+    project.typecheckCommonJs = timed(`tsc cjs (${key})`, () => typecheck(join(project.dir, "cjs")));
     projects.set(key, project);
   }
 }, 0); // no wall-clock limit: each step's CPU budget bounds it
@@ -330,25 +334,29 @@ describe("the packed tarball", () => {
     const pages = ["CHANGELOG.md", "RELIABILITY.md", "BENCHMARKS.md"];
     const outside = paths.filter(
       (p) =>
-        !/^dist\/src\/.+\.(js|d\.ts)$/.test(p) &&
+        !/^dist\/(cjs\/)?src\/.+\.(js|d\.ts)$/.test(p) &&
         !/^docs\/[^/]+\.md$/.test(p) &&
-        !["LICENSE", "README.md", "package.json", "dist/src/require.cjs", "dist/src/require.d.cts", ...pages].includes(p),
+        !["LICENSE", "README.md", "package.json", "dist/cjs/package.json", ...pages].includes(p),
     );
     expect(outside).toEqual([]);
     expect(paths).toEqual(expect.arrayContaining(["LICENSE", "README.md", "package.json", "docs/agents.md", ...pages]));
 
     // Every entry point package.json names is in the tarball.
-    const entries = Object.entries(repoPackage.exports).flatMap(([name, target]) => (name === "./package.json" ? [] : [target as Record<string, string>]));
+    type Entry = Record<"import" | "require", { types: string; default: string }>;
+    const entries = Object.entries(repoPackage.exports).flatMap(([name, target]) => (name === "./package.json" ? [] : [target as unknown as Entry]));
     expect(entries).toHaveLength(3); // ".", "./agents", "./server"
-    const required = entries.map((entry) => entry.require) as unknown as Record<string, string>[];
     const targets = [
       repoPackage.main,
       repoPackage.types,
-      ...entries.flatMap((entry) => [entry.types, entry.import]),
-      ...required.flatMap((r) => [r.types, r.default]),
+      ...entries.flatMap((entry) => [entry.import.types, entry.import.default, entry.require.types, entry.require.default]),
       ...Object.values(repoPackage.bin),
     ];
     for (const target of targets) expect(paths, target).toContain(target.replace(/^\.\//, ""));
+    // Each entry point's CommonJS build, with its declarations, sits under a package.json that makes both CommonJS.
+    for (const entry of entries) {
+      expect(entry.require.default).toMatch(/^\.\/dist\/cjs\/src\/.+\.js$/);
+      expect(entry.require.types).toBe(entry.require.default.replace(/\.js$/, ".d.ts"));
+    }
     // Each source module ships as JavaScript and declarations.
     for (const module of [
       "index",
@@ -365,6 +373,17 @@ describe("the packed tarball", () => {
       expect(paths).toContain(`dist/src/${module}.js`);
       expect(paths).toContain(`dist/src/${module}.d.ts`);
     }
+    // The CommonJS build holds the modules the entry points reach (the command is ESM only), each with its declarations.
+    const cjs = paths.filter((p) => p.startsWith("dist/cjs/src/") && p.endsWith(".js"));
+    expect(cjs).toEqual(expect.arrayContaining(["index", "agents/index", "server/index", "validation/graph", "specs/spec"].map((m) => `dist/cjs/src/${m}.js`)));
+    expect(cjs.filter((p) => p.startsWith("dist/cjs/src/cli/"))).toEqual([]);
+    for (const module of cjs) expect(paths).toContain(module.replace(/\.js$/, ".d.ts"));
+  });
+
+  it("marks its CommonJS build as CommonJS (dist/cjs/package.json), its ES modules as ES modules (the package's own type)", async () => {
+    const installed = join(projectFor(SETUPS[0], false).dir, "node_modules", repoPackage.name);
+    expect(JSON.parse(await readFile(join(installed, "dist/cjs/package.json"), "utf8"))).toEqual({ type: "commonjs" });
+    expect(JSON.parse(await readFile(join(installed, "package.json"), "utf8")).type).toBe("module");
   });
 
   it("carries the checkout's package.json without its scripts; the checkout's package.json is left as it was", async () => {
@@ -472,14 +491,14 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
   );
 
   it(
-    "without langchain installed: the main entry point imports, and /agents fails saying to install langchain",
+    "without langchain installed: the main entry point imports, and /agents fails as it loads, naming langchain",
     async () => {
       const result = await timed(`node agents-missing.mjs (${setup.label})`, () => run(process.execPath, ["agents-missing.mjs"], consumer()));
       expect(result.code, explain("node agents-missing.mjs", result)).toBe(0);
       const report = JSON.parse(result.stdout.trim());
       expect(report.main).toBe("function");
-      expect(report.agents.name).toBe("ConfigurationError");
-      expect(report.agents.message).toContain(`npm install langchain@"${repoPackage.peerDependencies.langchain}"`);
+      expect(report.agents.code).toBe("ERR_MODULE_NOT_FOUND");
+      expect(report.agents.message).toMatch(/^Cannot find package 'langchain' imported from /);
     },
     STEP_TIMEOUT,
   );
@@ -495,22 +514,24 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
   );
 
   it(
-    'in a CommonJS project ("type": "commonjs"): require() of either entry point fails with one line saying to use import; import() loads the package',
+    'in a CommonJS project ("type": "commonjs"): require() gets the CommonJS build, whose validation graph retries once and ends valid; /agents fails naming langchain',
     async () => {
       const result = await timed(`node cjs/run.cjs (${setup.label})`, () => run(process.execPath, ["run.cjs"], join(consumer(), "cjs")));
       expect(result.code, explain("node cjs/run.cjs", result)).toBe(0);
-      const report = JSON.parse(result.stdout.trim());
-      for (const message of [report.required, report.agents]) {
-        expect(message).toMatch(/^langgraph-trustworthy-output is an ES module and cannot be loaded with require\(\): use import/);
-        expect(message).not.toContain("\n");
-      }
-      expect(report.imported).toBe("function");
+      expect(JSON.parse(result.stdout.trim())).toEqual({
+        success: true,
+        attempts: 2,
+        firstErrors: ["percent is 400; it must be <= 90"],
+        errorFamily: "function",
+        cjsOnly: true,
+        agents: { code: "MODULE_NOT_FOUND", message: "Cannot find module 'langchain'" },
+      });
     },
     STEP_TIMEOUT,
   );
 
   it(
-    "compiles a CommonJS TypeScript consumer with a strict tsc: a static import has no declarations, import() is typed from a zod spec",
+    'compiles a CommonJS TypeScript consumer with a strict tsc ("module": "commonjs"): static imports of the package and of /agents\' types, typed from a zod spec',
     async () => {
       const result = await projectFor(setup, false).typecheckCommonJs!;
       expect(result.code, explain("tsc (cjs)", result)).toBe(0);
@@ -532,7 +553,7 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
   );
 
   it(
-    "CommonJS: the same plain zod schema through import(): typed by the strict tsc, its run refused then valid",
+    "CommonJS: the same plain zod schema through require(): typed by the strict tsc, its run refused then valid",
     async () => {
       const compiled = await projectFor(setup, false).typecheckCommonJs!;
       expect(compiled.code, explain("tsc (cjs)", compiled)).toBe(0);
@@ -628,6 +649,32 @@ describe.each(SETUPS)("a consumer project with langchain installed beside the ta
     },
     0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
   );
+
+  it(
+    "CommonJS: require() of both entry points; a createAgent with validatedResponseMiddleware and a scripted model ends valid",
+    async () => {
+      const cjs = join(agentsConsumer().dir, "cjs");
+      const result = await timed(`node agents-consumer/cjs/run.cjs (${setup.label})`, () => run(process.execPath, ["run.cjs"], cjs));
+      expect(result.code, explain("node cjs/run.cjs (agents)", result)).toBe(0);
+      const report = JSON.parse(result.stdout.trim());
+      expect(report.outcome).toMatchObject({ success: true, stopReason: "valid", by: "model", errors: [], attempts: 2, spec: "deployment-config" });
+      expect(report.structuredResponse).toEqual(report.outcome.value);
+      expect(report.errors).toHaveLength(3);
+      for (const error of report.errors) expect(report.feedback).toContain(`- ${error}`);
+      expect(report.cjsOnly).toBe(true);
+    },
+    STEP_TIMEOUT,
+  );
+
+  it(
+    'compiles a CommonJS TypeScript consumer of /agents with a strict tsc ("module": "commonjs"): static imports, the outcome typed from a zod spec',
+    async () => {
+      const result = await agentsConsumer().typecheckCommonJs!;
+      expect(result.code, explain("tsc cjs (agents)", result)).toBe(0);
+      expect(result.stdout.trim()).toBe("");
+    },
+    0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
+  );
 });
 
 describe("a project serving the graphs from its own langgraph.json with its own `langgraphjs dev` (tests/package/server-consumer/)", () => {
@@ -702,6 +749,22 @@ describe("a project serving the graphs from its own langgraph.json with its own 
       expect(result.stdout.trim()).toBe("");
     },
     0, // no wall-clock limit: tsc's CPU budget (TSC_CPU_SECONDS) bounds it
+  );
+
+  it(
+    "CommonJS: require() of /server gets the graphs, the Auth and the app; withServerRules serves the project's route",
+    async () => {
+      const result = await timed("node require-server.cjs", () => run(process.execPath, ["require-server.cjs"], project().dir));
+      expect(result.code, explain("node require-server.cjs", result)).toBe(0);
+      expect(JSON.parse(result.stdout.trim())).toEqual({
+        graphs: ["Deterministic validation", "function"],
+        app: "function",
+        auth: "function",
+        hello: [200, { hello: "from CommonJS" }],
+        cjsOnly: true,
+      });
+    },
+    STEP_TIMEOUT,
   );
 
   it("has one copy of @langchain/core, @langchain/langgraph, @langchain/langgraph-sdk and hono, the project's own", async () => {

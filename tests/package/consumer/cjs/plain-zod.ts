@@ -1,13 +1,14 @@
 /**
  * Consumer fixture in a CommonJS project: a plain zod schema (no defineSpec) with `startsWith`, `cuid`,
- * `e164` and a refinement, passed as the spec. The package (an ES module) and LangChain's test model are
- * loaded with import() inside an async function, as CommonJS has no top-level await. The pack test's strict
- * tsc compiles it (the result is typed from the schema) and emits build/plain-zod.js, a CommonJS script the
- * test runs: a scripted model's first answer breaks every check, its second is valid. Prints one JSON line.
+ * `e164` and a refinement, passed as the spec. The package and LangChain's test model are imported statically;
+ * the pack test's strict tsc (`"module": "commonjs"`) compiles it (the result is typed from the schema) and emits
+ * build/plain-zod.js, a CommonJS script whose require() calls get the package's CommonJS build, which the test
+ * runs: a scripted model's first answer breaks every check, its second is valid. Prints one JSON line.
  */
+import { AIMessage } from "@langchain/core/messages";
+import { fakeModel } from "@langchain/core/testing";
 import { z } from "zod";
-// A type-only import may ask for the ES module's declarations (a value import would be a require()).
-import type { SpecOutput } from "langgraph-trustworthy-output" with { "resolution-mode": "import" };
+import { checkValue, generateValidated, type SpecOutput } from "langgraph-trustworthy-output";
 
 const Order = z
   .object({
@@ -30,9 +31,6 @@ const VALID: Order = { id: "ord_42", customer: "cjld2cjxh0000qzrmn831i7rn", phon
 const BROKEN = { ...VALID, id: "42", customer: "customer 7", phone: "0415 555 012", deliverBy: "2026-03-01" };
 
 async function main(): Promise<void> {
-  const { checkValue, generateValidated } = await import("langgraph-trustworthy-output");
-  const { fakeModel } = await import("@langchain/core/testing");
-  const { AIMessage } = await import("@langchain/core/messages");
   assertType<Equal<SpecOutput<typeof Order>, Order>>();
 
   async function run(answers: object[], maxAttempts: number) {
