@@ -9,7 +9,7 @@
  * under src/, the tsconfig files, package.json and package-lock.json). The digest
  * lets a caller tell whether dist/ is the build of the sources as they are now
  * (the pack test packs without rebuilding when it is). It is not in the tarball:
- * package.json `files` ships dist/src only.
+ * package.json `files` ships dist/src and dist/cjs only.
  */
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
