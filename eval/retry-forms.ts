@@ -6,7 +6,7 @@
  * calls per valid output with repairSyntax on and off.
  *
  * On the simulated model (the default) every first answer is a spec's example with seeded defects and
- * its corrections follow fixed rules (src/simulated/model.ts, SIMULATION_RULES), some of them bad at a
+ * its corrections follow fixed rules (eval/simulated-model.ts, SIMULATION_RULES), some of them bad at a
  * seeded rate: the figures show how the forms behave under those rules, not how a language model behaves.
  * Against a real endpoint the first answer of each run is still the simulated model's planted one (so
  * every run has the same defects to fix), and every retry is the real model's.
@@ -21,7 +21,7 @@ import { generationSystemPrompt } from "../src/validation/prompts.js";
 import type { RetryWith } from "../src/settings.js";
 import { defineSpec, type Spec } from "../src/specs/spec.js";
 import { generateValidated, type ValidationOutcome } from "../src/validation/generate.js";
-import { SimulatedChatModel } from "../src/simulated/model.js";
+import { EvaluationModel } from "./simulated-model.js";
 
 /** Answer sizes, in characters of compact JSON, and defects per first answer. */
 export const SIZES = [500, 5_000, 20_000] as const;
@@ -157,7 +157,7 @@ const wallOf = (calls: number, input: number, output: number) => calls * TIMING.
 class PlantedFirstAnswer extends BaseChatModel {
   private calls = 0;
   constructor(
-    private readonly planted: SimulatedChatModel,
+    private readonly planted: EvaluationModel,
     private readonly real: BaseChatModel,
     fields: BaseChatModelParams = {},
   ) {
@@ -176,10 +176,7 @@ class PlantedFirstAnswer extends BaseChatModel {
 
 /** The answers of one run: the simulated model, or (for a real endpoint) its planted first answer and the real model's retries. */
 function runModel(options: RetryFormsOptions, seed: number, defects: number, slipRate: number): ModelSource {
-  const simulated = new SimulatedChatModel(
-    { seed, defects, badCorrectionRate: options.badCorrectionRate ?? DEFAULT_BAD_CORRECTION_RATE, slipRate },
-    "generator",
-  );
+  const simulated = new EvaluationModel({ seed, defects, badCorrectionRate: options.badCorrectionRate ?? DEFAULT_BAD_CORRECTION_RATE, slipRate }, "generator");
   if (options.model === undefined) return simulated;
   const real = options.model;
   // One wrapper per run: the node asks the source for its model on every attempt, and only the run's first answer is planted.
@@ -447,7 +444,7 @@ export async function patchFormSizes(sizes: readonly number[] = SIZES, defects: 
   for (const size of sizes) {
     const spec = sizedSpec(size);
     for (const count of defects) {
-      const model = new SimulatedChatModel({ seed, defects: count }, "generator");
+      const model = new EvaluationModel({ seed, defects: count }, "generator");
       const first = await model.invoke([new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(firstAttemptPrompt(requestText(spec, 0)))]);
       const broken = JSON.parse(first.text) as object;
       const fixed = spec.example as object;

@@ -4,7 +4,7 @@
  * answer typically breaks: "easy" requests are plain, "hard" ones pack several
  * constraints and cross-field rules into one request, the kind whose first
  * answers typically break several at once. The simulated model reads it to
- * decide how many defects to seed (see src/simulated/model.ts); a real model
+ * decide how many defects to seed (see eval/simulated-model.ts); a real model
  * ignores it.
  */
 import type { Difficulty } from "../src/simulated/model.js";

@@ -1,33 +1,30 @@
 /**
  * The built-in simulated chat model: `LLM_MODEL=simulated` (or a run's model
- * name `simulated`), and the evaluation's model. It is not a language model: it
- * follows fixed, seeded rules (SIMULATION_RULES below), so what it shows is how
- * the graphs behave under those rules, not how a real LLM behaves. Its first
- * answer to a request is a built-in spec's example (or, for any other spec or
- * a tool, a value drawn from its JSON Schema: ./sample.ts) with seeded
- * defects; a retry fixes exactly the defects its feedback names.
+ * name `simulated`), what a first run needs with no key. It is not a language
+ * model: it follows fixed, seeded rules, so what it shows is how the graphs
+ * behave under those rules, not how a real LLM behaves. Its first answer to a
+ * request is a built-in spec's example (or, for any other spec or a tool, a
+ * value drawn from its JSON Schema: ./sample.ts) with seeded defects; a retry
+ * fixes exactly the defects its feedback names.
  *
  * `simulatedModelSource({ seed })` is a ModelSource factory (src/models.ts)
  * that gives each role (generate, actor, evaluator, reflector, reviewer) a
  * model that plays it. The role can also be read from the prompt.
+ *
+ * The evaluation's model (eval/simulated-model.ts, with its rules written out)
+ * extends this one through its protected hooks: the suite's requests and
+ * difficulties, the "small" and "large" tiers, syntax slips and bad corrections.
  */
 import jsonPatch from "fast-json-patch";
 import { PROMPT_HEADINGS } from "../feedback.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
-import { seededRandom as random } from "./random.js";
+import { hash, seededRandom as random } from "./random.js";
 import { leavesOf, sampleValue, schemaAt } from "./sample.js";
 import { ScriptedChatModel, type BoundTool, type ScriptedCallOptions, type ScriptedReply } from "./scripted-model.js";
 
 /** How many constraints a request's first answer typically breaks. */
 export type Difficulty = "easy" | "medium" | "hard";
-
-/** A request the model knows in advance: its spec and difficulty (the evaluation suite's entries). */
-interface SimulatedRequest {
-  request: string;
-  spec: string;
-  difficulty: Difficulty;
-}
 
 // ---------------------------------------------------------------------------
 // Defects: ways to break a spec's example, and what fixing them means
@@ -390,50 +387,8 @@ export const DEFECTS: Record<string, Defect[]> = {
 /** How many defects a first answer has, by difficulty (seeded choice between the two). */
 const DEFECTS_BY_DIFFICULTY: Record<Difficulty, [number, number]> = { easy: [0, 1], medium: [1, 2], hard: [3, 4] };
 
-export const DEFAULT_MISS_RATE = 0.6;
-
-export const SIMULATION_RULES = [
-  "It is not a language model; it follows fixed rules with a seeded random generator, so a seed always gives the same numbers.",
-  "As a generator, its first answer to a request is the spec's example with seeded defects: 0-1 for an easy request, 1-2 for a medium one, 3-4 for a hard one " +
-    "(the suite marks each request; a request it does not list counts as medium), chosen from a per-spec catalogue (wrong type, missing field, out of range, pattern, enum, format, unexpected field, broken cross-field rule; " +
-    "two defects of one answer never touch the same field).",
-  "On a retry it fixes exactly the defects that its feedback names (a defect is named when the feedback mentions its field path as the subject of a sentence, " +
-    "e.g. `resources.cpu_limit is 0.5; …` or `- resources.cpu_limit: …`, or as zod's errors point at it, `→ at resources.cpu_limit`), keeps the others, and never introduces new ones.",
-  "As a reviewer (the self-review strategy) it misses each defect present in the answer with the miss rate (default 0.6) and names the others; " +
-    'if it names none it replies "APPROVED".',
-  "As a Reflexion evaluator it repeats the validator errors in its prompt and scores the response (max(1, 6 − errors)/10); with no errors it gives 9.5/10; " +
-    'without a validator section it judges like the reviewer. It always ends with "Final score: N/10". As a reflector it repeats the evaluation\'s problem lines.',
-  "Which spec a request is for: the suite's entry, else the spec the system prompt describes, else the request's own words (deploy → deployment-config, sign up or register → signup-form, " +
-    "an HTTP method, a URL or an API request → api-request, a query, table, rows or columns → db-query). For a request none of these identify " +
-    "it answers with a message saying so (not JSON), and as a reviewer or evaluator it says it cannot judge (Final score: 0/10).",
-  "For a spec that is not built in, it answers from the JSON Schema in its prompt: the spec's example if it has one, else a value drawn from the schema with the seed " +
-    "(types, bounds, enums, patterns, the standard formats), except that a number the request gives a field by name (with 8 replicas: a numeric field `replicas`) is taken when the field's type and bounds admit it; its first answer breaks 1-2 fields (a required field left out, or a value of the wrong type). " +
-    'A retry fixes the named defects as above and draws again every other field its feedback names (a field a broken rule reads, e.g. `code is "X"; percent=50 requires …`).',
-  "Given tools (bindTools), it calls each tool once, with arguments from the built-in spec the request names when its example has the tool's fields, else drawn from the tool's schema " +
-    "(first answer with defects, as above); a call whose result is an error is made again with the named defects fixed, from the built-in spec that result says the arguments must match when it names one (a guard holds a tool to a spec its own schema does not show) (up to 3 failed calls of a tool in a turn, then it says the tool did not run); then it gives the structured answer " +
-    '(a tool whose name starts with "extract-") with the arguments of the call that ran when they are for the same spec; with nothing left to call it replies with the last tool\'s result.',
-  "Asked for corrections only (a retry whose prompt asks for a JSON Patch), it answers with the JSON Patch from its previous answer to the answer a whole retry would give, so it fixes exactly what that retry fixes. " +
-    "At its bad-correction rate (default 0) the correction is a bad one, chosen with the seed: a `test` of a value the answer does not have (it does not apply), the first operation at a misspelt path (outside the answer), " +
-    "or operations that break other fields and fix none (the answer gets worse).",
-  "At its slip rate (default 0) a whole answer has one syntax slip, chosen with the seed: a trailing comma, a // comment after its opening brace, an unquoted or single-quoted first key, or a Python literal (True, False, None).",
-  "Token usage is characters ÷ 4 for prompt and answer; there is no latency unless one is configured, so latency figures are the harness's own processing time.",
-  'For escalation, two generators by model name: "large" is the generator above; "small" is the same except that it never fixes a broken cross-field rule, even when its feedback names it (it fixes the other defects named).',
-];
-
-/** What the simulated "small" model never fixes (SIMULATED_TIERS). */
-export const SMALL_MODEL_NEVER_FIXES: readonly Defect["kind"][] = ["cross-field rule"];
-
-// ---------------------------------------------------------------------------
-// Seeded randomness
-
-function hash(...parts: (string | number)[]): number {
-  let h = 0x811c9dc5;
-  for (const part of parts) {
-    const s = `${part}\u0000`;
-    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  }
-  return h >>> 0;
-}
+/** Probability that the reviewer (and the evaluator judging without a validator) misses a defect, by default. */
+const DEFAULT_MISS_RATE = 0.6;
 
 // ---------------------------------------------------------------------------
 // Building answers
@@ -565,7 +520,7 @@ function parseJson(text: string | undefined): unknown {
 
 const bySpecDescription = new Map([...builtinSpecs.values()].map((s) => [s.description, s.name]));
 
-/** The built-in spec a request's own words point to, first match in this order (SIMULATION_RULES says which words). */
+/** The built-in spec a request's own words point to, first match in this order (eval/simulated-model.ts, SIMULATION_RULES, says which words). */
 const SPEC_WORDS: ReadonlyArray<[spec: string, words: RegExp]> = [
   ["deployment-config", /\bdeploy/i],
   ["signup-form", /\bsign[- ]?up\b|\bregist(?:er|ration)\b/i],
@@ -606,40 +561,27 @@ export interface SimulatedModelOptions {
   seed: number;
   /** Probability that the reviewer misses a defect (self-review strategy). */
   missRate?: number;
-  /** Requests the model knows (spec and difficulty), e.g. the evaluation suite; any other request counts as medium. */
-  suite?: readonly SimulatedRequest[];
   /** Simulated latency per call, ms (default 0). */
   latencyMs?: number;
   /** A line put before every free-text answer (evaluations, reflections, reviews), so that records say where they came from. */
   label?: string;
-  /** Defect kinds the generator never fixes, even when its feedback names them (the "small" model of SIMULATED_TIERS). */
-  neverFixes?: readonly Defect["kind"][];
   /** How many defects a first answer drawn from a schema (or a spec's example) has, instead of the count by difficulty. */
   defects?: number;
-  /** Probability that a correction (an answer to a request for corrections only) is a bad one (default 0): see BAD_CORRECTIONS. */
-  badCorrectionRate?: number;
-  /** Probability that a whole answer has a syntax slip (default 0): see SYNTAX_SLIPS. */
-  slipRate?: number;
 }
 
-/** The bad corrections the generator writes at its badCorrectionRate, one of them chosen with the seed. */
-const BAD_CORRECTIONS = ["not-applicable", "wrong-path", "worse"] as const;
-type BadCorrection = (typeof BAD_CORRECTIONS)[number];
-
-/** The syntax slips the generator makes at its slipRate, one of them chosen with the seed. */
-const SYNTAX_SLIPS = ["trailing-comma", "comment", "unquoted-key", "single-quotes", "python-literal"] as const;
-type SyntaxSlip = (typeof SYNTAX_SLIPS)[number];
+/** What a hook of the model knows about the request it answers. */
+export interface SimulatedRequestContext {
+  requestText: string;
+  /** The JSON Schema answers are drawn from, when the spec is not built in. */
+  schema?: unknown;
+}
 
 /** The rules above as a chat model; the scripting mechanics (usage, latency, errors) are ScriptedChatModel's. */
 export class SimulatedChatModel extends ScriptedChatModel {
-  private readonly seed: number;
+  protected readonly seed: number;
   private readonly missRate: number;
-  private readonly requests: Map<string, SimulatedRequest>;
   private readonly label: string;
-  private readonly neverFixes: ReadonlySet<Defect["kind"]>;
   private readonly defects?: number;
-  private readonly badCorrectionRate: number;
-  private readonly slipRate: number;
 
   constructor(
     options: SimulatedModelOptions,
@@ -649,12 +591,33 @@ export class SimulatedChatModel extends ScriptedChatModel {
     super({ record: false, latencyMs: options.latencyMs });
     this.seed = options.seed;
     this.missRate = options.missRate ?? DEFAULT_MISS_RATE;
-    this.requests = new Map((options.suite ?? []).map((r) => [r.request, r]));
     this.label = options.label ? `${options.label}\n` : "";
-    this.neverFixes = new Set(options.neverFixes ?? []);
     this.defects = options.defects;
-    this.badCorrectionRate = options.badCorrectionRate ?? 0;
-    this.slipRate = options.slipRate ?? 0;
+  }
+
+  /** The spec and difficulty of a request known in advance (none here: every request counts as medium). */
+  protected knownRequest(_requestText: string): { spec: string; difficulty: Difficulty } | undefined {
+    return undefined;
+  }
+
+  /** Whether a retry fixes a defect its feedback names (always, here). */
+  protected fixes(_defect: Defect): boolean {
+    return true;
+  }
+
+  /** A whole answer's text as sent (as written, here). */
+  protected finishAnswer(_request: SimulatedRequestContext, _previousText: string, text: string): string {
+    return text;
+  }
+
+  /** A correction's text as sent: the JSON Patch from the previous answer to a whole retry's (as computed, here). */
+  protected finishCorrection(
+    _request: SimulatedRequestContext,
+    _previousText: string,
+    _previous: object,
+    operations: Array<{ op: string; path: string; value?: unknown }>,
+  ): string {
+    return JSON.stringify(operations);
   }
 
   override _llmType(): string {
@@ -674,7 +637,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
   /** Which request a prompt is about: its spec (or schema), difficulty and planned defects. */
   private requestContext(system: string, prompt: string): RequestContext {
     const requestText = section(prompt, PROMPT_HEADINGS.request)?.body ?? section(prompt, "Task:")?.body ?? "";
-    const known = this.requests.get(requestText);
+    const known = this.knownRequest(requestText);
     if (known) return this.builtinContext(known.spec, requestText, known.difficulty);
     const described = /You write JSON objects of this kind: (.*)/.exec(system)?.[1]?.trim();
     if (described !== undefined) {
@@ -783,7 +746,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
         const previous = section(prompt, PROMPT_HEADINGS.previousAnswer) ?? section(prompt, "Your previous response:");
         const answer = this.writeAnswer(ctx, previous?.body, previous ? prompt.slice(previous.end) : "");
         if (previous !== undefined && prompt.includes(PROMPT_HEADINGS.corrections)) return this.writeCorrection(ctx, previous.body, answer);
-        return this.slipped(ctx, previous?.body ?? "", JSON.stringify(answer));
+        return this.finishAnswer(ctx, previous?.body ?? "", JSON.stringify(answer));
       }
       case "reviewer": {
         if (ctx.base === undefined) return `${this.label}${cannotAnswer(`cannot review an answer when ${ctx.unknownBecause ?? ""}`)}`;
@@ -830,7 +793,7 @@ export class SimulatedChatModel extends ScriptedChatModel {
     if (previous !== undefined) {
       for (const d of ctx.planned) {
         if (answer !== undefined && !exhibits(d, answer)) remaining.delete(d.id);
-        else if (!this.neverFixes.has(d.kind) && d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
+        else if (this.fixes(d) && d.mentions.some((re) => re.test(feedback))) remaining.delete(d.id);
       }
     }
     if (ctx.specName !== undefined || answer === null || typeof answer !== "object" || Array.isArray(answer))
@@ -849,50 +812,11 @@ export class SimulatedChatModel extends ScriptedChatModel {
     return next;
   }
 
-  /**
-   * A correction: the JSON Patch from the previous answer to the answer a whole retry would give (so it
-   * fixes exactly what that retry fixes), or, at the badCorrectionRate, a bad one (BAD_CORRECTIONS): a
-   * `test` of a value the answer does not have, the right operations at a misspelt path, or operations
-   * that break other fields and fix none.
-   */
+  /** A correction: the JSON Patch from the previous answer to the answer a whole retry would give (so it fixes exactly what that retry fixes). */
   private writeCorrection(ctx: RequestContext, previousText: string, answer: Record<string, unknown>): string {
     const previous = parseJson(previousText);
     if (previous === null || typeof previous !== "object") return JSON.stringify(answer);
-    const operations: Array<{ op: string; path: string; value?: unknown }> = jsonPatch.compare(previous as object, answer);
-    const r = random(hash(this.seed, "correction", ctx.requestText, previousText));
-    if (operations.length === 0 || r() >= this.badCorrectionRate) return JSON.stringify(operations);
-    const bad = BAD_CORRECTIONS[Math.floor(r() * BAD_CORRECTIONS.length)];
-    if (bad === "not-applicable") return JSON.stringify([{ op: "test", path: operations[0].path, value: "not what the answer has" }, ...operations]);
-    if (bad === "wrong-path") return JSON.stringify(operations.map((o, i) => (i === 0 ? { ...o, op: "replace", path: `${o.path}_` } : o)));
-    // Worse: each operation lands on another field, written with a value of the wrong kind.
-    const leaves = leavesOf(previous, ctx.schema).filter((leaf) => !operations.some((o) => o.path === pointer(leaf.path)));
-    const worse = operations.map((_, i) => {
-      const leaf = leaves[Math.floor(r() * leaves.length)] ?? leaves[i % Math.max(1, leaves.length)];
-      return leaf === undefined ? { op: "remove", path: operations[i].path } : { op: "replace", path: pointer(leaf.path), value: [leaf.value] };
-    });
-    return JSON.stringify([...worse, { op: "add", path: "/unexpected_field", value: true }]);
-  }
-
-  /** A whole answer's text, with a syntax slip (SYNTAX_SLIPS) at the slipRate, seeded by the request and the previous answer. */
-  private slipped(ctx: RequestContext, previousText: string, text: string): string {
-    if (this.slipRate <= 0) return text;
-    const r = random(hash(this.seed, "slip", ctx.requestText, previousText));
-    if (r() >= this.slipRate || !text.startsWith("{") || text === "{}") return text;
-    const slip = SYNTAX_SLIPS[Math.floor(r() * SYNTAX_SLIPS.length)];
-    switch (slip) {
-      case "trailing-comma":
-        return `${text.slice(0, -1)},}`;
-      case "comment":
-        return `{// ${ctx.requestText.split("\n")[0].slice(0, 60)}\n${text.slice(1)}`;
-      case "unquoted-key":
-        return text.replace(/^\{"([A-Za-z_$][\w$]*)":/, "{$1:");
-      case "single-quotes":
-        return text.replace(/^\{"([A-Za-z_$][\w$]*)":/, "{'$1':");
-      case "python-literal":
-        return /:(true|false|null)([,}\]])/.test(text)
-          ? text.replace(/:(true|false|null)([,}\]])/, (_, v: string, end: string) => `:${PYTHON_LITERALS[v]}${end}`)
-          : `${text.slice(0, -1)},}`;
-    }
+    return this.finishCorrection(ctx, previousText, previous, jsonPatch.compare(previous, answer));
   }
 
   /** The defects present in `answer` that the reviewer names (each missed with the miss rate, seeded by request, answer and defect). */
@@ -901,13 +825,6 @@ export class SimulatedChatModel extends ScriptedChatModel {
     const text = JSON.stringify(answer);
     return ctx.planned.filter((d) => exhibits(d, answer) && random(hash(this.seed, "review", ctx.requestText, text, d.id))() >= this.missRate);
   }
-}
-
-const PYTHON_LITERALS: Record<string, string> = { true: "True", false: "False", null: "None" };
-
-/** A JSON Pointer from a path's keys. */
-function pointer(path: readonly string[]): string {
-  return path.map((key) => `/${key.replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
 }
 
 /** Failed calls of one tool in a turn after which the model stops calling it and says so (a tool that always fails cannot loop it). */
@@ -970,26 +887,16 @@ const ROLE_OF: Record<string, SimulatedRole> = {
   reviewer: "reviewer",
 };
 
-/**
- * The simulated models an escalation asks for by name: "small" never fixes a broken cross-field rule,
- * "large" fixes every defect its feedback names.
- */
-export const SIMULATED_TIERS = { small: "small", large: "large" } as const;
-
-/** A ModelSource factory for escalation: the generator named "small" or "large" (any other name is the large one). */
-export function tieredModelSource(options: SimulatedModelOptions): (request: { role: string; model?: string; temperature?: number }) => SimulatedChatModel {
-  const small = simulatedModelSource({ ...options, neverFixes: SMALL_MODEL_NEVER_FIXES });
-  const large = simulatedModelSource(options);
-  return (request) => (request.model === SIMULATED_TIERS.small ? small(request) : large(request));
-}
-
-/** A ModelSource factory (src/models.ts): one simulated model per role. */
-export function simulatedModelSource(options: SimulatedModelOptions): (request: { role: string; model?: string; temperature?: number }) => SimulatedChatModel {
-  const models = new Map<SimulatedRole, SimulatedChatModel>();
+/** A ModelSource factory (src/models.ts): one simulated model per role, built by `build` (this model, by default). */
+export function simulatedModelSource<O extends SimulatedModelOptions, M extends SimulatedChatModel = SimulatedChatModel>(
+  options: O,
+  build: (options: O, role: SimulatedRole) => M = (o, role) => new SimulatedChatModel(o, role) as M,
+): (request: { role: string; model?: string; temperature?: number }) => M {
+  const models = new Map<SimulatedRole, M>();
   return (request) => {
     const role = ROLE_OF[request.role] ?? "generator";
     let model = models.get(role);
-    if (!model) models.set(role, (model = new SimulatedChatModel(options, role)));
+    if (!model) models.set(role, (model = build(options, role)));
     return model;
   };
 }

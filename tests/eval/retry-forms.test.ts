@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { correctionPrompt, firstAttemptPrompt } from "../../src/feedback.js";
 import { applyCorrection, shownValue } from "../../src/shared/corrections.js";
 import { extractJson } from "../../src/shared/json.js";
-import { SimulatedChatModel } from "../../src/simulated/model.js";
+import { EvaluationModel } from "../../eval/simulated-model.js";
 import { checkValue } from "../../src/specs/check.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
@@ -14,13 +14,13 @@ import { main } from "../../eval/run.js";
 const spec = sizedSpec(5_000);
 const request = `${spec.description} Request 1.`;
 
-async function firstAnswer(model: SimulatedChatModel): Promise<string> {
+async function firstAnswer(model: EvaluationModel): Promise<string> {
   return (await model.invoke([new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(firstAttemptPrompt(request))])).text;
 }
 
 describe("the simulated model's corrections and slips", () => {
   it("answers a correction request with the JSON Patch that fixes exactly the named defects, the same for the same seed", async () => {
-    const model = new SimulatedChatModel({ seed: 3, defects: 3 }, "generator");
+    const model = new EvaluationModel({ seed: 3, defects: 3 }, "generator");
     const first = JSON.parse(await firstAnswer(model));
     const verdict = await checkValue(spec, first);
     expect(verdict.valid).toBe(false);
@@ -37,7 +37,7 @@ describe("the simulated model's corrections and slips", () => {
     const problems = new Set<string>();
     for (const seed of [1, 2, 3, 4, 5, 6]) {
       const outcome = await generateValidated({
-        model: new SimulatedChatModel({ seed, defects: 1, badCorrectionRate: 1 }, "generator"),
+        model: new EvaluationModel({ seed, defects: 1, badCorrectionRate: 1 }, "generator"),
         spec,
         request,
         retryWith: "corrections",
@@ -62,7 +62,7 @@ describe("the simulated model's corrections and slips", () => {
   it("at a slip rate of 1, every whole answer has a syntax slip: repaired without a call, or refused with repairSyntax off", async () => {
     const kinds = new Set<string>();
     for (const seed of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]) {
-      const text = await firstAnswer(new SimulatedChatModel({ seed, defects: 0, slipRate: 1 }, "generator"));
+      const text = await firstAnswer(new EvaluationModel({ seed, defects: 0, slipRate: 1 }, "generator"));
       expect(extractJson(text, {}, { repair: false }).ok).toBe(false);
       const read = extractJson(text);
       expect(read.ok && read.repairs!.length).toBe(1);
