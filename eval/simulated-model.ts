@@ -1,5 +1,6 @@
 /**
- * The evaluation's simulated model: the package's built-in one (src/simulated/model.ts), plus what only the
+ * The evaluation's simulated model: the package's built-in one (src/simulated/model.ts, its defect catalogue in
+ * src/simulated/defects.ts), plus what only the
  * evaluation and the benchmarks use, through the built-in model's protected hooks: the suite's requests (their
  * spec and difficulty), the "small" and "large" tiers an escalation asks for by name, syntax slips and bad
  * corrections at given rates, and its rules written out for the report (SIMULATION_RULES).
@@ -7,17 +8,16 @@
 import {
   SimulatedChatModel as BuiltinSimulatedChatModel,
   simulatedModelSource as builtinModelSource,
-  type Defect,
-  type Difficulty,
   type SimulatedModelOptions,
   type SimulatedRequestContext,
   type SimulatedRole,
 } from "../src/simulated/model.js";
+import type { Defect, Difficulty } from "../src/simulated/defects.js";
 import { hash, seededRandom as random } from "../src/simulated/random.js";
 import { leavesOf } from "../src/simulated/sample.js";
 import { SUITE } from "./suite.js";
 
-export { buildAnswer, DEFECTS, exhibits, planDefects, type Defect, type Difficulty } from "../src/simulated/model.js";
+export { buildAnswer, DEFECTS, exhibits, planDefects, type Defect, type Difficulty } from "../src/simulated/defects.js";
 
 /** The reviewer's miss rate when none is given: the probability that it misses a defect. */
 export const DEFAULT_MISS_RATE = 0.6;

@@ -7,7 +7,7 @@
  * decide how many defects to seed (see eval/simulated-model.ts); a real model
  * ignores it.
  */
-import type { Difficulty } from "../src/simulated/model.js";
+import type { Difficulty } from "../src/simulated/defects.js";
 
 export type { Difficulty };
 
