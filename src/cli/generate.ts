@@ -338,7 +338,8 @@ async function startRun(
   progress: boolean,
 ): Promise<RunHandle> {
   const graph = buildValidationGraph({
-    model: (request) => loadChatModel(request, environment),
+    // The environment read with ./.env: the model's client and the operator's spec limits come from it.
+    env: environment,
     checkpointer: persistence.checkpointer,
     store: persistence.store,
   });

@@ -22,7 +22,7 @@ import { END, START, StateGraph, task as durableTask } from "@langchain/langgrap
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
 import { checkedContext } from "../shared/guards.js";
 import { withModelOption } from "../model-option.js";
-import { modelInEffect, showingModelInEffect } from "../settings.js";
+import { modelInEffect, showingModelInEffect, withSpecLimitsInEffect } from "../settings.js";
 import { DirectCall } from "../shared/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { channelsOf } from "../shared/state.js";
@@ -123,7 +123,7 @@ function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: Base
  * ```
  */
 export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
-  const options = withModelOption(given);
+  const options = withSpecLimitsInEffect(withModelOption(given));
   const { store, ...nodeOptions } = options;
   const ops = makeReflexionOperations(nodeOptions);
   const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });

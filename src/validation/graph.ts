@@ -16,7 +16,7 @@
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { withModelOption } from "../model-option.js";
-import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
+import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown, withSpecLimitsInEffect } from "../settings.js";
 import { MAX_RUN_ATTEMPTS } from "../settings.js";
 import { validationStepLimit, ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
 import { DirectCall } from "../shared/direct-call.js";
@@ -70,7 +70,7 @@ function frontDoor(options: ValidationNodeOptions, settings: CheckedSettings) {
  * ```
  */
 export function createValidationGraphBuilder(given: ValidationNodeOptions = {}) {
-  const options = withModelOption(given);
+  const options = withSpecLimitsInEffect(withModelOption(given));
   const nodes = new ValidationNodeContext(options);
   const { input, context } = frontDoor(options, nodes.settings);
   return (
