@@ -12,7 +12,7 @@
  * model that plays it. The role can also be read from the prompt.
  */
 import jsonPatch from "fast-json-patch";
-import { PROMPT_HEADINGS } from "../feedback.js";
+import { PROMPT_HEADINGS } from "../protocol/feedback.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { seededRandom as random } from "./random.js";

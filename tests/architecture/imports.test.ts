@@ -2,7 +2,7 @@
  * The import graph, as the layout promises it: no import cycle anywhere in the repository (src/, graphs/,
  * examples/, testkit/, reliability/, bench/, eval/, scripts/ and the tests' shared helpers), and the createAgent
  * middleware (src/agents/) stands beside the validation graph, not on it: what both need (the review protocol,
- * the retry feedback) lives in modules of its own (src/review.ts, src/feedback.ts).
+ * the retry feedback) lives in modules of its own (src/protocol/review.ts, src/protocol/feedback.ts).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -38,7 +38,7 @@ const graph = new Map(files.map((f) => [f, importsOf(join(ROOT, f)).filter((t) =
 describe("the import graph", () => {
   it("reads the repository's modules", () => {
     expect(files.length).toBeGreaterThan(150);
-    expect(graph.get("src/validation/nodes.ts")).toContain("src/review.ts");
+    expect(graph.get("src/validation/nodes.ts")).toContain("src/protocol/review.ts");
   });
 
   it("has no cycle anywhere", () => {
