@@ -295,8 +295,8 @@ async function runSettings(
       throw new UsageError(`--retry-with must be one of ${RETRY_WITH.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(form, 80))}.`);
     context.retryWith = form;
   }
-  // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
-  // graph's own default reads process.env; a resume keeps the model its run started with.
+  // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly: an escalation's
+  // first step names it, and it is checked here, before the run; a resume keeps the model its run started with.
   if (flags.model !== undefined) context.model = flags.model;
   else if (!resuming) context.model = environment.model;
   if (flags["escalate-to"] !== undefined && !resuming) {
