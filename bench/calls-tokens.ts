@@ -20,7 +20,7 @@ import { validateAgainstSpec } from "../src/specs/check.js";
 import { startScriptedOpenAIServer, type RecordedRequest } from "../testkit/openai-server.js";
 import { compare, fmt, outcomeBlocks, table, type BenchOptions, type BenchResult, type Target } from "./common.js";
 import { makePeer, type PeerName } from "./peer-clients.js";
-import { PROMPT_HEADINGS } from "../src/feedback.js";
+import { PROMPT_HEADINGS } from "../src/protocol/feedback.js";
 
 const SEED = 1;
 const MAX_ATTEMPTS = 5;

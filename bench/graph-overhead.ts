@@ -69,7 +69,7 @@ const HOTSPOTS: Hotspot[] = [
     functionName: "ensureValidationConfig",
     urlIncludes: "src/validation/configuration",
   },
-  { label: "package: parser (`extractJson`)", functionName: "extractJson", urlIncludes: "src/shared/json" },
+  { label: "package: parser (`extractJson`)", functionName: "extractJson", urlIncludes: "src/json/parse" },
   { label: "package: validator (`judgeSchemaAndRules`)", functionName: "judgeSchemaAndRules", urlIncludes: "src/specs/validate" },
 ];
 

@@ -23,7 +23,7 @@
 import { createInterface } from "node:readline";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedReply } from "../testkit/openai-server.js";
-import { PROMPT_HEADINGS } from "../src/feedback.js";
+import { PROMPT_HEADINGS } from "../src/protocol/feedback.js";
 import { flagValue, runIfMain } from "./common.js";
 
 const example = builtinSpecs.get("deployment-config")?.example as Record<string, unknown>;

@@ -30,7 +30,7 @@ import { builtinSpecs } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/protocol/feedback.js";
 import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;

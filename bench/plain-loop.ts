@@ -10,7 +10,7 @@ import { callModel } from "../src/shared/model-call.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import type { Spec } from "../src/specs/spec.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/protocol/feedback.js";
 import { checkTextSync } from "../src/specs/check.js";
 
 export interface PlainLoopResult {

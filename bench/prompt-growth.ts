@@ -14,10 +14,10 @@ import { createChatModel, type ModelRequest } from "../src/models.js";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
-import { firstAttemptPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt } from "../src/protocol/feedback.js";
 import { startScriptedOpenAIServer } from "../testkit/openai-server.js";
 import { compare, fmt, table, type BenchOptions, type BenchResult, outcomeBlocks, type Target } from "./common.js";
-import { PROMPT_HEADINGS } from "../src/feedback.js";
+import { PROMPT_HEADINGS } from "../src/protocol/feedback.js";
 
 const MAX_ATTEMPTS = 5;
 const REQUEST = "A deployment config for payments-api with 8 replicas";

@@ -38,7 +38,7 @@ import { join } from "node:path";
 import { HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { Annotation, END, START, StateGraph, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
-import { firstAttemptPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt } from "../src/protocol/feedback.js";
 import { checkTextSync } from "../src/specs/check.js";
 import { defineSpec } from "../src/specs/spec.js";
 import { AttemptWatch } from "../src/streaming/attempt.js";

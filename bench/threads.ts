@@ -23,7 +23,7 @@
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { openPersistence } from "../src/persistence.js";
+import { openPersistence } from "../src/persistence/open.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { compareRepeated, fmt, outcomeBlocks, percentile, table, type BenchOptions, type BenchResult, type Comparison, type Target } from "./common.js";
 import { lineStartingWith, spawnTs } from "./concurrency.js";

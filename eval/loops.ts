@@ -12,7 +12,7 @@ import { estimateTokens } from "../src/shared/usage.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../src/protocol/feedback.js";
 import type { AttemptRecord, StopReason } from "../src/validation/state.js";
 import type { EvalRequest } from "./suite.js";
 

@@ -15,7 +15,7 @@ import { BaseChatModel, type BaseChatModelParams } from "@langchain/core/languag
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import type { ChatResult } from "@langchain/core/outputs";
 import jsonPatch from "fast-json-patch";
-import { firstAttemptPrompt } from "../src/feedback.js";
+import { firstAttemptPrompt } from "../src/protocol/feedback.js";
 import type { ModelRequest, ModelSource } from "../src/models.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
 import type { RetryWith } from "../src/settings.js";

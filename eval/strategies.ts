@@ -20,11 +20,11 @@ import { resolveSpec } from "../src/specs/registry.js";
 import { variantOf, type Spec } from "../src/specs/spec.js";
 import { callModel } from "../src/shared/model-call.js";
 import { bound } from "../src/shared/text.js";
-import { PROMPT_HEADINGS } from "../src/feedback.js";
+import { PROMPT_HEADINGS } from "../src/protocol/feedback.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
-import { firstAttemptPrompt, MAX_ECHOED_OUTPUT_CHARS } from "../src/feedback.js";
+import { firstAttemptPrompt, MAX_ECHOED_OUTPUT_CHARS } from "../src/protocol/feedback.js";
 import type { EvalRequest } from "./suite.js";
 
 export interface StrategyOutcome {

@@ -52,10 +52,10 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import { readEnvironment, SIMULATED_MODEL } from "../src/environment.js";
 import { ConfigurationError, ProviderError, ThreadBusyError, ThreadLockLostError } from "../src/errors.js";
-import { DatabaseUnavailableError, openPersistence } from "../src/persistence.js";
+import { DatabaseUnavailableError, openPersistence } from "../src/persistence/open.js";
 import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { apiKeyOf, INVALID_API_KEY, MISSING_API_KEY, parseApiKeys, userLookup } from "../src/server/api-keys.js";
-import type { MultitaskStrategy } from "../src/threads.js";
+import type { MultitaskStrategy } from "../src/persistence/threads.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 
 const MAX_BODY_BYTES = 1024 * 1024;

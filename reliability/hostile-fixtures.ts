@@ -34,7 +34,7 @@ export const hostileFixtures: HostileFixture[] = [
     valid: false,
   },
   { name: "5 MB answer", answer: () => withField("padding", JSON.stringify("x".repeat(5_000_000))), valid: false },
-  // A field named __proto__ is refused: LangGraph's checkpoint would not give it back as written (src/shared/kept.ts).
+  // A field named __proto__ is refused: LangGraph's checkpoint would not give it back as written (src/json/kept.ts).
   { name: "__proto__ key at the top level", answer: () => VALID.replace(/^\{/, '{"__proto__":{"polluted":true},'), valid: false },
   { name: "__proto__ key nested", answer: () => replace("resources.cpu_limit", '0.5,"__proto__":{"polluted":true}'), valid: false },
   { name: "a checkpoint marker's shape", answer: () => withField("labels", '{"lc":2,"type":"undefined"}'), valid: false },
@@ -50,7 +50,7 @@ export const hostileFixtures: HostileFixture[] = [
   { name: "duplicate keys", answer: () => VALID.replace(/^\{/, '{"replicas":50,'), valid: false },
   { name: "duplicate keys, nested", answer: () => replace("resources.cpu_limit", '0.5,"cpu_limit":0.6'), valid: false },
   { name: "byte-order mark", answer: () => "\uFEFF" + VALID, valid: true },
-  // Syntax slips the model's reader repairs without another call (src/shared/json-repair.ts); the repaired value is judged whole.
+  // Syntax slips the model's reader repairs without another call (src/json/repair.ts); the repaired value is judged whole.
   { name: "trailing comma", answer: () => VALID.replace(/\}$/, ",}"), valid: true },
   { name: "line comment", answer: () => VALID.replace(/^\{/, "{// the config\n"), valid: true },
   { name: "block comment", answer: () => VALID.replace(/^\{/, "{/* the config */"), valid: true },

@@ -2,7 +2,7 @@
 import { performance } from "node:perf_hooks";
 import { builtinSpecs } from "../src/specs/registry.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { MAX_FEEDBACK_CHARS } from "../src/feedback.js";
+import { MAX_FEEDBACK_CHARS } from "../src/protocol/feedback.js";
 import { checkText } from "../src/specs/check.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import { hostileFixtures } from "./hostile-fixtures.js";

@@ -44,7 +44,7 @@ export {
 } from "./specs/check.js";
 export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
-export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./shared/json.js";
+export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./json/parse.js";
 
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
@@ -71,7 +71,7 @@ export {
 } from "./validation/stream.js";
 export type { AttemptRecord, StopReason, ValidationGraphOutput } from "./validation/state.js";
 export type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "./shared/outcome.js";
-export type { ReviewAnswer, ReviewRequest } from "./review.js";
+export type { ReviewAnswer, ReviewRequest } from "./protocol/review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
@@ -86,8 +86,8 @@ export type { ArgumentLimits } from "./tools/arguments.js";
 export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
 // Durable state
-export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence.js";
-export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./threads.js";
+export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence/open.js";
+export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./persistence/threads.js";
 
 // Models and environment
 export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";

@@ -7,10 +7,11 @@
  * settings live in its configuration.ts.
  */
 import { z } from "zod";
-import { readEnvironment, type Environment } from "./environment.js";
+import { readEnvironment, readSpecLimits, type Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
 import { modelNameProblem } from "./model-names.js";
 import { describeThrown } from "./shared/text.js";
+import type { RuntimeSpecLimits } from "./specs/limits.js";
 import { builtinSpecs } from "./specs/registry.js";
 
 /** Longest request or task accepted, in characters. */
@@ -220,9 +221,23 @@ function describeGot(input: Record<string, unknown>, path: (string | number)[]):
 }
 
 export interface EnsureOptions<T> {
+  /**
+   * The environment a builder's runs read instead of the process's (readEnvironment): the default model
+   * (LLM_MODEL), the client of a model named rather than given (provider keys and URLs, LLM_TIMEOUT_MS,
+   * LLM_MAX_RETRIES) and the operator's limits on the specs runs supply (RUNTIME_SPEC_LIMITS).
+   */
   env?: Environment;
   /** Defaults set by whoever built the graph; run config overrides them. */
   defaults?: Partial<T>;
+}
+
+/**
+ * A builder's options with the limits its runs' specs are resolved under: the operator's
+ * (RUNTIME_SPEC_LIMITS of the builder's `env`, else of the process environment, read once, here),
+ * then the builder's own `specLimits`, which override them.
+ */
+export function withSpecLimitsInEffect<O extends { env?: Environment; specLimits?: Partial<RuntimeSpecLimits> }>(options: O): O {
+  return { ...options, specLimits: { ...(options.env?.specLimits ?? readSpecLimits()), ...options.specLimits } };
 }
 
 /**

@@ -10,7 +10,7 @@ import type { AIMessage, ToolCall } from "@langchain/core/messages";
 import { bound } from "../shared/text.js";
 import { checkGiven, checkText, givenAsText, type CheckLimits, type Verdict } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import { MAX_RECORDED_OUTPUT_CHARS } from "../feedback.js";
+import { MAX_RECORDED_OUTPUT_CHARS } from "../protocol/feedback.js";
 import { answerToolDescription } from "./prompts.js";
 
 /** What an answer is called in the readers' messages. */

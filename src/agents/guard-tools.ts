@@ -10,6 +10,7 @@
  */
 import { ToolMessage } from "@langchain/core/messages";
 import { createMiddleware } from "langchain";
+import { readSpecLimits } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
 import { resolveSpec, type SpecRef } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
@@ -73,7 +74,8 @@ export function guardTools(options: GuardToolsOptions) {
   }
   const guards = new Map<string, Guard>();
   for (const [name, ref] of Object.entries(options.tools)) {
-    const spec = resolveSpec(ref);
+    // The operator's limits on run-time specs (RUNTIME_SPEC_LIMITS) hold for an inline spec given here too.
+    const spec = resolveSpec(ref, { specLimits: readSpecLimits() });
     guards.set(name, { spec, memo: new BudgetMemo() });
   }
 

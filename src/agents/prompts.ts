@@ -6,7 +6,7 @@
  */
 import type { Spec } from "../specs/spec.js";
 import { toolDescription } from "../tools/prompts.js";
-import { rejectionSection } from "../feedback.js";
+import { rejectionSection } from "../protocol/feedback.js";
 
 /** The answer tool's description: what the answer is, and the spec's cross-field rules (its schema is the tool's parameters). */
 export function answerToolDescription(spec: Spec, tool: string): string {

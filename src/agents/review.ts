@@ -17,7 +17,7 @@
 import { interrupt } from "@langchain/langgraph";
 import { checkRequestText } from "../settings.js";
 import type { Spec } from "../specs/spec.js";
-import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
+import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../protocol/review.js";
 import { judgePersonAnswer, type JudgeOptions } from "./answer.js";
 import type { ResponseOutcome } from "./outcome.js";
 

@@ -20,12 +20,13 @@ import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnabl
 import { Command, getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
 import { randomUUID } from "node:crypto";
+import { readSpecLimits } from "../environment.js";
 import { ConfigurationError, SpecError } from "../errors.js";
 import { bound } from "../shared/text.js";
 import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
-import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../feedback.js";
+import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../protocol/feedback.js";
 import { answerEnd, providerOf } from "../shared/model-call.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
@@ -79,7 +80,8 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  * ```
  */
 export function validatedResponse<T = unknown>(options: ValidatedResponseOptions<T>) {
-  const spec = resolveSpec(options.spec) as Spec<T>;
+  // The operator's limits on run-time specs (RUNTIME_SPEC_LIMITS) hold for an inline spec given here too.
+  const spec = resolveSpec(options.spec, { specLimits: readSpecLimits() }) as Spec<T>;
   if (spec.schema.type !== "object") {
     throw new SpecError(
       `Spec ${JSON.stringify(spec.name)} cannot be an agent's answer: the answer is given as tool arguments, a JSON object, so its schema needs "type": "object".`,

@@ -22,13 +22,13 @@ import { Console } from "node:console";
 import { Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { Command } from "@langchain/langgraph";
-import type { ReviewAnswer } from "../review.js";
+import type { ReviewAnswer } from "../protocol/review.js";
 import { DEFAULT_MAX_ATTEMPTS, ensureValidationConfig, validationStepLimit } from "../validation/configuration.js";
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
 import { ConfigurationError, ProviderError, redactSecrets, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 import { loadChatModel } from "../models.js";
-import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence.js";
-import { checkedLease, MULTITASK_DEFAULTS, type ThreadLease } from "../threads.js";
+import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence/open.js";
+import { checkedLease, MULTITASK_DEFAULTS, type ThreadLease } from "../persistence/threads.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { buildValidationGraph } from "../validation/graph.js";
 import { OUTPUT_MODES } from "../validation/output-mode.js";
@@ -295,8 +295,8 @@ async function runSettings(
       throw new UsageError(`--retry-with must be one of ${RETRY_WITH.map((m) => JSON.stringify(m)).join(", ")}; got ${JSON.stringify(bound(form, 80))}.`);
     context.retryWith = form;
   }
-  // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly, since the
-  // graph's own default reads process.env; a resume keeps the model its run started with.
+  // The model name from the environment (LLM_MODEL, maybe from .env) is given explicitly: an escalation's
+  // first step names it, and it is checked here, before the run; a resume keeps the model its run started with.
   if (flags.model !== undefined) context.model = flags.model;
   else if (!resuming) context.model = environment.model;
   if (flags["escalate-to"] !== undefined && !resuming) {
@@ -338,7 +338,8 @@ async function startRun(
   progress: boolean,
 ): Promise<RunHandle> {
   const graph = buildValidationGraph({
-    model: (request) => loadChatModel(request, environment),
+    // The environment read with ./.env: the model's client and the operator's spec limits come from it.
+    env: environment,
     checkpointer: persistence.checkpointer,
     store: persistence.store,
   });

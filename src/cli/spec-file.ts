@@ -40,7 +40,7 @@ export function readSpecFile(path: string, builtinNames: string[]): unknown {
 
 /**
  * Where a text stops being JSON, and what was expected there; undefined when it is JSON.
- * Its own scanner, not the answer readers' (src/shared/json.ts): their messages quote the text around the
+ * Its own scanner, not the answer readers' (src/json/parse.ts): their messages quote the text around the
  * error, which here could be a secret (`--spec .env`), and V8's JSON.parse messages do too.
  */
 function findJsonError(text: string): { offset: number; expected: string } | undefined {

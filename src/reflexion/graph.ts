@@ -20,12 +20,12 @@
 import type { BaseCheckpointSaver, BaseStore, LangGraphRunnableConfig } from "@langchain/langgraph";
 import { END, START, StateGraph, task as durableTask } from "@langchain/langgraph";
 import { checkTasks, ensureReflexionConfig, ReflexionConfigSchema, type ReflexionConfig } from "./configuration.js";
-import { checkedContext } from "../shared/guards.js";
+import { checkedContext } from "../graph/guards.js";
 import { withModelOption } from "../model-option.js";
-import { modelInEffect, showingModelInEffect } from "../settings.js";
-import { DirectCall } from "../shared/direct-call.js";
+import { modelInEffect, showingModelInEffect, withSpecLimitsInEffect } from "../settings.js";
+import { DirectCall } from "../graph/direct-call.js";
 import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
-import { channelsOf } from "../shared/state.js";
+import { channelsOf } from "../graph/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
 import { HeldSpecs } from "../specs/held.js";
 import { resolveSpec, type SpecRecord } from "../specs/registry.js";
@@ -58,7 +58,7 @@ function taskStepLimit(maxLoops: number): number {
 }
 
 /**
- * The run configuration's schema with the package's checks (src/shared/guards.ts): bad or unknown
+ * The run configuration's schema with the package's checks (src/graph/guards.ts): bad or unknown
  * settings (or a spec that cannot be resolved) are refused with a ConfigurationError before any node
  * runs, whoever compiled the graph. `memoryOwner` is read from `configurable`. (The input's `tasks`
  * are checked by their own schema, in state.ts.)
@@ -123,7 +123,7 @@ function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: Base
  * ```
  */
 export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
-  const options = withModelOption(given);
+  const options = withSpecLimitsInEffect(withModelOption(given));
   const { store, ...nodeOptions } = options;
   const ops = makeReflexionOperations(nodeOptions);
   const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });

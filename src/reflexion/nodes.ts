@@ -8,9 +8,9 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { InMemoryStore, type BaseStore, type LangGraphRunnableConfig } from "@langchain/langgraph";
 import { ensureReflexionConfig, type ReflexionConfig, type ReflexionConfigInput } from "./configuration.js";
-import { type EnsureOptions } from "../settings.js";
+import { withSpecLimitsInEffect, type EnsureOptions } from "../settings.js";
 import { ProviderError } from "../errors.js";
-import { resolveModel, type ModelSource } from "../models.js";
+import { loadChatModel, resolveModel, type ModelRequest, type ModelSource } from "../models.js";
 import { withModelOption } from "../model-option.js";
 import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
 import { bound } from "../shared/text.js";
@@ -64,11 +64,14 @@ const recorded = (text: string) => bound(text, MAX_RECORDED_TEXT_CHARS);
 
 /** The Reflexion operations, for one set of graph options. */
 export function makeReflexionOperations(given: ReflexionNodeOptions) {
-  const options = withModelOption(given);
+  const options = withSpecLimitsInEffect(withModelOption(given));
+  // Without a model of its own, a builder given an environment builds the models its runs name with it.
+  const { env } = options;
+  const source = options.model ?? (env === undefined ? undefined : (request: ModelRequest) => loadChatModel(request, env));
   const settings = (config?: RunnableConfig): ReflexionConfig => ensureReflexionConfig(config, options);
   const model = (cfg: ReflexionConfig, role: "actor" | "evaluator" | "reflector"): Promise<BaseChatModel> => {
     const name = role === "actor" ? cfg.actorModel : role === "evaluator" ? cfg.evaluatorModel : cfg.reflectorModel;
-    return resolveModel(options.model, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
+    return resolveModel(source, { model: name, temperature: role === "evaluator" ? 0 : cfg.temperature, role });
   };
   const call = async (
     cfg: ReflexionConfig,

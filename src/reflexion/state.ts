@@ -8,7 +8,7 @@
 import type { UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import { checkTasks } from "./configuration.js";
-import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../graph/state.js";
 
 const StepRecordSchema = z
   .object({

@@ -17,8 +17,8 @@
  * settings. Pure functions of the parsed body; sizes count characters of JSON
  * text as `JSON.stringify` writes it.
  */
-import { DEFAULT_JSON_LIMITS } from "../shared/json.js";
-import { childPath } from "../shared/paths.js";
+import { DEFAULT_JSON_LIMITS } from "../json/parse.js";
+import { childPath } from "../json/paths.js";
 import { MAX_TASKS } from "../reflexion/configuration.js";
 import { MAX_REQUEST_CHARS } from "../settings.js";
 import { RULE_CONTEXT_LIMITS } from "../validation/configuration.js";

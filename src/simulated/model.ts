@@ -16,7 +16,7 @@
  * difficulties, the "small" and "large" tiers, syntax slips and bad corrections.
  */
 import jsonPatch from "fast-json-patch";
-import { PROMPT_HEADINGS } from "../feedback.js";
+import { PROMPT_HEADINGS } from "../protocol/feedback.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { hash, seededRandom as random } from "./random.js";

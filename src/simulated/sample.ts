@@ -6,7 +6,7 @@
  * (a business rule) the validator names, and a retry draws that field again.
  */
 import RandExpModule from "randexp";
-import { childPath } from "../shared/paths.js";
+import { childPath } from "../json/paths.js";
 
 type Schema = Record<string, unknown>;
 type Random = () => number;

@@ -28,7 +28,7 @@
 import { _, Name, str, type Ajv, type CodeKeywordDefinition, type KeywordCxt } from "ajv";
 import { Type } from "ajv/dist/compile/util.js";
 import { SpecError } from "../errors.js";
-import { jsonEqual } from "../shared/json-data.js";
+import { jsonEqual } from "../json/data.js";
 import { refReplacesSiblings, type Dialect } from "./dialect.js";
 import { childSchemas, SUBSCHEMA_KEYWORDS, subschemas, type Visit } from "./limits.js";
 

@@ -24,8 +24,8 @@
  * around one JSON object) and "exact" (a person's answer, a tool call's
  * arguments: the whole text must be exactly one JSON value).
  */
-import { extractJson, parseExactJson, unkeptValueProblem, type ExtractResult, type JsonLimits } from "../shared/json.js";
-import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../shared/json-data.js";
+import { extractJson, parseExactJson, unkeptValueProblem, type ExtractResult, type JsonLimits } from "../json/parse.js";
+import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../json/data.js";
 import { describeThrown } from "../shared/text.js";
 import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
 import type { Spec } from "./spec.js";

@@ -3,7 +3,7 @@
  * constrained field, and the business rules. Generated from the spec, so the
  * prompt and the validator cannot drift apart.
  */
-import { childPath } from "../shared/paths.js";
+import { childPath } from "../json/paths.js";
 import type { JsonSchema, Spec } from "./spec.js";
 
 export function describeSpec(spec: Spec): string {

@@ -38,7 +38,7 @@ export interface RuntimeSpecLimits extends SpecCostLimits {
  * The defaults, measured on the JSONSchemaBench corpus (~11,300 real schemas): its largest schema is 510,000
  * characters, nests 13 levels, has a 1,239-character pattern, and lets at most 114 subschemas apply to one value
  * (among the schemas whose count is bounded at all); 99.9 % compile to at most ~1,230,000 characters of code. An
- * answer of up to 1 MB is read (src/shared/json.ts), and patterns read at most 250,000 of its characters.
+ * answer of up to 1 MB is read (src/json/parse.ts), and patterns read at most 250,000 of its characters.
  */
 export const RUNTIME_SPEC_LIMITS: Readonly<RuntimeSpecLimits> = Object.freeze({
   maxChars: 1_000_000,

@@ -16,7 +16,7 @@
  * groups and alternation.
  */
 import { SpecError } from "../errors.js";
-import { DEFAULT_JSON_LIMITS } from "../shared/json.js";
+import { DEFAULT_JSON_LIMITS } from "../json/parse.js";
 import { classEscapeRanges, type Ranges, union, unicodePropertyRanges } from "./unicode-properties.js";
 
 const MAX_CODE_POINT = 0x10ffff;
@@ -30,7 +30,7 @@ const MAX_TRANSLATED_CHARS = 2_500_000;
 export const MAX_REPEAT = 1_000;
 /**
  * The most steps a pattern may take on JavaScript's RegExp over the longest text an answer can hold
- * (src/shared/json.ts), about a third of a second: the bound linearOnBacktracking computes is held to it.
+ * (src/json/parse.ts), about a third of a second: the bound linearOnBacktracking computes is held to it.
  */
 export const REGEXP_STEPS = 2 ** 25;
 

@@ -10,7 +10,6 @@ import { apiRequestSpec } from "./builtin/api-request.js";
 import { dbQuerySpec } from "./builtin/db-query.js";
 import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
-import { readSpecLimits } from "../environment.js";
 import { checkedSpecLimits, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits } from "./limits.js";
 import { refuseUnrecognisedSchema } from "./recognize.js";
 import { defineSpec, specOf, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
@@ -42,15 +41,16 @@ export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
 /** How a spec reference is resolved. */
 export interface ResolveSpecOptions {
   /**
-   * Limits for a spec supplied at run time other than the defaults (RUNTIME_SPEC_LIMITS) and the
-   * operator's RUNTIME_SPEC_LIMITS setting, which they override. Built-in and code-defined specs are unaffected.
+   * Limits for a spec supplied at run time other than the defaults (RUNTIME_SPEC_LIMITS). The registry reads
+   * no environment: the graph builders pass the operator's RUNTIME_SPEC_LIMITS setting under their own
+   * `specLimits`. Built-in and code-defined specs are unaffected.
    */
   specLimits?: Partial<RuntimeSpecLimits>;
 }
 
-/** The limits a run-time spec is resolved under: the defaults, then the operator's setting, then the caller's. */
+/** The limits a run-time spec is resolved under: the defaults, then the caller's. */
 export function runtimeSpecLimits(given?: Partial<RuntimeSpecLimits>): RuntimeSpecLimits {
-  return { ...RUNTIME_SPEC_LIMITS, ...readSpecLimits(), ...checkedSpecLimits(given) };
+  return { ...RUNTIME_SPEC_LIMITS, ...checkedSpecLimits(given) };
 }
 /** How many distinct inline specs stay compiled; the least recently used beyond it are dropped. */
 export const INLINE_SPEC_CACHE_SIZE = 64;

@@ -9,8 +9,8 @@ import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION, patternBudg
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
 import { zodCheckKey } from "./zod.js";
-import { childPath, pathOf, pointerToPath } from "../shared/paths.js";
-import { readOnlyCopy } from "../shared/json-data.js";
+import { childPath, pathOf, pointerToPath } from "../json/paths.js";
+import { readOnlyCopy } from "../json/data.js";
 import { bound, describeThrown, describeValue } from "../shared/text.js";
 
 /** Limits of the validator's report: how many errors, and how long each may be. */

@@ -26,7 +26,7 @@ import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS, EXPLAINED_VALUES, ruleMessages, schemaErrorMessages } from "../specs/validate.js";
 import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
-import { extractJson } from "../shared/json.js";
+import { extractJson } from "../json/parse.js";
 import { AnswerReader, type Step } from "./reader.js";
 import { judgeName, judgePart, memberParts, pointerOf, rootParts } from "./schema-parts.js";
 

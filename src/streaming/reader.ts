@@ -21,8 +21,8 @@
  * is refused whatever follows (`certain`).
  */
 import { Tokenizer, TokenType } from "@streamparser/json";
-import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonSource } from "../shared/json.js";
-import { pathOf } from "../shared/paths.js";
+import { DEFAULT_JSON_LIMITS, type JsonLimits, type JsonSource } from "../json/parse.js";
+import { pathOf } from "../json/paths.js";
 import { quote } from "../shared/text.js";
 
 export type Step = string | number;

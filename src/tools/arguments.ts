@@ -5,7 +5,7 @@
  * copy). Pure: no model, no graph. The value handed to the tool's function is
  * the spec's output (a zod spec's transforms and defaults applied).
  */
-import type { JsonLimits } from "../shared/json.js";
+import type { JsonLimits } from "../json/parse.js";
 import { checkGiven, checkGivenSync } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import type { ValidationLimits } from "../specs/validate.js";

@@ -11,6 +11,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { tool, type DynamicStructuredTool, type ToolRuntime } from "@langchain/core/tools";
 import { toJsonSchema } from "@langchain/core/utils/json_schema";
 import { z } from "zod";
+import { readSpecLimits } from "../environment.js";
 import { ConfigurationError, SpecError } from "../errors.js";
 import { attemptsOption } from "../settings.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
@@ -65,7 +66,8 @@ type ParametersSchema = z.ZodUnknown;
 export function guardedTool<Args = any, Output = unknown>(
   options: GuardedToolOptions<Args, Output>,
 ): DynamicStructuredTool<ParametersSchema, unknown, unknown, Output | ToolMessage | string> {
-  const spec = resolveSpec(options.spec);
+  // The operator's limits on run-time specs (RUNTIME_SPEC_LIMITS) hold for an inline spec given here too.
+  const spec = resolveSpec(options.spec, { specLimits: readSpecLimits() });
   const name = options.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
     throw new ConfigurationError(`A tool name must be 1-64 letters, digits, "_" or "-"; got ${JSON.stringify(String(name).slice(0, 80))}.`);

@@ -7,8 +7,8 @@
 import { z } from "zod";
 import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
-import type { JsonLimits } from "../shared/json.js";
-import { jsonEqual, toJsonData } from "../shared/json-data.js";
+import type { JsonLimits } from "../json/parse.js";
+import { jsonEqual, toJsonData } from "../json/data.js";
 import { describeThrown } from "../shared/text.js";
 import {
   BUILTIN_SPEC_NAMES,

@@ -11,7 +11,7 @@ import { MAX_RUN_ATTEMPTS } from "../settings.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
-import { checkedLease, threadLocksFor, type MultitaskOptions } from "../threads.js";
+import { checkedLease, threadLocksFor, type MultitaskOptions } from "../persistence/threads.js";
 import type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";
 import type { AttemptRecord, StopReason, ValidationStateType } from "./state.js";
 

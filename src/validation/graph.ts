@@ -16,12 +16,12 @@
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
 import { END, START, StateGraph } from "@langchain/langgraph";
 import { withModelOption } from "../model-option.js";
-import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown } from "../settings.js";
+import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown, withSpecLimitsInEffect } from "../settings.js";
 import { MAX_RUN_ATTEMPTS } from "../settings.js";
 import { validationStepLimit, ValidationConfigSchema, type CheckedSettings } from "./configuration.js";
-import { DirectCall } from "../shared/direct-call.js";
-import { checkedContext, checkedInput } from "../shared/guards.js";
-import { channelsOf, stateObject } from "../shared/state.js";
+import { DirectCall } from "../graph/direct-call.js";
+import { checkedContext, checkedInput } from "../graph/guards.js";
+import { channelsOf, stateObject } from "../graph/state.js";
 import { resolveSpec } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.js";
 import { builderDefaults, ValidationNodeContext, type ValidationNodeOptions } from "./node-context.js";
@@ -70,7 +70,7 @@ function frontDoor(options: ValidationNodeOptions, settings: CheckedSettings) {
  * ```
  */
 export function createValidationGraphBuilder(given: ValidationNodeOptions = {}) {
-  const options = withModelOption(given);
+  const options = withSpecLimitsInEffect(withModelOption(given));
   const nodes = new ValidationNodeContext(options);
   const { input, context } = frontDoor(options, nodes.settings);
   return (

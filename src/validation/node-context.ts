@@ -6,7 +6,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import type { EnsureOptions } from "../settings.js";
 import { CheckedSettings, type ValidationConfigInput } from "./configuration.js";
-import type { ModelSource } from "../models.js";
+import { loadChatModel, type ModelRequest, type ModelSource } from "../models.js";
 import { HeldSpecs } from "../specs/held.js";
 import { isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
 import { isSpec, type Spec } from "../specs/spec.js";
@@ -49,7 +49,7 @@ function builderSpecOf(options: ValidationNodeOptions): Spec | undefined {
  * function LangGraph calls.
  */
 export class ValidationNodeContext {
-  /** The chat model, or a factory asked per run; undefined: the environment's model. */
+  /** The chat model, or a factory asked per run; undefined: the process environment's model. */
   readonly model: ModelSource | undefined;
   /** The code-defined specs of the runs in progress, the builder's own always among them. */
   readonly specs: HeldSpecs;
@@ -58,7 +58,9 @@ export class ValidationNodeContext {
 
   /** Built from options whose `model` is read (withModelOption): a model or a factory, not a name. */
   constructor(options: ValidationNodeOptions & { model?: ModelSource }) {
-    this.model = options.model;
+    // Without a model of its own, a builder given an environment builds the models its runs name with it.
+    const { env } = options;
+    this.model = options.model ?? (env === undefined ? undefined : (request: ModelRequest) => loadChatModel(request, env));
     this.specs = new HeldSpecs({ own: builderSpecOf(options), specLimits: options.specLimits });
     this.settings = new CheckedSettings(builderDefaults(options));
   }

@@ -16,7 +16,7 @@ import type { Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type CheckOptions, type Verdict } from "../specs/check.js";
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
-import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
+import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "./corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { mapBackStrictAnswer, openaiStrictForm } from "./strict-schema.js";
@@ -28,8 +28,8 @@ import {
   truncatedAnswerError,
   unfinishedAnswerError,
   unusedCorrectionError,
-} from "../feedback.js";
-import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../review.js";
+} from "../protocol/feedback.js";
+import { MAX_RECORDED_REFUSED_ANSWERS, readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema, type ReviewRequest } from "../protocol/review.js";
 import type { ValidationNodeContext } from "./node-context.js";
 import { generationSystemPrompt } from "./prompts.js";
 import type { AttemptRecord, RunSettings, StopReason, ValidationStateType, ValidationUpdate } from "./state.js";

@@ -11,7 +11,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
-import { missingAnswerError } from "../feedback.js";
+import { missingAnswerError } from "../protocol/feedback.js";
 import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
 import type { JsonSchema, Spec } from "../specs/spec.js";
 import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";

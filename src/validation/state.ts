@@ -2,7 +2,7 @@
 import { registry, type UpdateType } from "@langchain/langgraph/zod";
 import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
-import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
+import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../graph/state.js";
 import { ANSWERED_BY } from "../shared/outcome.js";
 import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
 import { EARLY_STOP_REASONS } from "../streaming/partial-check.js";

@@ -8,10 +8,10 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { TrustworthyOutputError } from "../errors.js";
 import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
-import { fanOut } from "../shared/fan-out.js";
+import { fanOut } from "./fan-out.js";
 import type { AttemptEndEvent, DeepPartial, PartialEvent } from "../streaming/attempt.js";
 import { holdThread, outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";
-import { checkedLease, type ThreadLease } from "../threads.js";
+import { checkedLease, type ThreadLease } from "../persistence/threads.js";
 import type { ValidationStateType } from "./state.js";
 
 export type { AttemptEndEvent, DeepPartial, PartialEvent, StoppedAnswer } from "../streaming/attempt.js";

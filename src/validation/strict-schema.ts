@@ -23,7 +23,7 @@
  * limits, checked before the call), the request is sent without strict, saying why. Pure: no provider
  * package, no graph.
  */
-import { pathOf } from "../shared/paths.js";
+import { pathOf } from "../json/paths.js";
 import type { JsonSchema } from "../specs/spec.js";
 
 /**

@@ -17,7 +17,7 @@ import { createAgent, modelRetryMiddleware } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
-import { unfinishedAnswerError } from "../../src/feedback.js";
+import { unfinishedAnswerError } from "../../src/protocol/feedback.js";
 import { answerEnd, providerOf } from "../../src/shared/model-call.js";
 import { loadChatModel } from "../../src/models.js";
 import { resolveSpec } from "../../src/specs/registry.js";

@@ -10,8 +10,8 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { validatedResponse } from "../../src/agents/index.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { MAX_RECORDED_OUTPUT_CHARS } from "../../src/feedback.js";
-import { MAX_ERRORS_SECTION_CHARS, MAX_FEEDBACK_CHARS } from "../../src/feedback.js";
+import { MAX_RECORDED_OUTPUT_CHARS } from "../../src/protocol/feedback.js";
+import { MAX_ERRORS_SECTION_CHARS, MAX_FEEDBACK_CHARS } from "../../src/protocol/feedback.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import { answerTurn, callTurn, REQUEST, scriptedTurns, structuredResponseOf, valid } from "./agent.support.js";
 

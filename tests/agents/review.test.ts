@@ -15,7 +15,7 @@ import { validatedResponse } from "../../src/agents/index.js";
 import { noAnswerText } from "../../src/agents/prompts.js";
 import { checkText, checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema } from "../../src/review.js";
+import { readReviewAnswer, REVIEW_ANSWERS, reviewAnswerSchema } from "../../src/protocol/review.js";
 import { answerTurn, callTurn, deploymentSpec, REQUEST, scriptedTurns, structuredResponseOf, threeDefects, valid, quotaSpec } from "./agent.support.js";
 
 async function pausedAgent(extraTurns: Array<() => ReturnType<typeof answerTurn>> = []) {

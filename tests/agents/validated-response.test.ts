@@ -15,7 +15,7 @@ import { validatedResponse, type ResponseOutcome } from "../../src/agents/index.
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { rejectionSection, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../../src/feedback.js";
+import { rejectionSection, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../../src/protocol/feedback.js";
 import {
   ANSWER,
   answerTurn,

@@ -7,7 +7,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { validatedResponse } from "../../src/agents/index.js";
-import { PROMPT_HEADINGS } from "../../src/feedback.js";
+import { PROMPT_HEADINGS } from "../../src/protocol/feedback.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
 import { answerTurn, callTurn, promptAt, REQUEST, scriptedTurns, threeDefects, valid } from "./agent.support.js";
 

@@ -1,8 +1,10 @@
 /**
  * The import graph, as the layout promises it: no import cycle anywhere in the repository (src/, graphs/,
- * examples/, testkit/, reliability/, bench/, eval/, scripts/ and the tests' shared helpers), and the createAgent
- * middleware (src/agents/) stands beside the validation graph, not on it: what both need (the review protocol,
- * the retry feedback) lives in modules of its own (src/review.ts, src/feedback.ts).
+ * examples/, testkit/, reliability/, bench/, eval/, scripts/ and the tests' shared helpers); the rooms of src/
+ * (a folder, or a file at its root) on floors, none importing from a room above its own nor from anything
+ * outside src/, and no two rooms importing each other, however indirectly; and the createAgent middleware
+ * (src/agents/) beside the validation graph, not on it: what both need (the review protocol, the retry
+ * feedback) lives in a room of its own (src/protocol/).
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -38,7 +40,7 @@ const graph = new Map(files.map((f) => [f, importsOf(join(ROOT, f)).filter((t) =
 describe("the import graph", () => {
   it("reads the repository's modules", () => {
     expect(files.length).toBeGreaterThan(150);
-    expect(graph.get("src/validation/nodes.ts")).toContain("src/review.ts");
+    expect(graph.get("src/validation/nodes.ts")).toContain("src/protocol/review.ts");
   });
 
   it("has no cycle anywhere", () => {
@@ -64,6 +66,121 @@ describe("the import graph", () => {
       .filter(([file]) => file.startsWith("src/agents/"))
       .flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
     expect(offending).toEqual([]);
+  });
+});
+
+/**
+ * The floors of src/, from the ground up. A module imports from its own room or from a room on a lower floor;
+ * on its own floor, only from a room that does not import it back (no cycle between rooms). A new folder or
+ * root file of src/ takes its place here.
+ */
+const FLOORS: Array<{ floor: string; rooms: string[] }> = [
+  {
+    floor: "the ground: the error family, model names, optional peers, and what every room speaks (bounded text, usage, outcomes, the model call)",
+    rooms: ["src/errors.ts", "src/model-names.ts", "src/peers.ts", "src/shared/"],
+  },
+  { floor: "the JSON readers and the one path renderer", rooms: ["src/json/"] },
+  { floor: "specs and the one check step", rooms: ["src/specs/"] },
+  {
+    floor: "the parts the graphs, the middleware and the tools are built of",
+    rooms: [
+      "src/environment.ts",
+      "src/settings.ts",
+      "src/protocol/",
+      "src/streaming/",
+      "src/graph/",
+      "src/simulated/",
+      "src/models.ts",
+      "src/model-option.ts",
+      "src/providers/",
+      "src/persistence/",
+      "src/tools/",
+    ],
+  },
+  { floor: "the two graphs and the createAgent middleware", rooms: ["src/validation/", "src/reflexion/", "src/agents/"] },
+  { floor: "the entry points", rooms: ["src/index.ts", "src/require.cts", "src/server/", "src/cli/"] },
+];
+
+/** The room of a module of src/: the longest room that holds it (undefined: on no floor). */
+function roomOf(file: string): string | undefined {
+  const rooms = FLOORS.flatMap((f) => f.rooms).filter((room) => (room.endsWith("/") ? file.startsWith(room) : file === room));
+  return rooms.sort((a, b) => b.length - a.length)[0];
+}
+const floorOf = (room: string) => FLOORS.findIndex((f) => f.rooms.includes(room));
+
+/** Each import between two rooms of src/, as room → room with the files that make it. */
+function roomImports(edges: Iterable<[string, string[]]>): Map<string, Map<string, string[]>> {
+  const rooms = new Map<string, Map<string, string[]>>();
+  for (const [file, targets] of edges) {
+    const from = roomOf(file);
+    if (from === undefined) continue;
+    for (const target of targets) {
+      const to = roomOf(target);
+      if (to === undefined || to === from) continue;
+      const out = rooms.get(from) ?? new Map<string, string[]>();
+      out.set(to, [...(out.get(to) ?? []), `${file} → ${target}`]);
+      rooms.set(from, out);
+    }
+  }
+  return rooms;
+}
+
+/** The cycles among rooms, each as room → … → room. */
+function roomCycles(rooms: Map<string, Map<string, string[]>>): string[] {
+  const cycles: string[] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (room: string) => {
+    state.set(room, "open");
+    path.push(room);
+    for (const next of rooms.get(room)?.keys() ?? []) {
+      if (state.get(next) === "open") cycles.push([...path.slice(path.indexOf(next)), next].join(" → "));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(room, "done");
+  };
+  for (const room of rooms.keys()) if (!state.has(room)) visit(room);
+  return cycles;
+}
+
+/** The imports that run up the floors, as "from (floor) → to (floor): file → file". */
+function importsUp(rooms: Map<string, Map<string, string[]>>): string[] {
+  return [...rooms].flatMap(([from, targets]) =>
+    [...targets]
+      .filter(([to]) => floorOf(to) > floorOf(from))
+      .map(([to, via]) => `${from} (floor ${floorOf(from) + 1}) → ${to} (floor ${floorOf(to) + 1}): ${via.join(", ")}`),
+  );
+}
+
+describe("the floors of src/", () => {
+  const sources = [...graph].filter(([file]) => file.startsWith("src/"));
+
+  it("hold every module of src/, each room on one floor", () => {
+    expect(sources.filter(([file]) => roomOf(file) === undefined).map(([file]) => file)).toEqual([]);
+    const rooms = FLOORS.flatMap((f) => f.rooms);
+    expect(rooms.filter((room, i) => rooms.indexOf(room) !== i)).toEqual([]);
+  });
+
+  it("have no import running up, and nothing in src/ imports from outside it", () => {
+    expect(importsUp(roomImports(sources))).toEqual([]);
+    const outside = sources.flatMap(([file, targets]) => targets.filter((t) => !t.startsWith("src/")).map((t) => `${file} → ${t}`));
+    expect(outside).toEqual([]);
+  });
+
+  it("have no cycle between rooms, however indirect", () => {
+    expect(roomCycles(roomImports(sources))).toEqual([]);
+  });
+
+  it("are checked as written: an import up, or two rooms importing each other, is found", () => {
+    const up: Array<[string, string[]]> = [["src/specs/registry.ts", ["src/environment.ts"]]];
+    expect(importsUp(roomImports(up))).toEqual(["src/specs/ (floor 3) → src/environment.ts (floor 4): src/specs/registry.ts → src/environment.ts"]);
+    const around: Array<[string, string[]]> = [
+      ["src/settings.ts", ["src/specs/registry.ts"]],
+      ["src/specs/check.ts", ["src/shared/text.ts"]],
+      ["src/shared/text.ts", ["src/settings.ts"]],
+    ];
+    expect(roomCycles(roomImports(around))).toEqual(["src/settings.ts → src/specs/ → src/shared/ → src/settings.ts"]);
   });
 });
 

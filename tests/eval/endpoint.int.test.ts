@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { AIMessage, HumanMessage, SystemMessage, type BaseMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main } from "../../eval/run.js";
-import { PROMPT_HEADINGS } from "../../src/feedback.js";
+import { PROMPT_HEADINGS } from "../../src/protocol/feedback.js";
 import { SimulatedChatModel } from "../../src/simulated/model.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 

@@ -12,7 +12,7 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../../src/protocol/feedback.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import type { EvalCliResult } from "../../eval/run.js";
 import { main, perSpec } from "../../eval/run.js";

@@ -19,7 +19,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../../src/protocol/feedback.js";
 
 const SUITE_PART = perSpec(SUITE, 4);
 const TIERS = { small: "small", large: "large" };

@@ -1,9 +1,9 @@
 /** The retry-forms section (eval/retry-forms.ts) and the simulated model's corrections and syntax slips it runs on. */
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { correctionPrompt, firstAttemptPrompt } from "../../src/feedback.js";
-import { applyCorrection, shownValue } from "../../src/shared/corrections.js";
-import { extractJson } from "../../src/shared/json.js";
+import { correctionPrompt, firstAttemptPrompt } from "../../src/protocol/feedback.js";
+import { applyCorrection, shownValue } from "../../src/validation/corrections.js";
+import { extractJson } from "../../src/json/parse.js";
 import { EvaluationModel } from "../../eval/simulated-model.js";
 import { checkValue } from "../../src/specs/check.js";
 import { generateValidated } from "../../src/validation/generate.js";

@@ -17,7 +17,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { OUTPUT_MODES } from "../../src/validation/output-mode.js";
-import { retryPrompt } from "../../src/feedback.js";
+import { retryPrompt } from "../../src/protocol/feedback.js";
 import type { ValidationOutcome } from "../../src/validation/generate.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { runCli } from "../../testkit/cli.js";

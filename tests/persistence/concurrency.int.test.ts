@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
-import { DEFAULT_CHECKPOINTER_POOL_SIZE, DEFAULT_STORE_POOL_SIZE, openPersistence, type Persistence } from "../../src/persistence.js";
+import { DEFAULT_CHECKPOINTER_POOL_SIZE, DEFAULT_STORE_POOL_SIZE, openPersistence, type Persistence } from "../../src/persistence/open.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";

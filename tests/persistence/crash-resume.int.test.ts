@@ -11,7 +11,7 @@ import { spawn } from "node:child_process";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
-import { openPersistence, type Persistence } from "../../src/persistence.js";
+import { openPersistence, type Persistence } from "../../src/persistence/open.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";

@@ -3,7 +3,7 @@
  * and owner names with "_" or "%" must still never see each other's memories.
  */
 import { expect, it } from "vitest";
-import { openPersistence } from "../../src/persistence.js";
+import { openPersistence } from "../../src/persistence/open.js";
 import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";
 import { storeMemoryFor } from "../../src/reflexion/nodes.js";
 import { describeWithPostgres } from "../support/postgres.js";

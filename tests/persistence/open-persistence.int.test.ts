@@ -10,7 +10,7 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
-import { DatabaseUnavailableError, describeDatabaseUrl, openPersistence } from "../../src/persistence.js";
+import { DatabaseUnavailableError, describeDatabaseUrl, openPersistence } from "../../src/persistence/open.js";
 import { createTestDatabase, describeWithPostgres } from "../support/postgres.js";
 
 describe("choosing persistence", () => {

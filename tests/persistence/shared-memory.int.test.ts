@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
-import { openPersistence } from "../../src/persistence.js";
+import { openPersistence } from "../../src/persistence/open.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { namespaceLabel } from "../../src/reflexion/memory-store.js";
 import { startScriptedOpenAIServer, type RecordedRequest, type ScriptedServer } from "../../testkit/openai-server.js";

@@ -8,7 +8,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, ThreadBusyError } from "../../src/errors.js";
 import { defineSpec } from "../../src/specs/spec.js";
-import { MemoryThreadLocks, threadLockKey } from "../../src/threads.js";
+import { MemoryThreadLocks, threadLockKey } from "../../src/persistence/threads.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { streamValidated } from "../../src/validation/stream.js";

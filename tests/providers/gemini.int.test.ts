@@ -9,7 +9,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
-import { unfinishedAnswerError } from "../../src/feedback.js";
+import { unfinishedAnswerError } from "../../src/protocol/feedback.js";
 import { callModelInMode } from "../../src/validation/output-mode.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { startWireServer, type WireServer } from "../support/wire-server.js";

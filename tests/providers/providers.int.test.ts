@@ -9,7 +9,7 @@ import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { missingAnswerError, truncatedAnswerError, unfinishedAnswerError } from "../../src/feedback.js";
+import { missingAnswerError, truncatedAnswerError, unfinishedAnswerError } from "../../src/protocol/feedback.js";
 import { ProviderError } from "../../src/errors.js";
 import { HumanMessage } from "@langchain/core/messages";
 import { callModel } from "../../src/shared/model-call.js";

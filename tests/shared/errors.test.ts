@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, TrustworthyOutputError } from "../../src/errors.js";
-import { DatabaseUnavailableError } from "../../src/persistence.js";
+import { DatabaseUnavailableError } from "../../src/persistence/open.js";
 import { parseApiKeys } from "../../src/server/api-keys.js";
 
 /** A second copy of the module, as a second install or a bundle would load it (a distinct module id; the other files' copies are untouched). */

@@ -44,7 +44,7 @@ function suiteGroup(path: string, description: string): { schema: JsonSchema; te
 
 const code = (schema: unknown) => defineSpec({ name: "gap", description: "", schema: schema as JsonSchema });
 const verdict = (schema: unknown, value: unknown) => validateAgainstSpec(code(schema), value).valid;
-/** The compiled schema's own verdict (the check step refuses a field named "__proto__" before any schema sees it: src/shared/kept.ts). */
+/** The compiled schema's own verdict (the check step refuses a field named "__proto__" before any schema sees it: src/json/kept.ts). */
 const schemaVerdict = (schema: unknown, value: unknown) => code(schema).checkSchema(value) === true;
 
 /** The reason a code spec is refused; a run-time spec is refused too (by this check, or earlier by the run-time limits). */

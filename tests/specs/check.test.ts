@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { SpecError } from "../../src/errors.js";
-import { parseExactJson } from "../../src/shared/json.js";
-import { toJsonData } from "../../src/shared/json-data.js";
+import { parseExactJson } from "../../src/json/parse.js";
+import { toJsonData } from "../../src/json/data.js";
 import { PATTERN_CHARS_PER_VALIDATION } from "../../src/specs/ajv.js";
 import { checkText, checkValue, validateAgainstSpec } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";

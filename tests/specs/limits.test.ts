@@ -1,6 +1,6 @@
 /**
  * The cost limits on specs, and the operator's ways to change them: the RUNTIME_SPEC_LIMITS setting
- * (server configuration), the `specLimits` option of resolveSpec and of the graph builders, and
+ * (server configuration, or a builder's `env`), the `specLimits` option of resolveSpec and of the graph builders, and
  * defineSpec's `limits` (a code-defined spec has only the compiled-size bound).
  */
 import { describe, expect, it } from "vitest";
@@ -10,6 +10,7 @@ import { validateAgainstSpec } from "../../src/specs/check.js";
 import { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS } from "../../src/specs/limits.js";
 import { resolveSpec, runtimeSpecLimits } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
+import { guardedTool } from "../../src/tools/guarded-tool.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
@@ -94,22 +95,31 @@ describe("the operator's setting, RUNTIME_SPEC_LIMITS", () => {
     expect(() => readEnvironment({ RUNTIME_SPEC_LIMITS: '{"maxDepth": 0}' })).toThrow(/RUNTIME_SPEC_LIMITS: maxDepth must be a positive integer/);
   });
 
-  it("applies to every run-time spec the process resolves; a caller's specLimits override it", () => {
+  it("applies to the specs a graph's runs supply, from the builder's env or else the process's; the builder's specLimits override it", async () => {
+    const nested = fresh({
+      type: "object",
+      properties: { a: { type: "object", properties: { b: { type: "object", properties: { c: { type: "object" } } } } } },
+    });
+    const run = (graph: ReturnType<typeof buildValidationGraph>) =>
+      graph.invoke({ request: "anything" }, { context: { spec: { name: "nested", schema: nested }, maxAttempts: 1 } });
+    const tight = readEnvironment({ RUNTIME_SPEC_LIMITS: '{"maxDepth": 2}' });
+    expect(tight.specLimits).toEqual({ maxDepth: 2 });
+    await expect(run(buildValidationGraph({ model: scriptedModel(["{}"]), env: tight }))).rejects.toThrow(/nests deeper than 2 levels/);
+    expect((await run(buildValidationGraph({ model: scriptedModel(["{}"]), env: tight, specLimits: { maxDepth: 10 } }))).success).toBe(true);
+    expect((await run(buildValidationGraph({ model: scriptedModel(["{}"]) }))).success).toBe(true);
     const before = process.env.RUNTIME_SPEC_LIMITS;
     process.env.RUNTIME_SPEC_LIMITS = '{"maxDepth": 2}';
     try {
-      expect(runtimeSpecLimits().maxDepth).toBe(2);
-      const nested = fresh({
-        type: "object",
-        properties: { a: { type: "object", properties: { b: { type: "object", properties: { c: { type: "object" } } } } } },
-      });
-      expect(refusal(() => resolveSpec(nested)).message).toMatch(/nests deeper than 2 levels/);
-      expect(resolveSpec(nested, { specLimits: { maxDepth: 10 } }).untrusted).toBe(true);
+      await expect(run(buildValidationGraph({ model: scriptedModel(["{}"]) }))).rejects.toThrow(/nests deeper than 2 levels/);
+      expect(() => guardedTool({ spec: { name: "nested", schema: nested }, name: "nested", func: () => "ran" })).toThrow(/nests deeper than 2 levels/);
+      // The registry reads no environment: a direct resolve has the caller's limits, else the defaults.
+      expect(runtimeSpecLimits()).toEqual(RUNTIME_SPEC_LIMITS);
+      expect(resolveSpec(nested).untrusted).toBe(true);
+      expect(refusal(() => resolveSpec(nested, { specLimits: { maxDepth: 2 } })).message).toMatch(/nests deeper than 2 levels/);
     } finally {
       if (before === undefined) delete process.env.RUNTIME_SPEC_LIMITS;
       else process.env.RUNTIME_SPEC_LIMITS = before;
     }
-    expect(runtimeSpecLimits()).toEqual(RUNTIME_SPEC_LIMITS);
   });
 });
 

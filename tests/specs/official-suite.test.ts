@@ -21,7 +21,7 @@ const DELIBERATE_REFUSALS: Array<{ where: RegExp; why: string }> = [
   { where: /^draft2020-12\/format\.json › /, why: '"format" is asserted: a string that is not a valid email, date, uri… is refused' },
   {
     where: /› (properties|required properties) whose names are Javascript object property names › all present/,
-    why: 'a field named "__proto__" is refused: a LangGraph checkpoint would not give it back as written (src/shared/kept.ts)',
+    why: 'a field named "__proto__" is refused: a LangGraph checkpoint would not give it back as written (src/json/kept.ts)',
   },
 ];
 

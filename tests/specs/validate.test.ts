@@ -6,7 +6,7 @@ import { signupFormMessages as SIGNUP, signupFormSpec } from "../../src/specs/bu
 import { builtinSpecs } from "../../src/specs/registry.js";
 import type { Spec } from "../../src/specs/spec.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
-import { pointerToPath } from "../../src/shared/paths.js";
+import { pointerToPath } from "../../src/json/paths.js";
 import { DEFAULT_VALIDATION_LIMITS, type ValidationLimits } from "../../src/specs/validate.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 

@@ -85,7 +85,7 @@ export async function runChild(mode: ChildMode, env: Record<string, string>): Pr
 // The child itself
 
 async function main(mode: string): Promise<void> {
-  const { openPersistence } = await import("../../src/persistence.js");
+  const { openPersistence } = await import("../../src/persistence/open.js");
   const { buildValidationGraph } = await import("../../src/validation/graph.js");
   const { buildReflexionGraph } = await import("../../src/reflexion/graph.js");
   const { generateValidated } = await import("../../src/validation/generate.js");

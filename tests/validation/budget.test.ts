@@ -10,7 +10,7 @@ import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
-import { firstAttemptPrompt, retryPrompt } from "../../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../../src/protocol/feedback.js";
 import { ScriptedChatModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

@@ -5,8 +5,8 @@
  */
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { correctionPrompt, PROMPT_HEADINGS, unusedCorrectionError } from "../../src/feedback.js";
-import { applyCorrection, MAX_CORRECTABLE_CHARS, MAX_CORRECTION_OPERATIONS, retryFormFor, shownValue } from "../../src/shared/corrections.js";
+import { correctionPrompt, PROMPT_HEADINGS, unusedCorrectionError } from "../../src/protocol/feedback.js";
+import { applyCorrection, MAX_CORRECTABLE_CHARS, MAX_CORRECTION_OPERATIONS, retryFormFor, shownValue } from "../../src/validation/corrections.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { generateValidated } from "../../src/validation/generate.js";

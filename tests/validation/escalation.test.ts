@@ -13,7 +13,7 @@ import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deplo
 import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
-import { retryPrompt } from "../../src/feedback.js";
+import { retryPrompt } from "../../src/protocol/feedback.js";
 import { ScriptedChatModel, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

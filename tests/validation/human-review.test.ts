@@ -4,7 +4,7 @@ import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { MAX_RECORDED_REFUSED_ANSWERS, reviewAnswerSchema } from "../../src/review.js";
+import { MAX_RECORDED_REFUSED_ANSWERS, reviewAnswerSchema } from "../../src/protocol/review.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";

@@ -10,7 +10,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 import { generateValidated } from "../../src/validation/generate.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
-import { firstAttemptPrompt, retryPrompt } from "../../src/feedback.js";
+import { firstAttemptPrompt, retryPrompt } from "../../src/protocol/feedback.js";
 import { ScriptedChatModel, scriptedModel } from "../../testkit/scripted-model.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;

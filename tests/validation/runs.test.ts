@@ -216,7 +216,7 @@ describe("one run, one request", () => {
     expect(nodes).toEqual(["generate", "validate", "generate", "validate"]);
     expect((await graph.getState(config)).values).toMatchObject({ success: true, attempts: 2, stopReason: "valid" });
 
-    // The edge from START is a plain call, not a traced run of its own (see src/shared/direct-call.ts); the nodes are runs.
+    // The edge from START is a plain call, not a traced run of its own (see src/graph/direct-call.ts); the nodes are runs.
     const started: string[] = [];
     const handler = BaseCallbackHandler.fromMethods({
       handleChainStart: (_chain, _inputs, _runId, _parent, _tags, _metadata, _type, name) => void started.push(String(name)),

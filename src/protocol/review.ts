@@ -4,7 +4,7 @@
  * review step and the createAgent middleware's review both speak it; Studio renders its form from
  * `reviewAnswerSchema`.
  */
-import type { JsonSchema, Spec } from "./specs/spec.js";
+import type { JsonSchema, Spec } from "../specs/spec.js";
 
 /** Refused answers in a row recorded at one review; later ones are judged and shown, not recorded. */
 export const MAX_RECORDED_REFUSED_ANSWERS = 10;

@@ -15,7 +15,7 @@
  *     by assignment, so a field named `__proto__` is lost. The shapes are
  *     refused a little more widely than the serializer reads them today (any
  *     numeric `lc` beside a string `type`), so that a new marker in an upgrade
- *     is refused too; tests/shared/kept.test.ts fails if an upgrade gives any
+ *     is refused too; tests/json/kept.test.ts fails if an upgrade gives any
  *     of them back as written, or loses a value this module lets through.
  *
  * Numbers are kept as the doubles JavaScript reads: a checkpoint writes a

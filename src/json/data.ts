@@ -9,10 +9,10 @@
  * own stack). The copy is what gets validated and handed on, so nothing the
  * caller still holds can change it afterwards.
  */
-import { DEFAULT_JSON_LIMITS, type JsonLimits } from "./json.js";
+import { DEFAULT_JSON_LIMITS, type JsonLimits } from "./parse.js";
 import { unkeptNumberProblem, unkeptObjectProblem } from "./kept.js";
 import { pathOf } from "./paths.js";
-import { describeThrown } from "./text.js";
+import { describeThrown } from "../shared/text.js";
 
 export type JsonDataResult = { ok: true; value: unknown } | { ok: false; error: string };
 

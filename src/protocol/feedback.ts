@@ -4,7 +4,7 @@
  * model and whatever reads the prompts (the evaluation, the benchmarks). Its size does not grow with the
  * attempt number.
  */
-import { bound } from "./shared/text.js";
+import { bound } from "../shared/text.js";
 
 /** Longest raw answer kept in each attempt record (the validation graph's history, the agent's outcome). */
 export const MAX_RECORDED_OUTPUT_CHARS = 20_000;

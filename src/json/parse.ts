@@ -7,10 +7,10 @@
  * limited before `JSON.parse`, so a hostile answer fails cleanly. `JSON.parse`
  * stores `__proto__` as an ordinary own key, so parsing cannot pollute prototypes.
  */
-import { repairSlips } from "./json-repair.js";
+import { repairSlips } from "./repair.js";
 import { inexactLiteralProblem, keptFromText } from "./kept.js";
 import { pathStep } from "./paths.js";
-import { lineAndColumn, quote } from "./text.js";
+import { lineAndColumn, quote } from "../shared/text.js";
 
 /** Limits on JSON read from text: its size and its nesting depth. */
 export interface JsonLimits {

@@ -2,14 +2,14 @@
  * Judged is kept: every value the readers and the JSON-data copy let through comes back from a LangGraph
  * checkpoint exactly as it was judged, and every shape they refuse really would not (so the refusal is needed).
  * The second half fails the day an upgrade of @langchain/langgraph-checkpoint changes what its serializer
- * revives: then src/shared/kept.ts must follow.
+ * revives: then src/json/kept.ts must follow.
  */
 import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint";
 import { MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
-import { extractJson, parseExactJson } from "../../src/shared/json.js";
-import { toJsonData } from "../../src/shared/json-data.js";
-import { keptFromText } from "../../src/shared/kept.js";
+import { extractJson, parseExactJson } from "../../src/json/parse.js";
+import { toJsonData } from "../../src/json/data.js";
+import { keptFromText } from "../../src/json/kept.js";
 import { checkText } from "../../src/specs/check.js";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { seededRandom } from "../../src/simulated/random.js";

@@ -10,7 +10,7 @@
  *   safe to run concurrently.
  * - Unset: MemorySaver and InMemoryStore (state lives as long as the process).
  *
- * Either way `threads` keeps one run per thread at a time (src/threads.ts):
+ * Either way `threads` keeps one run per thread at a time (src/persistence/threads.ts):
  * across every process on the database with PostgreSQL, within the process
  * in memory. generateValidated and streamValidated take it on their own when
  * given this checkpointer and a thread; a graph's own invoke or stream runs
@@ -24,8 +24,8 @@ import { InMemoryStore, MemorySaver } from "@langchain/langgraph";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import { PostgresStore } from "@langchain/langgraph-checkpoint-postgres/store";
 import pg from "pg";
-import { readEnvironment, type Environment } from "./environment.js";
-import { ConfigurationError, TrustworthyOutputError } from "./errors.js";
+import { readEnvironment, type Environment } from "../environment.js";
+import { ConfigurationError, TrustworthyOutputError } from "../errors.js";
 import { MemoryThreadLocks, PostgresThreadLocks, registerThreadLocks, type ThreadLocks } from "./threads.js";
 
 /** Connections kept open by the checkpointer's pool, per process. */
@@ -272,7 +272,7 @@ async function openPostgres(target: Target, options: PersistenceOptions): Promis
     await pool.end().catch(() => undefined);
     await lockPool.end().catch(() => undefined);
     throw new TrustworthyOutputError(
-      "PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence.ts for this version.",
+      "PostgresStore no longer keeps its pool at store.core.pool: its connection errors could not be handled; update src/persistence/open.ts for this version.",
     );
   }
   storePool.on("error", onPoolError);

@@ -10,7 +10,7 @@
 import { Annotation, type AnnotationRoot, type StateDefinition } from "@langchain/langgraph";
 import { registry } from "@langchain/langgraph/zod";
 import { z } from "zod";
-import { addUsage, ZERO_USAGE, type TokenUsage } from "./usage.js";
+import { addUsage, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 
 export const TokenUsageSchema = z
   .object({

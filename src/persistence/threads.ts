@@ -21,7 +21,7 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { ConfigurationError, ThreadBusyError, ThreadLockLostError } from "./errors.js";
+import { ConfigurationError, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 
 /** What a run does when another run holds its thread: refuse at once, or wait its turn (bounded). */
 export type MultitaskStrategy = "reject" | "enqueue";

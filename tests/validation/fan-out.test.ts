@@ -1,11 +1,11 @@
 /**
- * One async source, several readers (src/shared/fan-out.ts): each reader gets
+ * One async source, several readers (src/validation/fan-out.ts): each reader gets
  * every item from its first read on, the source is pulled once per item, a
  * failure reaches every reader, and the source is closed when the last reader
  * leaves early.
  */
 import { describe, expect, it } from "vitest";
-import { fanOut } from "../../src/shared/fan-out.js";
+import { fanOut } from "../../src/validation/fan-out.js";
 
 /** A source of 1..n that counts its pulls and notes whether it was closed. */
 function counting(n: number, failAt?: number) {

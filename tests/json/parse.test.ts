@@ -1,5 +1,5 @@
 import { describe, it, expect } from "vitest";
-import { DEFAULT_JSON_LIMITS, extractJson, type ExtractResult } from "../../src/shared/json.js";
+import { DEFAULT_JSON_LIMITS, extractJson, type ExtractResult } from "../../src/json/parse.js";
 
 /** The value read from `answer`, failing the test with the error when there is none. */
 function read(answer: unknown, source?: "bare" | "fence" | "prose"): unknown {

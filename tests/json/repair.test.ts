@@ -5,8 +5,8 @@
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { describe, expect, it } from "vitest";
 import { checkToolArguments } from "../../src/tools/arguments.js";
-import { extractJson, parseExactJson } from "../../src/shared/json.js";
-import { repairSlips } from "../../src/shared/json-repair.js";
+import { extractJson, parseExactJson } from "../../src/json/parse.js";
+import { repairSlips } from "../../src/json/repair.js";
 import { seededRandom } from "../../src/simulated/random.js";
 import { checkText } from "../../src/specs/check.js";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";

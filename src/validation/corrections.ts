@@ -26,9 +26,9 @@
  * other pointer sets the correction aside with the reason, never a throw.
  */
 import jsonPatch from "fast-json-patch";
-import { extractJson, type JsonLimits } from "./json.js";
-import { pointerToPath } from "./paths.js";
-import { quote } from "./text.js";
+import { extractJson, type JsonLimits } from "../json/parse.js";
+import { pointerToPath } from "../json/paths.js";
+import { quote } from "../shared/text.js";
 import type { RetryWith } from "../settings.js";
 
 /** How a retry asks for the fix: the whole answer again, only the corrections, or corrections where they are much smaller. */
