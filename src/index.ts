@@ -75,7 +75,7 @@ export type { ReviewAnswer, ReviewRequest } from "./review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
-export type { ReflexionNodeOptions } from "./reflexion/nodes.js";
+export type { ReflexionNodeOptions } from "./reflexion/node-context.js";
 export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
 export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
 export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memory.js";
