@@ -42,7 +42,8 @@ export {
   type Reader,
   type Verdict,
 } from "./specs/check.js";
-export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
+export type { ValidationLimits } from "./specs/messages.js";
+export type { ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
 export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./shared/json.js";
 
