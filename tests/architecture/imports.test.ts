@@ -2,7 +2,9 @@
  * The import graph, as the layout promises it: no import cycle anywhere in the repository (src/, graphs/,
  * examples/, testkit/, reliability/, bench/, eval/, scripts/ and the tests' shared helpers), and the createAgent
  * middleware (src/agents/) stands beside the validation graph, not on it: what both need (the review protocol,
- * the retry feedback) lives in modules of its own (src/review.ts, src/feedback.ts).
+ * the retry feedback) lives in modules of its own (src/review.ts, src/feedback.ts). The check step judges through
+ * the validator alone, whose messages are rendered by a module that calls nothing back; both graphs' nodes are
+ * module-level functions that take their builder's share from a node context.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -64,6 +66,21 @@ describe("the import graph", () => {
       .filter(([file]) => file.startsWith("src/agents/"))
       .flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
     expect(offending).toEqual([]);
+  });
+
+  it("the check step judges through src/specs/validate.ts alone, and the messages it renders with call nothing back", () => {
+    expect(graph.get("src/specs/check.ts")).toContain("src/specs/validate.ts");
+    expect(graph.get("src/specs/check.ts")).not.toContain("src/specs/messages.ts");
+    expect(graph.get("src/specs/validate.ts")).toContain("src/specs/messages.ts");
+    expect(graph.get("src/specs/messages.ts")!.filter((t) => ["src/specs/check.ts", "src/specs/validate.ts", "src/specs/registry.ts"].includes(t))).toEqual([]);
+  });
+
+  it("both graphs' nodes take what they need from a node context of their builder, not from closures", () => {
+    for (const room of ["validation", "reflexion"]) {
+      const nodes = readFileSync(join(ROOT, `src/${room}/nodes.ts`), "utf8");
+      expect(graph.get(`src/${room}/nodes.ts`)).toContain(`src/${room}/node-context.ts`);
+      expect(nodes).not.toMatch(/^export function make\w+\(/m);
+    }
   });
 });
 
