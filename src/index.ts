@@ -42,7 +42,8 @@ export {
   type Reader,
   type Verdict,
 } from "./specs/check.js";
-export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
+export type { ValidationLimits } from "./specs/messages.js";
+export type { ValidationReport } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
 export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./json/parse.js";
 
@@ -75,7 +76,7 @@ export type { ReviewAnswer, ReviewRequest } from "./protocol/review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
-export type { ReflexionNodeOptions } from "./reflexion/nodes.js";
+export type { ReflexionNodeOptions } from "./reflexion/node-context.js";
 export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
 export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
 export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memory.js";

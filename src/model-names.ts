@@ -22,12 +22,16 @@ export interface StopWords {
   withheld: readonly string[];
 }
 
-/** The providers this package can build a chat model for: the package each needs, its client's `_llmType`, and its stop words. */
+/**
+ * The providers this package can build a chat model for: the package each needs, its client's `_llmType`, the
+ * provider its client names in the metadata it gives callbacks (LangSmith's `ls_provider`), and its stop words.
+ */
 export const MODEL_PROVIDERS = {
   openai: {
     package: "@langchain/openai",
     tested: "1.5.8",
     client: "openai",
+    traced: "openai",
     // Chat Completions' `finish_reason` (OpenAI, and the OpenAI-compatible servers: Ollama's /v1, vLLM, llama.cpp); the
     // Responses API's `status`. `function_call` is the legacy name of a tool call's finish.
     stops: [
@@ -39,6 +43,7 @@ export const MODEL_PROVIDERS = {
     package: "@langchain/anthropic",
     tested: "1.5.11",
     client: "anthropic",
+    traced: "anthropic",
     stops: [
       {
         field: "stop_reason",
@@ -52,12 +57,14 @@ export const MODEL_PROVIDERS = {
     package: "@langchain/ollama",
     tested: "1.3.0",
     client: "ollama",
+    traced: "ollama",
     stops: [{ field: "done_reason", finished: ["stop"], cut: ["length"], withheld: [] }],
   },
   "google-genai": {
     package: "@langchain/google-genai",
     tested: "2.3.2",
     client: "googlegenerativeai",
+    traced: "google_genai",
     stops: [
       {
         field: "finishReason",
@@ -74,7 +81,7 @@ export const MODEL_PROVIDERS = {
   },
 } as const satisfies Record<
   string,
-  { package: string; tested: string; client: string; stops: readonly StopWords[]; urlName?: { pattern: RegExp; says: string } }
+  { package: string; tested: string; client: string; traced: string; stops: readonly StopWords[]; urlName?: { pattern: RegExp; says: string } }
 >;
 
 export type ModelProvider = keyof typeof MODEL_PROVIDERS;
@@ -118,5 +125,11 @@ export function modelNameProblem(name: string): string | undefined {
 /** The provider whose client a chat model's `_llmType` names, or undefined (a chat model of your own, a fake, the simulated model). */
 export function providerOfClient(llmType: string): ModelProvider | undefined {
   for (const [provider, row] of Object.entries(MODEL_PROVIDERS)) if (row.client === llmType) return provider as ModelProvider;
+  return undefined;
+}
+
+/** The provider whose client reports `ls_provider` as its callbacks' metadata, or undefined (a client of another provider, or of your own). */
+export function providerOfTrace(lsProvider: unknown): ModelProvider | undefined {
+  for (const [provider, row] of Object.entries(MODEL_PROVIDERS)) if (row.traced === lsProvider) return provider as ModelProvider;
   return undefined;
 }

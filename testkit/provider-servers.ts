@@ -31,6 +31,8 @@ export type ProviderReply =
       stopReason?: string | null;
       /** Token counts the provider reports (default: characters ÷ 4). */
       usage?: { input: number; output: number };
+      /** Ollama only: the stream's last line is `{"error": streamError}` (a fault mid-answer) instead of the `done` line. */
+      streamError?: unknown;
     }
   | { status: number; body: unknown };
 
@@ -170,7 +172,7 @@ export function startScriptedOllamaServer(replies: ProviderReply[]): Promise<Scr
     }
     const lines = pieces(text).map((piece) => ({ ...base, message: { role: "assistant", content: piece }, done: false }));
     if (toolCalls) lines.push({ ...base, message: { role: "assistant", content: "", tool_calls: toolCalls } as never, done: false });
-    lines.push({ ...done, message: { role: "assistant", content: "" } } as never);
+    lines.push("streamError" in reply ? ({ error: reply.streamError } as never) : ({ ...done, message: { role: "assistant", content: "" } } as never));
     return { headers: { "content-type": "application/x-ndjson" }, body: lines.map((line) => JSON.stringify(line)).join("\n") + "\n" };
   });
 }

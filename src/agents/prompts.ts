@@ -1,7 +1,7 @@
 /**
  * What the validatedResponse middleware tells the model. The errors of a
  * rejected answer are listed exactly as the validation graph's retry prompt
- * lists them (../feedback.ts); only the instruction around them
+ * lists them (../protocol/feedback.ts); only the instruction around them
  * differs, because here the answer is a tool call in a conversation.
  */
 import type { Spec } from "../specs/spec.js";

@@ -2,7 +2,7 @@
  * A person finishes what the model could not (`onFailure: "interrupt"`): the
  * run pauses with LangGraph's interrupt, showing the request, the last answer
  * and its exact errors, in the validation graph's review payload and form, and
- * reads the answer with the validation graph's reader (../review.ts). A
+ * reads the answer with the validation graph's reader (../protocol/review.ts). A
  * corrected value is held to the same spec (text read exactly, an object as
  * JSON data); a value that fails is shown again with its errors.
  *

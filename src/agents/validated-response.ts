@@ -19,6 +19,7 @@ import type { LLMResult } from "@langchain/core/outputs";
 import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnables";
 import { Command, getConfig } from "@langchain/langgraph";
 import { createMiddleware } from "langchain";
+import { ConfigurableModel } from "langchain/chat_models/universal";
 import { randomUUID } from "node:crypto";
 import { readSpecLimits } from "../environment.js";
 import { ConfigurationError, SpecError } from "../errors.js";
@@ -28,6 +29,7 @@ import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../protocol/feedback.js";
 import { answerEnd, providerOf } from "../shared/model-call.js";
+import { providerOfTrace, type ModelProvider } from "../model-names.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -128,9 +130,12 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const messages = request.state.messages as BaseMessage[];
       // A provider's client gets a listener for the call's generation info: when the agent streams (messages mode, the
       // LangGraph server), LangChain aggregates the streamed pieces into the message without it, and OpenAI's
-      // finish_reason and Gemini's finishReason are only there. A chat model of no known provider is called as it is.
+      // finish_reason and Gemini's finishReason are only there. A model given by name (createAgent's `model: "openai:…"`,
+      // initChatModel) is listened to as well: the chat model that answers says its provider then. A chat model of no
+      // known provider is called as it is.
       const provider = providerOf(request.model);
-      const info = provider !== undefined && Runnable.isRunnable(request.model) ? new GenerationInfoListener() : undefined;
+      const named = provider === undefined && isNamedModel(request.model);
+      const info = (provider !== undefined || named) && Runnable.isRunnable(request.model) ? new GenerationInfoListener() : undefined;
       const model = info === undefined ? request.model : listenedTo(request.model as Runnable, info);
       const raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
       const response = withDistinctToolCallIds(raw, messages);
@@ -158,7 +163,7 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       const judged = await judgeAnswer(spec, turn, judging(progress));
       // Only an answer the provider finished can be valid (the same stop table as every model call): a cut, a withheld
       // answer, another stop or none at all from a provider's client is an attempt whose one error says so.
-      const end = answerEnd(raw, provider, info?.generationInfo);
+      const end = answerEnd(raw, provider ?? info?.provider, info?.generationInfo, { unknownProvider: named ? "named" : "own" });
       const { verdict, shown } =
         end.kind === "finished"
           ? judged
@@ -241,6 +246,20 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
   });
 }
 
+/**
+ * Whether the agent's model was given by name: LangChain's configurable model (what createAgent makes of
+ * `model: "provider:name"`, and what initChatModel returns), bare or bound. Its provider is known only once
+ * the chat model it builds answers.
+ */
+function isNamedModel(model: unknown): boolean {
+  let current = model as { bound?: unknown } | null;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === "object"; depth++) {
+    if (current instanceof ConfigurableModel) return true;
+    current = current.bound as typeof current;
+  }
+  return false;
+}
+
 /** The names of the agent's tools: LangChain tools, and tools given in a provider's format. */
 function toolNames(tools: readonly unknown[]): Set<string> {
   const names = new Set<string>();
@@ -291,6 +310,8 @@ function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
 class GenerationInfoListener extends BaseCallbackHandler {
   name = "GenerationInfoListener";
   generationInfo: Record<string, unknown> | undefined;
+  /** The provider of the chat model that answered, as its client names itself to callbacks (`ls_provider`). */
+  provider: ModelProvider | undefined;
   #run: string | undefined;
 
   constructor() {
@@ -298,9 +319,18 @@ class GenerationInfoListener extends BaseCallbackHandler {
   }
 
   // A call made again (a retry inside the handler) starts afresh: the answer returned is the last call's.
-  override handleChatModelStart(_model: unknown, _messages: unknown, runId: string): void {
+  override handleChatModelStart(
+    _model: unknown,
+    _messages: unknown,
+    runId: string,
+    _parentRunId?: string,
+    _extraParams?: Record<string, unknown>,
+    _tags?: string[],
+    metadata?: Record<string, unknown>,
+  ): void {
     this.#run = runId;
     this.generationInfo = undefined;
+    this.provider = providerOfTrace(metadata?.ls_provider);
   }
 
   override handleChatModelStreamEvent(event: ChatModelStreamEvent, runId: string): void {

@@ -14,7 +14,8 @@ import { readModelOption } from "../model-option.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { buildReflexionGraph } from "./graph.js";
 import { DEFAULT_RETRIEVAL_LIMIT, ShortTermMemory, type MemoryEntry, type StepRecord } from "./memory.js";
-import { makeReflexionOperations, storeMemoryFor } from "./nodes.js";
+import { ReflexionNodeContext } from "./node-context.js";
+import { act, evaluate, gate, recall, reflect, refineResponse, remember, storeMemoryFor } from "./nodes.js";
 import type { ModelCall, TaskOutcome } from "./state.js";
 
 /** Options of a ReflexionAgent: the Reflexion settings, the model and where memory lives. */
@@ -55,14 +56,11 @@ export interface RunReport {
 export class AgentMemory {
   readonly shortTerm = new ShortTermMemory();
 
-  constructor(
-    private readonly longTerm: () => ReturnType<typeof storeMemoryFor>,
-    private readonly operations: ReturnType<typeof makeReflexionOperations>,
-  ) {}
+  constructor(private readonly longTerm: () => ReturnType<typeof storeMemoryFor>) {}
 
   /** The reference's `get_relevant_memories`: short-term then long-term entries ranked by relevance to the task, top `limit`. */
   getRelevantMemories(task: string, limit = DEFAULT_RETRIEVAL_LIMIT): Promise<StepRecord[]> {
-    return this.operations.recall(this.longTerm(), task, this.shortTerm.entries(), limit);
+    return recall(this.longTerm(), task, this.shortTerm.entries(), limit);
   }
 
   /** Long-term entries, oldest first. */
@@ -90,7 +88,8 @@ export class ReflexionAgent {
   readonly conversation: ConversationTurn[] = [];
   private readonly config: ReflexionConfig;
   private readonly runConfig: { context: ReflexionConfigInput; configurable: Record<string, unknown> };
-  private readonly operations: ReturnType<typeof makeReflexionOperations>;
+  /** What the operations take from this agent: its model and default settings (the graph's nodes take the same). */
+  private readonly nodes: ReflexionNodeContext;
   private readonly store: BaseStore;
 
   constructor(options: ReflexionAgentOptions = {}) {
@@ -102,31 +101,31 @@ export class ReflexionAgent {
     this.agentName = this.config.agentName;
     this.store = store ?? new InMemoryStore();
     this.runConfig = { context, configurable: owner ? { memoryOwner: owner } : {} };
-    this.operations = makeReflexionOperations({ model, defaults: context });
+    this.nodes = new ReflexionNodeContext({ model, defaults: context });
     this.graph = buildReflexionGraph({ model, store: this.store, checkpointer, defaults: context });
-    this.memory = new AgentMemory(() => storeMemoryFor(this.runConfig, this.config, this.store), this.operations);
+    this.memory = new AgentMemory(() => storeMemoryFor(this.runConfig, this.config, this.store));
   }
 
   /** The actor's response to a task, using the reflections of `relevantMemories`. */
   async act(task: string, relevantMemories: StepRecord[] = []): Promise<string> {
-    return (await this.operations.act(this.config, checkRequestText(task, "task"), relevantMemories)).text;
+    return (await act(this.nodes, this.config, checkRequestText(task, "task"), relevantMemories)).text;
   }
 
   /** The evaluation of a response and its score (0-1; 0.5 when the evaluation has none). */
   async evaluate(task: string, response: string): Promise<{ evaluation: string; score: number }> {
-    const { evaluation, score } = await this.operations.evaluate(this.config, task, response, await this.operations.gate(this.config, response));
+    const { evaluation, score } = await evaluate(this.nodes, this.config, task, response, await gate(this.nodes, this.config, response));
     return { evaluation, score };
   }
 
   /** A self-reflection on a response and its evaluation. */
   async reflect(task: string, response: string, evaluation: string): Promise<string> {
-    return (await this.operations.reflect(this.config, task, response, evaluation, await this.operations.gate(this.config, response))).text;
+    return (await reflect(this.nodes, this.config, task, response, evaluation, await gate(this.nodes, this.config, response))).text;
   }
 
   /** A refined response, from the original, its evaluation and the reflection. */
   async refine(task: string, originalResponse: string, evaluation: string, reflection: string): Promise<string> {
-    const errors = await this.operations.gate(this.config, originalResponse);
-    return (await this.operations.refine(this.config, task, originalResponse, evaluation, reflection, errors)).text;
+    const errors = await gate(this.nodes, this.config, originalResponse);
+    return (await refineResponse(this.nodes, this.config, task, originalResponse, evaluation, reflection, errors)).text;
   }
 
   /**
@@ -144,7 +143,7 @@ export class ReflexionAgent {
     const reflection = await this.reflect(task, response, evaluation);
     const step: StepRecord = { task, response, evaluation, reflection, score, iteration };
     this.memory.shortTerm.add(step);
-    await this.operations.remember(this.config, storeMemoryFor(this.runConfig, this.config, this.store), step);
+    await remember(this.config, storeMemoryFor(this.runConfig, this.config, this.store), step);
     return step;
   }
 

@@ -32,9 +32,10 @@ import { resolveSpec, type SpecRecord } from "../specs/registry.js";
 
 /** A Reflexion run's settings as its checkpoint keeps them. */
 type FixedSettings = Omit<ReflexionConfig, "spec"> & { specRecord?: SpecRecord };
-import { closeTask, taskStop } from "./loop.js";
+import { closeTask } from "./loop.js";
 import { SHORT_TERM_SIZE, type StepRecord } from "./memory.js";
-import { makeReflexionOperations, makeTaskNodes, storeMemoryFor, type ReflexionNodeOptions } from "./nodes.js";
+import { ReflexionNodeContext, type ReflexionNodeOptions } from "./node-context.js";
+import { actor, afterMemory, evaluator, memory, recall, refine, reflector, storeMemoryFor } from "./nodes.js";
 import {
   ReflexionInputSchema,
   ReflexionOutputSchema,
@@ -81,31 +82,24 @@ const onUnlessFailed =
     state.failure !== null ? END : next;
 
 /** One task's loop: the reference's iterations of act (or refine), evaluate, reflect. */
-function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: BaseStore) {
-  const ops = makeReflexionOperations(options);
-  const nodes = makeTaskNodes(ops, store);
+function createTaskGraphBuilder(nodes: ReflexionNodeContext) {
   const modelNode = { retryPolicy: PROVIDER_RETRY_POLICY };
-  const afterMemory = (state: TaskStateType, config: LangGraphRunnableConfig): "refine" | typeof END => {
-    const last = state.steps.length - 1;
-    const stop = taskStop(state.steps[last].score, state.passed[last], state.steps[last].iteration, ops.settings(config).maxLoops);
-    return stop === null ? "refine" : END;
-  };
   return (
     new StateGraph({
       state: channelsOf(TaskState) as unknown as typeof TaskState,
       input: TaskInputSchema,
     })
       // Every node and edge of the loop takes its config as an argument and runs as a plain call (see DirectCall).
-      .addNode("actor", new DirectCall(nodes.actor), modelNode)
-      .addNode("evaluator", new DirectCall(nodes.evaluator), modelNode)
-      .addNode("reflector", new DirectCall(nodes.reflector), modelNode)
-      .addNode("memory", new DirectCall(nodes.memory))
-      .addNode("refine", new DirectCall(nodes.refine), modelNode)
+      .addNode("actor", new DirectCall(nodes.bind(actor)), modelNode)
+      .addNode("evaluator", new DirectCall(nodes.bind(evaluator)), modelNode)
+      .addNode("reflector", new DirectCall(nodes.bind(reflector)), modelNode)
+      .addNode("memory", new DirectCall(nodes.bind(memory)))
+      .addNode("refine", new DirectCall(nodes.bind(refine)), modelNode)
       .addEdge(START, "actor")
       .addConditionalEdges("actor", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
       .addConditionalEdges("evaluator", new DirectCall(onUnlessFailed("reflector")), ["reflector", END])
       .addConditionalEdges("reflector", new DirectCall(onUnlessFailed("memory")), ["memory", END])
-      .addConditionalEdges("memory", new DirectCall(afterMemory), ["refine", END])
+      .addConditionalEdges("memory", new DirectCall(nodes.bind(afterMemory)), ["refine", END])
       .addConditionalEdges("refine", new DirectCall(onUnlessFailed("evaluator")), ["evaluator", END])
   );
 }
@@ -125,8 +119,8 @@ function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: Base
 export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
   const options = withSpecLimitsInEffect(withModelOption(given));
   const { store, ...nodeOptions } = options;
-  const ops = makeReflexionOperations(nodeOptions);
-  const taskGraph = createTaskGraphBuilder(nodeOptions, store).compile({ name: "reflexion_task" });
+  const nodes = new ReflexionNodeContext(nodeOptions, store);
+  const taskGraph = createTaskGraphBuilder(nodes).compile({ name: "reflexion_task" });
 
   // Code-defined specs cannot be kept in a checkpoint; a run, resumed or not, finds the one it started with here.
   const specs = new HeldSpecs({ specLimits: options.specLimits });
@@ -157,14 +151,14 @@ export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { stor
 
   /** The reference's `run()`: each task in order, with the memories relevant to it. */
   async function eachTask(state: ReflexionStateType, config: LangGraphRunnableConfig): Promise<ReflexionUpdate> {
-    const settings = await fixSettings(fixed(ops.settings(config)));
-    const cfg = ensureReflexionConfig({ context: contextOf(settings) }, nodeOptions);
+    const settings = await fixSettings(fixed(nodes.settings(config)));
+    const cfg = nodes.settings({ context: contextOf(settings) });
     const tasks = checkTasks(state.tasks);
     const longTerm = storeMemoryFor(config, cfg, store);
     const out: Required<Omit<ReflexionStateType, "tasks">> = { results: [], steps: [], outcomes: [], conversation: [], calls: [], usage: { ...ZERO_USAGE } };
     let shortTerm: StepRecord[] = [];
     for (const [taskIndex, task] of tasks.entries()) {
-      const memories = cfg.useMemory ? await ops.recall(longTerm, task, shortTerm) : [];
+      const memories = cfg.useMemory ? await recall(longTerm, task, shortTerm) : [];
       const done = await runTask({ task, taskIndex, memories, settings });
       shortTerm = [...shortTerm, ...done.steps].slice(-SHORT_TERM_SIZE);
       const { result, outcome } = closeTask({

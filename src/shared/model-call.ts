@@ -91,7 +91,9 @@ export function stopReasonOf(
  * the model finished; "cut" at the output limit; "withheld" by the provider; "unfinished" for any other
  * stop, or none at all from a provider's client (a stream that ended without the provider's last event).
  * `said` is the provider's words. A chat model of no known provider (your own, a fake, the simulated
- * model) that reports no stop has no such word to give: its answer is taken as finished.
+ * model) that reports no stop has no such word to give: its answer is taken as finished, unless it is a
+ * model given by name (`unknownProvider: "named"`: LangChain's initChatModel, a provider's client whose
+ * provider is not one of the table's), whose answer with no stop is unfinished.
  * `generationInfo` is what the call itself reported, read before the message: `stream()` copies the
  * generation info onto each piece, but `invoke()` with a streaming listener (LangGraph's messages mode)
  * aggregates the pieces without it, and OpenAI's `finish_reason` and Gemini's `finishReason` are only
@@ -100,11 +102,20 @@ export function stopReasonOf(
  */
 type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
 
-export function answerEnd(message: AIMessage | null | undefined, provider: ModelProvider | undefined, generationInfo?: Record<string, unknown>): AnswerEnd {
+export function answerEnd(
+  message: AIMessage | null | undefined,
+  provider: ModelProvider | undefined,
+  generationInfo?: Record<string, unknown>,
+  options: { unknownProvider?: "own" | "named" } = {},
+): AnswerEnd {
   // A provider's client is read in its own fields only; a chat model of no known provider in any of them.
   const fields = provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field);
   const stop = stopReasonOf(message, fields, generationInfo);
   if (stop === undefined) {
+    // A model given by name is a provider's client (LangChain's initChatModel builds nothing else): with no stop
+    // this package can read, its answer is not known to be finished, so it is not (fail-closed).
+    if (provider === undefined && options.unknownProvider === "named")
+      return { kind: "unfinished", said: "no stop: the answer of a model given by name ended without a stop reason this package reads" };
     if (provider === undefined) return { kind: "finished" };
     return { kind: "unfinished", said: `no ${MODEL_PROVIDERS[provider].stops[0].field}: the answer ended without the provider's stop` };
   }

@@ -30,11 +30,12 @@ import { describeThrown } from "../shared/text.js";
 import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
 import type { Spec } from "./spec.js";
 import {
-  capMessages,
   judgeSchemaAndRules,
-  ruleOutcomeMessages,
-  zodIssueMessages,
+  refusedReport,
+  settleRule,
+  verdictOf,
   type Judgement,
+  type Settled,
   type ValidationLimits,
   type ValidationReport,
 } from "./validate.js";
@@ -97,7 +98,7 @@ export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read
   try {
     spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
-    if (!parsed.ok) return refused([parsed.error]);
+    if (!parsed.ok) return refusedReport([parsed.error]);
     const mapped = read === "model" && options.mapBack !== undefined ? options.mapBack(parsed.value) : undefined;
     const noted = {
       ...(parsed.repairs !== undefined ? { repairs: parsed.repairs } : {}),
@@ -105,11 +106,11 @@ export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read
     };
     // A mapped value holds objects the reader did not make (a map read from its entries): read as the reader reads.
     const problem = mapped === undefined ? undefined : (mapped.problem ?? (mapped.changes.length > 0 ? unkeptValueProblem(mapped.value) : undefined));
-    if (problem !== undefined) return { ...refused([problem]), ...noted };
+    if (problem !== undefined) return { ...refusedReport([problem]), ...noted };
     const verdict = await judge(spec, mapped !== undefined ? mapped.value : parsed.value, options, true);
     return { ...verdict, ...noted };
   } catch (error) {
-    return refused([couldNotJudge(spec, error)]);
+    return refusedReport([couldNotJudge(spec, error)]);
   }
 }
 
@@ -131,7 +132,7 @@ export async function checkValue<T, C>(given: SpecLike<T, C>, value: unknown, op
     spec = specOf(given);
     return await judge(spec, value, options, false);
   } catch (error) {
-    return refused([couldNotJudge(spec, error)]);
+    return refusedReport([couldNotJudge(spec, error)]);
   }
 }
 
@@ -178,10 +179,10 @@ export function checkValueSync<T, C>(given: SpecLike<T, C>, value: unknown, opti
   try {
     spec = specOf(given);
     const data = readData(value, options.limits);
-    if (!data.ok) return refused([data.error]);
+    if (!data.ok) return refusedReport([data.error]);
     return { ...judgeSync(spec, data.value, options.limits, options.context), parsed: data.value };
   } catch (error) {
-    return refused([couldNotJudge(spec, error)]);
+    return refusedReport([couldNotJudge(spec, error)]);
   }
 }
 
@@ -204,7 +205,7 @@ export function checkTextSync<T, C>(
   try {
     spec = specOf(given);
     const parsed = readText(text, read, options.limits, options.what, options.repair);
-    if (!parsed.ok) return refused([parsed.error]);
+    if (!parsed.ok) return refusedReport([parsed.error]);
     const data = freezeOwned(parsed.value);
     return {
       ...judgeSync(spec, data, options.limits, options.context),
@@ -212,7 +213,7 @@ export function checkTextSync<T, C>(
       ...(parsed.repairs === undefined ? {} : { repairs: parsed.repairs }),
     };
   } catch (error) {
-    return refused([couldNotJudge(spec, error)]);
+    return refusedReport([couldNotJudge(spec, error)]);
   }
 }
 
@@ -239,14 +240,14 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   if (fromText) data = freezeOwned(value);
   else {
     const copy = readData(value, limits, options.what);
-    if (!copy.ok) return refused([copy.error]);
+    if (!copy.ok) return refusedReport([copy.error]);
     data = copy.value;
   }
   let structure: Judgement;
   try {
     structure = judgeSchemaAndRules(spec, data, limits, options.context);
   } catch (error) {
-    return { ...refused([couldNotJudge(spec, error)]), parsed: data };
+    return { ...refusedReport([couldNotJudge(spec, error)]), parsed: data };
   }
   const deadline = options.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
   // Asynchronous rules, and a zod spec's parse (a refinement may return a Promise without being declared
@@ -255,12 +256,7 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   const zodSchema = spec.zod;
   if (zodSchema !== undefined) waits.push(Promise.resolve().then(() => zodSchema.safeParseAsync(readOnlyCopy(data))));
   const settled = await allWithDeadline(waits, deadline);
-  structure.pending.forEach((rule, i) => {
-    const outcome = settled[i];
-    structure.messages.push(
-      ...("failed" in outcome ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${outcome.failed}`] : ruleOutcomeMessages(outcome.value, rule.id)),
-    );
-  });
+  structure.pending.forEach((rule, i) => settleRule(structure, rule, settled[i]));
   let zod: ZodOutcome | undefined;
   if (zodSchema !== undefined) {
     const outcome = settled[settled.length - 1];
@@ -269,7 +265,7 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
         ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") }
         : (outcome.value as ZodOutcome);
   }
-  return { ...finish(spec, structure, zod, data, limits), parsed: data };
+  return { ...verdictOf<T>(spec, structure, zod, data, limits), parsed: data };
 }
 
 function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
@@ -277,12 +273,12 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
   try {
     structure = judgeSchemaAndRules(spec, data, limits, context);
   } catch (error) {
-    return refused([couldNotJudge(spec, error)]);
+    return refusedReport([couldNotJudge(spec, error)]);
   }
   for (const rule of structure.pending) {
-    structure.messages.push(
-      `rule ${JSON.stringify(rule.id)} could not be checked: it is asynchronous, and only the asynchronous check step (checkValue, checkText, and every graph) can wait for it`,
-    );
+    settleRule(structure, rule, {
+      failed: "it is asynchronous, and only the asynchronous check step (checkValue, checkText, and every graph) can wait for it",
+    });
   }
   let zod: ZodOutcome | undefined;
   if (spec.zod !== undefined) {
@@ -296,33 +292,7 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
       }
     }
   }
-  return finish(spec, structure, zod, data, limits);
-}
-
-/** The verdict from the schema and rules, and zod's outcome for a zod spec. */
-function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
-  const messages = structure.messages;
-  let output: unknown = data;
-  if (zod !== undefined) {
-    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
-    if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
-    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
-    else if (messages.length === 0) {
-      // A transform's output is the result: it must be JSON data like any other.
-      const copy = toJsonData(zod.data, limits, "the output");
-      if (copy.ok) output = copy.value;
-      else
-        messages.push(
-          `the spec ${JSON.stringify(spec.name)} turned the value into something that is not JSON data (${copy.error}); a spec's output must be JSON data: change the transform`,
-        );
-    }
-  }
-  if (messages.length > 0) return refused(messages, limits);
-  return { valid: true, value: output as T, errors: [], problemCount: 0 };
-}
-
-function refused<T>(messages: string[], limits?: Partial<CheckLimits>): ValidationReport<T> {
-  return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
+  return verdictOf<T>(spec, structure, zod, data, limits);
 }
 
 /** The spec a check was given: a Spec as it is, anything else (a zod schema, a built-in name, inline JSON) resolved as resolveSpec does. */
@@ -335,8 +305,6 @@ function couldNotJudge(spec: Spec | undefined, error: unknown): string {
   const reason = error instanceof RangeError ? "it is too large or too deeply nested for the validator" : describeThrown(error, 160);
   return `the spec ${JSON.stringify(spec.name)} could not judge the value (${reason}); the value is not accepted`;
 }
-
-type Settled = { value: unknown } | { failed: string };
 
 /**
  * Promises settled under one deadline for all of them (N slow rules take the deadline once, not N

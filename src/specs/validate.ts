@@ -1,25 +1,30 @@
 /**
- * The validator: the specification, executed. A pure, synchronous function of
- * (spec, value) with no model or graph dependency. It reports every problem,
- * each naming the field by path, the value found and what is required, in a
- * stable order, bounded so that hostile output cannot flood the next prompt.
+ * The validator: the specification, executed. A pure, synchronous judging of
+ * (spec, value) with no model or graph dependency: the schema, the rules, and
+ * zod's outcome for a zod spec, made into one report. It finds every problem,
+ * in a stable order; ./messages.ts renders each as a sentence. The check step
+ * (./check.ts) reads the input and waits for what is asynchronous, and calls
+ * only this module to judge.
  */
-import type { ErrorObject } from "ajv";
 import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "./ajv.js";
 import { RUNTIME_SPEC_LIMITS } from "./limits.js";
+import {
+  boundMessage,
+  capMessages,
+  DEFAULT_VALIDATION_LIMITS,
+  patternBudgetMessage,
+  ruleOutcomeMessages,
+  schemaErrorMessages,
+  zodIssueMessages,
+  type ValidationLimits,
+} from "./messages.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
-import { zodCheckKey } from "./zod.js";
-import { childPath, pathOf, pointerToPath } from "../json/paths.js";
-import { readOnlyCopy } from "../json/data.js";
-import { bound, describeThrown, describeValue } from "../shared/text.js";
+import type { ZodOutcome } from "./zod.js";
+import type { JsonLimits } from "../json/parse.js";
+import { readOnlyCopy, toJsonData } from "../json/data.js";
+import { describeThrown } from "../shared/text.js";
 
-/** Limits of the validator's report: how many errors, and how long each may be. */
-export interface ValidationLimits {
-  /** Most messages reported; the rest are summarised as "…and N more". */
-  maxErrors: number;
-  /** Longest echo of a value inside a message. */
-  maxValueChars: number;
-}
+export type { ValidationLimits } from "./messages.js";
 
 /** Largest answer (in JSON values) whose schema errors are all listed. */
 export const EXPLAINED_VALUES = 10_000;
@@ -38,8 +43,6 @@ function countValues(value: unknown, max: number): number {
   }
   return count;
 }
-
-export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
 
 /** The validator's report on one value: valid or not, the errors, and the value as the spec's output. */
 export interface ValidationReport<T = unknown> {
@@ -140,32 +143,47 @@ export interface Judgement {
   pending: PendingRule[];
 }
 
-/** A rule's outcome as messages: null or [] is none; anything but a string or a list of strings is a problem, never a pass. */
-export function ruleOutcomeMessages(outcome: unknown, id?: string): string[] {
-  if (outcome === null || (Array.isArray(outcome) && outcome.length === 0)) return [];
-  if (typeof outcome === "string") return [boundMessage(outcome)];
-  if (Array.isArray(outcome) && outcome.every((m) => typeof m === "string")) return outcome.map(boundMessage);
-  return [
-    `rule ${JSON.stringify(id ?? "?")} could not be checked: it returned ${outcome === undefined ? "undefined" : typeof outcome}, not null (satisfied) or the problem(s)`,
-  ];
+/** How an asynchronous rule (or a zod spec's parse) settled: its value, or why it could not be judged. */
+export type Settled = { value: unknown } | { failed: string };
+
+/** A pending rule's outcome, judged into the judgement's messages: a failure to settle is a problem, never a pass. */
+export function settleRule(judgement: Judgement, rule: PendingRule, outcome: Settled): void {
+  judgement.messages.push(
+    ...("failed" in outcome ? [`rule ${JSON.stringify(rule.id)} could not be checked: ${outcome.failed}`] : ruleOutcomeMessages(outcome.value, rule.id)),
+  );
 }
 
-/**
- * ajv's errors as messages, each naming the field by path, the value found and
- * what is required. `schema` is the schema the errors' `schemaPath`s start
- * from (for the note on which `if` made a constraint apply).
- */
-export function schemaErrorMessages(
-  errors: readonly ErrorObject[],
-  schema: unknown,
-  maxValueChars: number = DEFAULT_VALIDATION_LIMITS.maxValueChars,
-): string[] {
-  const messages: string[] = [];
-  for (const error of errors) {
-    const message = describeSchemaError(error, maxValueChars);
-    if (message !== null) messages.push(boundMessage(message + conditionNote(error, schema)));
+/** The report from the schema's and the rules' judgement, and zod's outcome for a zod spec (zod is the last judge). */
+export function verdictOf<T>(
+  spec: Spec,
+  structure: Judgement,
+  zod: ZodOutcome | undefined,
+  data: unknown,
+  limits?: Partial<ValidationLimits & JsonLimits>,
+): ValidationReport<T> {
+  const messages = structure.messages;
+  let output: unknown = data;
+  if (zod !== undefined) {
+    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
+    if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
+    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
+    else if (messages.length === 0) {
+      // A transform's output is the result: it must be JSON data like any other.
+      const copy = toJsonData(zod.data, limits, "the output");
+      if (copy.ok) output = copy.value;
+      else
+        messages.push(
+          `the spec ${JSON.stringify(spec.name)} turned the value into something that is not JSON data (${copy.error}); a spec's output must be JSON data: change the transform`,
+        );
+    }
   }
-  return messages;
+  if (messages.length > 0) return refusedReport(messages, limits);
+  return { valid: true, value: output as T, errors: [], problemCount: 0 };
+}
+
+/** An invalid report with these messages (capped); never empty. */
+export function refusedReport<T>(messages: string[], limits?: Partial<ValidationLimits>): ValidationReport<T> {
+  return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
 }
 
 /** What one of the spec's rules says about a value: its messages, none when it is satisfied or its inputs are absent. */
@@ -174,46 +192,6 @@ export function ruleMessages(spec: Spec, index: number, value: unknown, context?
   // An asynchronous rule is judged only by the check step, which can wait for it.
   if (outcome === null || outcome instanceof Promise) return [];
   return (typeof outcome === "string" ? [outcome] : outcome).map((message) => boundMessage(String(message)));
-}
-
-function patternBudgetMessage(spent: PatternBudgetSpent): string {
-  return `${spent.message}, so its pattern checks could not all run and the value is not accepted; shorten the strings`;
-}
-
-type ZodIssueLike = { code?: string; path: PropertyKey[]; message: string; format?: unknown; pattern?: unknown };
-
-/**
- * zod's issues as messages. With the schema failed, ajv has already described the structure: zod adds
- * its refinements and the checks the JSON Schema could not carry (`zodOnly`, keyed by zodCheckKey).
- */
-export function zodIssueMessages(
-  issues: ReadonlyArray<ZodIssueLike>,
-  value: unknown,
-  schemaPassed: boolean,
-  limits?: Partial<ValidationLimits>,
-  zodOnly?: ReadonlySet<string>,
-): string[] {
-  const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
-  const messages: string[] = [];
-  for (const issue of issues) {
-    const format = issue.code === "invalid_format";
-    if (!schemaPassed && issue.code !== "custom" && !(format && zodOnly?.has(zodCheckKey(issue)))) continue;
-    // A format check's message names the zod check it came from (the JSON Schema may not carry it).
-    const named = format && typeof issue.format === "string" ? { ...issue, message: `${issue.message} (zod check ${issue.format})` } : issue;
-    messages.push(boundMessage(describeZodIssue(named, value, maxValueChars)));
-  }
-  if (schemaPassed && messages.length === 0) messages.push("the value does not pass the spec's zod schema");
-  return messages;
-}
-
-/** Messages, deduplicated and capped at `maxErrors` (plus one "…and N more" line). */
-export function capMessages(messages: readonly string[], limits?: Partial<ValidationLimits>): { errors: string[]; problemCount: number } {
-  const unique = [...new Set(messages)];
-  const maxErrors = limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
-  const problemCount = unique.length;
-  const hidden = problemCount - maxErrors;
-  const errors = hidden > 0 ? [...unique.slice(0, maxErrors), `…and ${hidden} more problem${hidden === 1 ? "" : "s"}`] : unique;
-  return { errors, problemCount };
 }
 
 /**
@@ -309,172 +287,4 @@ function compileInputReader(inputs: Record<string, FieldType>): PreparedRule["re
   });
   lines.push("return true;");
   return new Function("document", "values", lines.join("\n")) as PreparedRule["read"];
-}
-
-/** A zod issue in the package's form: the field by path, the value found, what is required. */
-function describeZodIssue(issue: { path: PropertyKey[]; message: string }, document: unknown, maxValueChars: number): string {
-  let found: unknown = document;
-  for (const key of issue.path) {
-    found = found !== null && typeof found === "object" && Object.hasOwn(found, key as string) ? (found as Record<PropertyKey, unknown>)[key] : undefined;
-  }
-  const at = pathOf(issue.path) || "the value";
-  return `${at} is ${describeValue(found, maxValueChars)}; ${issue.message}`;
-}
-
-const MAX_MESSAGE_CHARS = 300;
-
-function boundMessage(message: string): string {
-  return bound(message, MAX_MESSAGE_CHARS);
-}
-
-function typeName(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "array";
-  if (Number.isInteger(value)) return "integer";
-  return typeof value;
-}
-
-function article(type: string): string {
-  if (type === "null") return "null";
-  return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
-}
-
-/**
- * For an error inside an `if`/`then`/`else`, say which condition made the
- * constraint apply: the field's own schema may allow the value.
- */
-function conditionNote(error: ErrorObject, root: unknown): string {
-  if (!error.schemaPath.includes("/then") && !error.schemaPath.includes("/else")) return "";
-  const parts = error.schemaPath
-    .replace(/^#/, "")
-    .split("/")
-    .slice(1)
-    .map((p) => p.replace(/~1/g, "/").replace(/~0/g, "~"));
-  for (let i = parts.length - 1; i >= 0; i--) {
-    if (parts[i] !== "then" && parts[i] !== "else") continue;
-    let parent: unknown = root;
-    for (const key of parts.slice(0, i)) {
-      parent = parent !== null && typeof parent === "object" && Object.hasOwn(parent, key) ? (parent as Record<string, unknown>)[key] : undefined;
-    }
-    if (parent === null || typeof parent !== "object" || !Object.hasOwn(parent, "if")) continue;
-    const condition = JSON.stringify((parent as { if: unknown }).if) ?? "";
-    const shown = condition.length > 100 ? `${condition.slice(0, 100)}…` : condition;
-    return parts[i] === "then"
-      ? ` (this applies because the "if" condition ${shown} holds)`
-      : ` (this applies because the "if" condition ${shown} does not hold)`;
-  }
-  return "";
-}
-
-/** Where a `$data` reference points, as a readable path, for "must be < 10 (the value of health_check.interval_seconds)". */
-function dataReference(error: ErrorObject): string | undefined {
-  const schema = error.schema as { $data?: unknown } | undefined;
-  if (!schema || typeof schema !== "object" || typeof schema.$data !== "string") return undefined;
-  const ref = schema.$data;
-  const m = /^(\d+)(.*)$/.exec(ref);
-  let target: string;
-  if (m) {
-    const up = Number(m[1]);
-    const parts = error.instancePath.split("/").slice(1);
-    target = "/" + [...parts.slice(0, Math.max(0, parts.length - up)), ...m[2].split("/").slice(1)].join("/");
-  } else target = ref;
-  return pointerToPath(target) || "the root";
-}
-
-function describeSchemaError(error: ErrorObject, maxValueChars: number): string | null {
-  const path = pointerToPath(error.instancePath);
-  const at = path === "" ? "the value" : path;
-  const found = `${at} is ${describeValue(error.data, maxValueChars)}`;
-  const p = error.params as Record<string, any>;
-  if (error.propertyName !== undefined && error.keyword !== "propertyNames") return describeFieldNameError(error, at, maxValueChars);
-  switch (error.keyword) {
-    case "required":
-      return `${childPath(path, String(p.missingProperty))} is missing; it is required`;
-    case "type": {
-      const expected = String(p.type).split(",").map(article).join(" or ");
-      const shown = describeValue(error.data, maxValueChars);
-      if (typeof error.data === "number" && !Number.isFinite(error.data)) {
-        return `${at} is ${shown} (a number out of range, e.g. 1e400 or NaN); it must be a finite ${String(p.type).split(",").join(" or ")}`;
-      }
-      const kind = error.data === null || typeof error.data === "object" ? "" : ` (${typeName(error.data)})`;
-      return `${at} is ${shown}${kind}; it must be ${expected}`;
-    }
-    case "minimum":
-    case "maximum":
-    case "exclusiveMinimum":
-    case "exclusiveMaximum": {
-      const ref = dataReference(error);
-      if (ref === undefined) return `${found}; it must be ${p.comparison} ${p.limit}`;
-      if (typeof p.limit !== "number")
-        return `${found}; it must be ${p.comparison} the value of ${ref}, which is ${describeValue(p.limit, maxValueChars)}, not a number`;
-      return `${found}; it must be ${p.comparison} ${p.limit} (the value of ${ref})`;
-    }
-    case "multipleOf":
-      return `${found}; it must be a multiple of ${p.multipleOf}`;
-    case "minLength":
-    case "maxLength":
-      return `${found}; it must be ${error.keyword === "minLength" ? "at least" : "at most"} ${p.limit} characters long`;
-    case "minItems":
-    case "maxItems":
-      return `${found}; it must have ${error.keyword === "minItems" ? "at least" : "at most"} ${p.limit} items`;
-    case "minProperties":
-    case "maxProperties":
-      return `${found}; it must have ${error.keyword === "minProperties" ? "at least" : "at most"} ${p.limit} fields`;
-    case "uniqueItems":
-      return `${at} has duplicate items at [${Math.min(p.i, p.j)}] and [${Math.max(p.i, p.j)}]; items must be unique`;
-    case "pattern":
-      return `${found}; it must match the pattern ${p.pattern}`;
-    case "format":
-      return `${found}; it must be a valid ${p.format}`;
-    case "enum":
-      return `${found}; it must be one of ${(p.allowedValues as unknown[])
-        .slice(0, 20)
-        .map((v) => JSON.stringify(v))
-        .join(", ")}`;
-    case "const":
-      return `${found}; it must be ${JSON.stringify(p.allowedValue)}`;
-    case "additionalProperties":
-      return `${at === "the value" ? "the object" : at} has an unexpected field ${JSON.stringify(String(p.additionalProperty).slice(0, 40))}; remove it`;
-    case "propertyNames":
-      return null; // ajv adds this after the errors about the field name itself, which already say what is wrong
-    case "dependentRequired":
-    case "dependencies":
-      return `${childPath(path, String(p.missingProperty))} is missing; it is required when ${childPath(path, String(p.property))} is present`;
-    case "if":
-      return null; // ajv adds this after the failing `then`/`else` errors, which already say what is wrong
-    default:
-      return `${found}; it ${error.message ?? "is invalid"}`;
-  }
-}
-
-/** An error about a field's name (from `propertyNames`), not about its value. */
-function describeFieldNameError(error: ErrorObject, at: string, maxValueChars: number): string {
-  const owner = at === "the value" ? "the object" : at;
-  const name = describeValue(error.propertyName, Math.min(maxValueChars, 40));
-  const p = error.params as Record<string, any>;
-  let requirement: string;
-  switch (error.keyword) {
-    case "pattern":
-      requirement = `field names must match the pattern ${p.pattern}`;
-      break;
-    case "minLength":
-    case "maxLength":
-      requirement = `field names must be ${error.keyword === "minLength" ? "at least" : "at most"} ${p.limit} characters long`;
-      break;
-    case "enum":
-      requirement = `field names must be one of ${(p.allowedValues as unknown[])
-        .slice(0, 20)
-        .map((v) => JSON.stringify(v))
-        .join(", ")}`;
-      break;
-    case "const":
-      requirement = `the only field name allowed is ${JSON.stringify(p.allowedValue)}`;
-      break;
-    case "format":
-      requirement = `field names must be a valid ${p.format}`;
-      break;
-    default:
-      requirement = `field names ${error.message ?? "are restricted"}`;
-  }
-  return `${owner} has a field named ${name}; ${requirement} (rename or remove it)`;
 }

@@ -14,7 +14,7 @@
  */
 import { readText, type CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import { capMessages, DEFAULT_VALIDATION_LIMITS } from "../specs/validate.js";
+import { capMessages, DEFAULT_VALIDATION_LIMITS } from "../specs/messages.js";
 import { bound } from "../shared/text.js";
 import { PartialCheck, stopDecision, type StopPolicy, type EarlyStopReason } from "./partial-check.js";
 

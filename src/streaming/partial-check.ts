@@ -24,7 +24,8 @@
 import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION, patternBudget, PatternBudgetSpent } from "../specs/ajv.js";
 import type { CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import { capMessages, DEFAULT_VALIDATION_LIMITS, EXPLAINED_VALUES, ruleMessages, schemaErrorMessages } from "../specs/validate.js";
+import { capMessages, DEFAULT_VALIDATION_LIMITS, schemaErrorMessages } from "../specs/messages.js";
+import { EXPLAINED_VALUES, ruleMessages } from "../specs/validate.js";
 import { RUNTIME_SPEC_LIMITS } from "../specs/limits.js";
 import { extractJson } from "../json/parse.js";
 import { AnswerReader, type Step } from "./reader.js";

@@ -8,7 +8,7 @@
 import type { JsonLimits } from "../json/parse.js";
 import { checkGiven, checkGivenSync } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import type { ValidationLimits } from "../specs/validate.js";
+import type { ValidationLimits } from "../specs/messages.js";
 
 /** Size, depth and message limits for a tool call's arguments (the check step's limits). */
 export type ArgumentLimits = JsonLimits & ValidationLimits;

@@ -123,22 +123,22 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
     const applied = applyCorrection(answer.text, state.result, { repair: run.repairSyntax !== false });
     for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.result, answer.text.length)) config.writer(event);
   }
-  const draft = {
+  const draft = definedFields({
     output: answer.text,
     usage: answer.usage,
     mode: answer.mode,
     model: modelName,
-    ...(answer.fallbacks.length > 0 ? { fallbacks: answer.fallbacks } : {}),
-    ...(answer.schemaDropped !== undefined ? { schemaDropped: answer.schemaDropped } : {}),
-    ...(answer.strict ? { strict: true } : {}),
-    ...(answer.notStrict !== undefined ? { notStrict: answer.notStrict } : {}),
-    ...(stopped ? { stopped } : {}),
-    ...(answer.refusal !== undefined ? { refusal: answer.refusal } : {}),
-    ...(answer.truncated !== undefined ? { truncated: answer.truncated } : {}),
-    ...(answer.unfinished !== undefined ? { unfinished: answer.unfinished } : {}),
-    ...(answer.missing !== undefined ? { missing: answer.missing } : {}),
-    ...(form === "corrections" ? { corrections: true } : {}),
-  };
+    fallbacks: answer.fallbacks.length > 0 ? answer.fallbacks : undefined,
+    schemaDropped: answer.schemaDropped,
+    strict: answer.strict ? true : undefined,
+    notStrict: answer.notStrict,
+    stopped: stopped || undefined,
+    refusal: answer.refusal,
+    truncated: answer.truncated,
+    unfinished: answer.unfinished,
+    missing: answer.missing,
+    corrections: form === "corrections" ? true : undefined,
+  });
   // A mode the provider refused is not asked again in this run.
   // ("auto" is asked afresh of each model: an escalation may change provider.)
   const settled = answer.mode === run.outputMode || run.outputMode === "auto" ? {} : { run: { ...run, outputMode: answer.mode } };
@@ -172,7 +172,6 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   if (state.draft?.corrections) return judgeCorrection(state, run, spec);
   const output = state.draft?.output ?? "";
   const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false, mapBack: mapBackFor(state, spec) });
-  const previous = state.history.at(-1);
   // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
   const stopped = state.draft?.stopped;
   // The provider cut the answer at its output limit: it did not run to completion, so it is not valid
@@ -194,29 +193,24 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
             ? stoppedAttemptErrors(stopped)
             : report.errors;
 
-  let stopReason: StopReason | null = null;
-  if (valid) stopReason = "valid";
-  else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
-  else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, errors)) stopReason = "no_progress";
-
   return {
     success: valid,
     result: truncated !== undefined || unfinished !== undefined ? null : resultOf(report),
     errors,
-    stopReason,
+    stopReason: stopAfter(state, run, { valid, errors }),
     draft: null,
     ...(state.refusal !== null ? { refusal: null } : {}),
     history: [
-      {
-        ...modelRecord(state, output),
+      attemptRecord(state, {
+        output,
         errors,
         valid,
-        ...(report.repairs !== undefined ? { repairs: report.repairs } : {}),
-        ...(report.mappedBack !== undefined ? { mappedBack: report.mappedBack } : {}),
-        ...(stopped ? { stopped: { at: stopped.at, reason: stopped.reason, detail: stopped.detail } } : {}),
-        ...(truncated !== undefined ? { truncated } : {}),
-        ...(unfinished !== undefined ? { unfinished } : {}),
-      },
+        repairs: report.repairs,
+        mappedBack: report.mappedBack,
+        stopped: stopped ? { at: stopped.at, reason: stopped.reason, detail: stopped.detail } : undefined,
+        truncated,
+        unfinished,
+      }),
     ],
   };
 }
@@ -257,39 +251,35 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       problem = `the corrected answer has ${report.problemCount} errors, more than the ${before} it had, so it was set aside`;
     }
   }
-  const correction = { text: bound(text, MAX_RECORDED_OUTPUT_CHARS), applied: problem === undefined, ...(problem !== undefined ? { problem } : {}) };
+  const correction = definedFields({ text: bound(text, MAX_RECORDED_OUTPUT_CHARS), applied: problem === undefined, problem });
   const repairs = applied.ok ? applied.repairs : undefined;
   if (problem !== undefined || report === undefined) {
     const errors = [unusedCorrectionError(problem ?? "it could not be applied"), ...baseErrors];
     return {
       success: false,
       errors,
-      stopReason: state.attempts >= run.attemptLimit ? "max_attempts" : null,
+      // The previous answer is kept: its errors are not this attempt's own, so they are not compared for progress.
+      stopReason: stopAfter(state, run, { valid: false }),
       draft: null,
       ...(state.refusal !== null ? { refusal: null } : {}),
-      history: [{ ...modelRecord(state, shownValue(state.result)), errors, valid: false, correction }],
+      history: [attemptRecord(state, { output: shownValue(state.result), errors, valid: false, correction })],
     };
   }
-  const previous = state.history.at(-1);
-  let stopReason: StopReason | null = null;
-  if (report.valid) stopReason = "valid";
-  else if (state.attempts >= run.attemptLimit) stopReason = "max_attempts";
-  else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, report.errors)) stopReason = "no_progress";
   return {
     success: report.valid,
     result: resultOf(report),
     errors: report.errors,
-    stopReason,
+    stopReason: stopAfter(state, run, { valid: report.valid, errors: report.errors }),
     draft: null,
     ...(state.refusal !== null ? { refusal: null } : {}),
     history: [
-      {
-        ...modelRecord(state, shownValue(applied.ok ? applied.value : state.result)),
+      attemptRecord(state, {
+        output: shownValue(applied.ok ? applied.value : state.result),
         errors: report.errors,
         valid: report.valid,
         correction,
-        ...(repairs !== undefined ? { repairs } : {}),
-      },
+        repairs,
+      }),
     ],
   };
 }
@@ -300,31 +290,86 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
  * ends the run. The last answer and its errors stay as they were.
  */
 function refused(state: ValidationStateType, run: RunSettings, refusal: string): ValidationUpdate {
-  let earlier = 0;
-  for (let i = state.history.length - 1; i >= 0 && state.history[i].by !== "human"; i--) if (state.history[i].refusal !== undefined) earlier++;
-  const stopReason: StopReason | null = earlier > 0 || state.attempts >= run.attemptLimit ? "refused" : null;
   return {
-    stopReason,
+    stopReason: stopAfter(state, run, { valid: false, refusal: true }),
     refusal,
     draft: null,
-    history: [{ ...modelRecord(state, ""), errors: [], valid: false, refusal }],
+    history: [attemptRecord(state, { output: "", errors: [], valid: false, refusal })],
   };
 }
 
-/** A model attempt's record, from the draft: what it answered, how, by which model, at what cost. */
-function modelRecord(state: ValidationStateType, output: string): Omit<AttemptRecord, "errors" | "valid"> {
-  const draft = state.draft;
-  return {
+/** What an attempt's record says beyond the draft: the answer as recorded, its verdict, and how it was read. */
+type AttemptFacts = Pick<AttemptRecord, "output" | "errors" | "valid"> &
+  Partial<Pick<AttemptRecord, "by" | "refusal" | "repairs" | "mappedBack" | "correction" | "stopped" | "truncated" | "unfinished">>;
+
+/**
+ * An attempt's record, the one constructor of every record the history keeps: numbered after the last,
+ * the output bounded, and for a model's attempt what the draft says of it (the usage, the mode and its
+ * fallbacks, the keywords not sent, why not strict, the model); a person's attempt costs no tokens.
+ * A fact that is absent is left out, never written as undefined.
+ */
+function attemptRecord(state: ValidationStateType, facts: AttemptFacts): AttemptRecord {
+  const draft = facts.by === "human" ? null : state.draft;
+  return definedFields({
     attempt: state.history.length + 1,
-    output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
+    output: bound(facts.output, MAX_RECORDED_OUTPUT_CHARS),
+    errors: facts.errors,
+    valid: facts.valid,
     usage: draft?.usage ?? { ...ZERO_USAGE },
-    ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
-    ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
-    ...(draft?.schemaDropped ? { schemaDropped: draft.schemaDropped } : {}),
-    ...(draft?.notStrict !== undefined ? { notStrict: draft.notStrict } : {}),
-    ...(draft?.model !== undefined ? { model: draft.model } : {}),
-  };
+    mode: (draft?.mode || undefined) as OutputMode | undefined,
+    fallbacks: draft?.fallbacks,
+    schemaDropped: draft?.schemaDropped,
+    notStrict: draft?.notStrict,
+    model: draft?.model,
+    by: facts.by,
+    refusal: facts.refusal,
+    repairs: facts.repairs,
+    mappedBack: facts.mappedBack,
+    correction: facts.correction,
+    stopped: facts.stopped,
+    truncated: facts.truncated,
+    unfinished: facts.unfinished,
+  }) as AttemptRecord;
 }
+
+/**
+ * Where a judged model attempt leaves the run, decided in this one place: a valid answer ends it; a refusal
+ * ends it when it is the second in a row (since a person last answered) or the last attempt; otherwise the
+ * last attempt ends it, and so does an answer with the same errors as the one before (stopOnNoProgress).
+ * `errors` are the errors compared for progress; an attempt without its own (a correction set aside keeps the
+ * previous answer's) is not compared.
+ */
+function stopAfter(
+  state: ValidationStateType,
+  run: RunSettings,
+  attempt: { valid: boolean; errors?: readonly string[]; refusal?: boolean },
+): StopReason | null {
+  const last = state.attempts >= run.attemptLimit;
+  if (attempt.refusal) return earlierRefusals(state.history) > 0 || last ? "refused" : null;
+  if (attempt.valid) return "valid";
+  if (last) return "max_attempts";
+  const previous = state.history.at(-1);
+  if (run.stopOnNoProgress && attempt.errors !== undefined && previous && sameErrors(previous.errors, attempt.errors)) return "no_progress";
+  return null;
+}
+
+/** Refusals among the model's attempts since a person last answered. */
+function earlierRefusals(history: readonly AttemptRecord[]): number {
+  let earlier = 0;
+  for (let i = history.length - 1; i >= 0 && history[i].by !== "human"; i--) if (history[i].refusal !== undefined) earlier++;
+  return earlier;
+}
+
+/** The object without its undefined fields: a record or a draft keeps only the facts that hold. */
+function definedFields<T extends object>(fields: T): Defined<T> {
+  for (const key of Object.keys(fields) as Array<keyof T>) if (fields[key] === undefined) delete fields[key];
+  return fields as Defined<T>;
+}
+
+/** An object's type with each field that may be undefined made optional instead. */
+type Defined<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
+};
 
 /**
  * A person finishes what the model could not: the run pauses (LangGraph's
@@ -352,14 +397,7 @@ export async function review(ctx: ValidationNodeContext, state: ValidationStateT
     { responseSchema: reviewAnswerSchema(spec) },
   );
   const decision = readReviewAnswer(answer);
-  const record = (output: string, errors: string[], valid: boolean) => ({
-    attempt: state.history.length + 1,
-    output: bound(output, MAX_RECORDED_OUTPUT_CHARS),
-    errors,
-    valid,
-    usage: { ...ZERO_USAGE },
-    by: "human" as const,
-  });
+  const record = (output: string, errors: string[], valid: boolean) => attemptRecord(state, { output, errors, valid, by: "human" });
   if (decision.kind === "invalid") {
     // Not an answer the review understands: ask again, saying why.
     return new Command({ update: { errors: [decision.problem] }, goto: "review" });

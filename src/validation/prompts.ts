@@ -1,4 +1,4 @@
-/** The validation graph's system prompt: a spec's constraints and rules in words. The retry feedback is ../feedback.ts, shared with the agent middleware. */
+/** The validation graph's system prompt: a spec's constraints and rules in words. The retry feedback is ../protocol/feedback.ts, shared with the agent middleware. */
 import { describeSpec } from "../specs/describe.js";
 import type { Spec } from "../specs/spec.js";
 

@@ -13,7 +13,7 @@ import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { LLMResult } from "@langchain/core/outputs";
 import { RunnableBinding } from "@langchain/core/runnables";
 import { ChatOpenAI } from "@langchain/openai";
-import { createAgent, modelRetryMiddleware } from "langchain";
+import { createAgent, initChatModel, modelRetryMiddleware } from "langchain";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
@@ -301,5 +301,125 @@ describe.each(PROVIDERS)("$name through createAgent, streamed: valid only on the
       success: false,
       errors: [expect.stringMatching(/^The answer did not finish \(no \w+: the answer ended without the provider's stop\)/)],
     });
+  });
+});
+
+/**
+ * A model given by name: what createAgent makes of `model: "openai:…"` is LangChain's configurable model
+ * (initChatModel), whose `_llmType` names no provider. The middleware listens to it, learns the provider
+ * from the chat model that answers (its `ls_provider`), and judges by that provider's stops; a model of a
+ * provider the table does not have that reports no stop is unfinished (fail-closed), never taken as finished.
+ */
+describe('a model given by name (initChatModel, createAgent\'s model: "provider:name")', () => {
+  const NAMED_NO_STOP = unfinishedAnswerError("no stop: the answer of a model given by name ended without a stop reason this package reads");
+
+  async function namedAgent(name: string, fields: Record<string, unknown>) {
+    const model = await initChatModel(name, { ...fields, maxRetries: 0 });
+    return createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC, maxAttempts: 1 })] });
+  }
+  const openaiFields = () => ({ apiKey: "test", configuration: { baseURL: `${server.baseURL}/v1` } });
+
+  async function streamedOutcome(run: Awaited<ReturnType<typeof namedAgent>>) {
+    let final: { responseOutcome?: unknown } | undefined;
+    for await (const [mode, part] of await run.stream({ messages: [new HumanMessage("Count them.")] }, { streamMode: ["messages", "values"] })) {
+      if (mode === "values") final = part as typeof final;
+    }
+    return final?.responseOutcome;
+  }
+
+  it("the configurable model is of no provider the package can read from its class (what made it take no stop as finished)", async () => {
+    const model = await initChatModel("openai:m", openaiFields());
+    expect(providerOf(model)).toBeUndefined();
+  });
+
+  it("OpenAI by name, streamed: valid with finish_reason, not valid when cut before it (in OpenAI's words)", async () => {
+    answerWith(streamed(), "");
+    expect(await streamedOutcome(await namedAgent("openai:m", openaiFields()))).toMatchObject({ success: true, value: { n: 12345678 } });
+    answerWith(streamed({ cut: true }), "");
+    expect(await streamedOutcome(await namedAgent("openai:m", openaiFields()))).toMatchObject({
+      success: false,
+      stopReason: "max_attempts",
+      errors: [NO_STOP],
+    });
+    expect(server.requests.map((r) => [r.path, r.body.stream])).toEqual([["/v1/chat/completions", true]]);
+  });
+
+  it("OpenAI by name, not streamed: a body without finish_reason is not valid; with it, valid", async () => {
+    answerWith("", whole('{"n": 123456}', null));
+    const run = await namedAgent("openai:m", openaiFields());
+    expect((await run.invoke({ messages: [new HumanMessage("Count them.")] })).responseOutcome).toMatchObject({ success: false, errors: [NO_STOP] });
+    answerWith("", whole(PIECES.join(""), "tool_calls"));
+    expect((await run.invoke({ messages: [new HumanMessage("Count them.")] })).responseOutcome).toMatchObject({ success: true, value: { n: 12345678 } });
+  });
+
+  it('createAgent({ model: "openai:m" }) (the Responses API, OpenAI\'s client reading OPENAI_BASE_URL): valid only with the response\'s status "completed"', async () => {
+    const item = (args: string) => ({ type: "function_call", id: "fc_1", call_id: "call_1", name: TOOL, arguments: args, status: "completed" });
+    const response = (args: string, status?: string) => ({
+      id: "resp_1",
+      object: "response",
+      created_at: 0,
+      model: "m",
+      ...(status === undefined ? {} : { status }),
+      output: [item(args)],
+      usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9 },
+    });
+    const event = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+    const sse = (cut: boolean) =>
+      [
+        event("response.created", { response: { id: "resp_1", model: "m", status: "in_progress", output: [] } }),
+        event("response.output_item.added", { output_index: 0, item: { ...item(""), status: "in_progress" } }),
+        ...PIECES.map((delta) => event("response.function_call_arguments.delta", { item_id: "fc_1", output_index: 0, delta })),
+        ...(cut ? [] : [event("response.completed", { response: response(PIECES.join(""), "completed") })]),
+      ]
+        .slice(0, cut ? 4 : undefined)
+        .join("");
+    const saved = { base: process.env.OPENAI_BASE_URL, key: process.env.OPENAI_API_KEY };
+    process.env.OPENAI_BASE_URL = `${server.baseURL}/v1`;
+    process.env.OPENAI_API_KEY = "test";
+    try {
+      const run = createAgent({ model: "openai:m", tools: [], middleware: [validatedResponseMiddleware({ spec: SPEC, maxAttempts: 1 })] });
+      const invoked = async () => (await run.invoke({ messages: [new HumanMessage("Count them.")] })).responseOutcome;
+      answerWith("", JSON.stringify(response(PIECES.join(""), "completed")));
+      expect(await invoked()).toMatchObject({ success: true, value: { n: 12345678 } });
+      expect(server.requests.map((r) => r.path)).toEqual(["/v1/responses"]);
+      answerWith("", JSON.stringify(response('{"n": 123456}')));
+      expect(await invoked()).toMatchObject({ success: false, errors: [NO_STOP] });
+      answerWith("", JSON.stringify(response('{"n": 123456}', "incomplete")));
+      expect(await invoked()).toMatchObject({ success: false, errors: [unfinishedAnswerError('status "incomplete"')] });
+      answerWith(sse(true), "");
+      expect(await streamedOutcome(run as never)).toMatchObject({ success: false, errors: [NO_STOP] });
+      answerWith(sse(false), "");
+      expect(await streamedOutcome(run as never)).toMatchObject({ success: true, value: { n: 12345678 } });
+    } finally {
+      for (const [name, value] of [
+        ["OPENAI_BASE_URL", saved.base],
+        ["OPENAI_API_KEY", saved.key],
+      ] as const) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    }
+  });
+
+  it("a provider the table does not have (Azure OpenAI, ls_provider azure): no stop at all is not valid; its finish_reason is read by the table", async () => {
+    const azure = {
+      azureOpenAIApiKey: "test",
+      azureOpenAIBasePath: `${server.baseURL}/openai/deployments`,
+      azureOpenAIApiDeploymentName: "m",
+      azureOpenAIApiVersion: "2024-10-21",
+    };
+    answerWith("", whole('{"n": 123456}', null));
+    const run = await namedAgent("azure_openai:m", azure);
+    expect((await run.invoke({ messages: [new HumanMessage("Count them.")] })).responseOutcome).toMatchObject({
+      success: false,
+      errors: [NAMED_NO_STOP],
+    });
+    expect(server.requests.map((r) => r.path.split("?")[0])).toEqual(["/openai/deployments/m/chat/completions"]);
+    answerWith(streamed({ cut: true }), "");
+    expect(await streamedOutcome(run)).toMatchObject({ success: false, errors: [NAMED_NO_STOP] });
+    answerWith(streamed(), "");
+    expect(await streamedOutcome(run)).toMatchObject({ success: true, value: { n: 12345678 } });
+    answerWith(streamed({ finish: "eos_token" }), "");
+    expect(await streamedOutcome(run)).toMatchObject({ success: false, errors: [unfinishedAnswerError('finish_reason "eos_token"')] });
   });
 });

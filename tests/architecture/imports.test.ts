@@ -4,7 +4,9 @@
  * (a folder, or a file at its root) on floors, none importing from a room above its own nor from anything
  * outside src/, and no two rooms importing each other, however indirectly; and the createAgent middleware
  * (src/agents/) beside the validation graph, not on it: what both need (the review protocol, the retry
- * feedback) lives in a room of its own (src/protocol/).
+ * feedback) lives in a room of its own (src/protocol/). The check step judges through the validator alone, whose
+ * messages are rendered by a module that calls nothing back; both graphs' nodes are module-level functions that
+ * take their builder's share from a node context.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -67,6 +69,21 @@ describe("the import graph", () => {
       .flatMap(([file, targets]) => targets.filter((t) => t.startsWith("src/validation/")).map((t) => `${file} → ${t}`));
     expect(offending).toEqual([]);
   });
+
+  it("the check step judges through src/specs/validate.ts alone, and the messages it renders with call nothing back", () => {
+    expect(graph.get("src/specs/check.ts")).toContain("src/specs/validate.ts");
+    expect(graph.get("src/specs/check.ts")).not.toContain("src/specs/messages.ts");
+    expect(graph.get("src/specs/validate.ts")).toContain("src/specs/messages.ts");
+    expect(graph.get("src/specs/messages.ts")!.filter((t) => ["src/specs/check.ts", "src/specs/validate.ts", "src/specs/registry.ts"].includes(t))).toEqual([]);
+  });
+
+  it("both graphs' nodes take what they need from a node context of their builder, not from closures", () => {
+    for (const room of ["validation", "reflexion"]) {
+      const nodes = readFileSync(join(ROOT, `src/${room}/nodes.ts`), "utf8");
+      expect(graph.get(`src/${room}/nodes.ts`)).toContain(`src/${room}/node-context.ts`);
+      expect(nodes).not.toMatch(/^export function make\w+\(/m);
+    }
+  });
 });
 
 /**
@@ -77,7 +94,7 @@ describe("the import graph", () => {
 const FLOORS: Array<{ floor: string; rooms: string[] }> = [
   {
     floor: "the ground: the error family, model names, optional peers, and what every room speaks (bounded text, usage, outcomes, the model call)",
-    rooms: ["src/errors.ts", "src/model-names.ts", "src/peers.ts", "src/shared/"],
+    rooms: ["src/errors.ts", "src/model-names.ts", "src/shared/"],
   },
   { floor: "the JSON readers and the one path renderer", rooms: ["src/json/"] },
   { floor: "specs and the one check step", rooms: ["src/specs/"] },
@@ -98,7 +115,7 @@ const FLOORS: Array<{ floor: string; rooms: string[] }> = [
     ],
   },
   { floor: "the two graphs and the createAgent middleware", rooms: ["src/validation/", "src/reflexion/", "src/agents/"] },
-  { floor: "the entry points", rooms: ["src/index.ts", "src/require.cts", "src/server/", "src/cli/"] },
+  { floor: "the entry points", rooms: ["src/index.ts", "src/server/", "src/cli/"] },
 ];
 
 /** The room of a module of src/: the longest room that holds it (undefined: on no floor). */

@@ -4,7 +4,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
-import { modelNameProblem, parseModelName } from "../../src/model-names.js";
+import { MODEL_PROVIDERS, modelNameProblem, parseModelName, type ModelProvider } from "../../src/model-names.js";
 import { createChatModel, loadChatModel } from "../../src/models.js";
 import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";
@@ -78,6 +78,19 @@ describe("provider-qualified model names", () => {
     expect((gpt as ChatOpenAI).model).toBe("gpt-4o-mini");
     // Loaded once, the client builds synchronously too.
     expect(createChatModel({ model: "anthropic/claude-sonnet-4-5", role: "generate" }, env)).toBe(claude);
+  });
+
+  it("each provider's client names its provider to callbacks (ls_provider) as the table's row says (the createAgent middleware reads it for a model given by name)", async () => {
+    const names = {
+      openai: "openai/gpt-4o-mini",
+      anthropic: "anthropic/claude-sonnet-4-5",
+      ollama: "ollama/llama3.2",
+      "google-genai": "google-genai/gemini-x",
+    };
+    for (const [provider, name] of Object.entries(names) as Array<[ModelProvider, string]>) {
+      const model = await loadChatModel({ model: name, role: "generate" }, { ...env, googleApiKey: "test-google-key" });
+      expect(model.getLsParams({}).ls_provider, provider).toBe(MODEL_PROVIDERS[provider].traced);
+    }
   });
 
   it("says which key is missing for a provider's model", async () => {

@@ -344,6 +344,48 @@ describe("an answer is finished only on the provider's finished stop", () => {
     expect((error as Error).message).not.toContain("[object Object]");
   });
 
+  it("an Ollama error inside the stream says the provider's message, whether the line's error is an object or a string", async () => {
+    const said = "model runner has unexpectedly stopped, this may be due to resource limitations";
+    const env = await script(
+      [],
+      [
+        { text: VALID, streamError: { message: said, type: "api_error" } },
+        { text: VALID, streamError: said },
+        { text: VALID, streamError: { code: 503 } },
+      ],
+    );
+    const model = await loadChatModel({ model: "ollama/llama-x", role: "generate" }, env);
+    const fail = () =>
+      callModel(model, [new HumanMessage("hi")], { node: "generate" }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    for (const expected of [said, said, '{"code":503}']) {
+      const error = await fail();
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).message).toBe(`Model provider failed in node "generate": ResponseError: ${expected}`);
+      // Not a validation attempt: the node tries it again.
+      expect((error as ProviderError).transient).toBe(true);
+    }
+  });
+
+  it("an Ollama error inside the stream ends the validation run with an error in the provider's words, after the node's retries", async () => {
+    const said = "an error was encountered while running the model: unexpected EOF";
+    const env = await script(
+      [],
+      [1, 2, 3].map(() => ({ text: '{"service_name": "payments-api", ', streamError: { message: said } })),
+    );
+    const error = await graphWith(env)
+      .invoke(REQUEST, { context: { model: "ollama/llama3.2", outputMode: "text" } })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(error).toBeInstanceOf(ProviderError);
+    expect((error as Error).message).toContain(said);
+    expect((error as Error).message).not.toContain("[object Object]");
+  });
+
   it("OpenAI under a streaming listener (messages mode, the LangGraph server): the finish_reason is still read, so a finished answer is finished", async () => {
     const env = await script([]);
     openai.setReplies([VALID, { content: VALID, finishReason: "length" }]);

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { ChatOpenAI } from "@langchain/openai";
 import { answerEnd, callModel, providerOf, refusalOf, stopReasonOf } from "../../src/shared/model-call.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { MODEL_PROVIDERS, type ModelProvider } from "../../src/model-names.js";
+import { MODEL_PROVIDERS, providerOfTrace, type ModelProvider } from "../../src/model-names.js";
 import { ScriptedChatModel } from "../../src/simulated/scripted-model.js";
 
 /** The client (`_llmType`) whose messages carry each stop field. */
@@ -101,6 +101,25 @@ describe("stop reasons, per provider", () => {
     const openai = new ChatOpenAI({ apiKey: "test-key" });
     expect(providerOf(openai.bindTools([{ type: "function", function: { name: "t", parameters: {} } }]).withConfig({}))).toBe("openai");
     expect(providerOf(new ScriptedChatModel().withConfig({}))).toBeUndefined();
+  });
+
+  it("a model given by name whose provider the table does not have: no stop at all is unfinished, a reported stop is read by the table", () => {
+    const named = { unknownProvider: "named" } as const;
+    expect(answerEnd(new AIMessage({ content: "1234" }), undefined, undefined, named)).toEqual({
+      kind: "unfinished",
+      said: "no stop: the answer of a model given by name ended without a stop reason this package reads",
+    });
+    expect(answerEnd(new AIMessage({ content: "1234", response_metadata: { finish_reason: "stop" } }), undefined, undefined, named)).toEqual({
+      kind: "finished",
+    });
+    expect(answerEnd(new AIMessage({ content: "1234" }), undefined, { finish_reason: "length" }, named)).toMatchObject({ kind: "cut" });
+    // A chat model of your own keeps its meaning: no stop, finished.
+    expect(answerEnd(new AIMessage({ content: "1234" }), undefined, undefined, { unknownProvider: "own" })).toEqual({ kind: "finished" });
+    // The provider a chat model names to its callbacks (ls_provider), per row.
+    expect(Object.keys(MODEL_PROVIDERS).map((provider) => providerOfTrace(MODEL_PROVIDERS[provider as ModelProvider].traced))).toEqual(
+      Object.keys(MODEL_PROVIDERS),
+    );
+    expect([providerOfTrace("azure"), providerOfTrace(undefined)]).toEqual([undefined, undefined]);
   });
 
   it("Anthropic's refusal stop and Gemini's safety stop are refusals, with any text that came with them", () => {

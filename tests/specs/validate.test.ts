@@ -7,7 +7,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import type { Spec } from "../../src/specs/spec.js";
 import { validateAgainstSpec } from "../../src/specs/check.js";
 import { pointerToPath } from "../../src/json/paths.js";
-import { DEFAULT_VALIDATION_LIMITS, type ValidationLimits } from "../../src/specs/validate.js";
+import { DEFAULT_VALIDATION_LIMITS, type ValidationLimits } from "../../src/specs/messages.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 type Json = Record<string, any>;
