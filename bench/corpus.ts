@@ -165,7 +165,7 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
     markdown: [
       `### OpenAI strict structured outputs: ${name}`,
       "",
-      `Of ${share.accepted} schemas accepted as run-time specs, how many the json_schema request sends with \`strict: true\`: before, only a schema that already fit strict mode as written (every object closed, every field required, strict mode's keywords only); now, the strict form of any schema (src/validation/strict-schema.ts), within OpenAI's documented limits.`,
+      `Of ${share.accepted} schemas accepted as run-time specs, how many the json_schema request sends with \`strict: true\`: before, only a schema that already fit strict mode as written (every object closed, every field required, strict mode's keywords only); now, the strict form of any schema (src/providers/strict-form.ts), within OpenAI's documented limits.`,
       "",
       table(
         ["source", "accepted", "strict before", "strict now"],

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { readEnvironment, type Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
-import { modelNameProblem } from "./model-names.js";
+import { modelNameProblem } from "./providers/index.js";
 import { describeThrown } from "./shared/text.js";
 import { builtinSpecs } from "./specs/registry.js";
 

@@ -5,7 +5,7 @@
  * (strict only when the schema already fit strict mode as written). Used by the sample's test and by the
  * corpus benchmark.
  */
-import { openaiJsonSchemaRequest } from "../src/validation/output-mode.js";
+import { jsonSchemaRequest } from "../src/validation/output-mode.js";
 import { corpusFiles, corpusSource, defineIn, readCorpusEntry } from "./conformance.js";
 
 export interface StrictShare {
@@ -36,7 +36,7 @@ export function strictShare(dir: string, every = 1): StrictShare {
     sources.set(entry.source, source);
     const { $schema: _ignored, ...schema } = spec.schema;
     const before = fitAsWritten(schema) ? 1 : 0;
-    const request = openaiJsonSchemaRequest(spec);
+    const request = jsonSchemaRequest(spec);
     const after = request.strict === true ? 1 : 0;
     share.accepted++;
     source.accepted++;

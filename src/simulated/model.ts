@@ -13,11 +13,15 @@
  */
 import jsonPatch from "fast-json-patch";
 import { PROMPT_HEADINGS } from "../feedback.js";
+import { MODEL_PROVIDERS, DEFAULT_PROVIDER } from "../providers/index.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { seededRandom as random } from "./random.js";
 import { leavesOf, sampleValue, schemaAt } from "./sample.js";
 import { ScriptedChatModel, type BoundTool, type ScriptedCallOptions, type ScriptedReply } from "./scripted-model.js";
+
+/** The variables that configure the default provider, as the fallback notice names them. */
+const DEFAULT_PROVIDER_VARIABLES = [...MODEL_PROVIDERS[DEFAULT_PROVIDER].env.apiKey, MODEL_PROVIDERS[DEFAULT_PROVIDER].env.baseUrl].join(" or ");
 
 /** How many constraints a request's first answer typically breaks. */
 export type Difficulty = "easy" | "medium" | "hard";
@@ -583,7 +587,7 @@ const BUILTIN_NAMES = [...builtinSpecs.keys()].join(", ");
 function cannotAnswer(why: string): string {
   return (
     `This reply comes from the built-in simulated model (model name "simulated"), not from a language model. It only writes JSON for a spec: a built-in spec's example ` +
-    `(${BUILTIN_NAMES}) or a value drawn from the spec's JSON Schema, with seeded defects, and ${why}. For a real answer, configure a model provider (OPENAI_API_KEY or OPENAI_BASE_URL) and a model name.`
+    `(${BUILTIN_NAMES}) or a value drawn from the spec's JSON Schema, with seeded defects, and ${why}. For a real answer, configure a model provider (${DEFAULT_PROVIDER_VARIABLES}) and a model name.`
   );
 }
 

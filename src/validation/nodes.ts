@@ -19,7 +19,7 @@ import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../s
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
-import { mapBackStrictAnswer, openaiStrictForm } from "./strict-schema.js";
+import { mapBackStrictAnswer, strictForm } from "../providers/strict-form.js";
 import {
   correctionPrompt,
   firstAttemptPrompt,
@@ -224,7 +224,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 /** How an answer asked in the strict form of the spec's schema is mapped back before it is judged (undefined: it was not). */
 function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
   if (state.draft?.strict !== true) return undefined;
-  const form = openaiStrictForm(spec.schema);
+  const form = strictForm(spec.schema);
   return form.strict ? (value) => mapBackStrictAnswer(value, form) : undefined;
 }
 

@@ -34,8 +34,7 @@ const AttemptRecordSchema = z
     }),
     notStrict: z.string().optional().meta({
       title: "Not strict",
-      description:
-        "Why the json_schema request was sent to OpenAI without strict: true (a documented limit passed, or a construct the strict form cannot carry)",
+      description: "Why the json_schema request was sent without strict: true (a documented limit passed, or a construct the strict form cannot carry)",
     }),
     mappedBack: z.array(z.string()).optional().meta({
       title: "Mapped back",

@@ -4,7 +4,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
-import { modelNameProblem, parseModelName } from "../../src/model-names.js";
+import { modelNameProblem, parseModelName } from "../../src/providers/index.js";
 import { createChatModel, loadChatModel } from "../../src/models.js";
 import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";

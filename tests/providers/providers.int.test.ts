@@ -44,11 +44,11 @@ async function script(anthropicReplies: ProviderReply[], ollamaReplies: Provider
   ollama = await startScriptedOllamaServer(ollamaReplies);
   return {
     ...readEnvironment({}),
-    anthropicApiKey: "sk-ant-test",
-    anthropicBaseUrl: anthropic.baseURL,
-    ollamaBaseUrl: ollama.baseURL,
-    openaiApiKey: "test-key",
-    openaiBaseUrl: openai.baseURL,
+    providers: {
+      anthropic: { apiKey: "sk-ant-test", baseUrl: anthropic.baseURL },
+      ollama: { baseUrl: ollama.baseURL },
+      openai: { apiKey: "test-key", baseUrl: openai.baseURL },
+    },
     maxRetries: 0,
   };
 }
