@@ -62,6 +62,8 @@ export function sendable(schema: JsonSchema): JsonSchema {
 /** How a request asked in a mode was sent: the call options, keywords left out, and whether it was strict (or why not). */
 export interface ModeRequest {
   options: Record<string, unknown>;
+  /** Not sent: the preflight found the request past a documented limit, so it would be refused (the next mode is asked instead). */
+  preflight?: string;
   dropped?: string[];
   /** Sent with `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
   strict?: boolean;
@@ -75,6 +77,17 @@ export interface ModeRequest {
 interface Sourced<T> {
   value: T;
   source: string;
+}
+
+/** The forced tool an answer is asked for in tool mode: its parameters, and whether the provider is to hold the call to them (strict). */
+export interface ToolRequest {
+  parameters: JsonSchema;
+  /** Sent with `strict: true`: the provider holds the arguments to the parameters while it decodes. */
+  strict?: boolean;
+  /** Keywords of the spec's schema the strict tool does not take, left out (the validator checks them all). */
+  dropped?: string[];
+  /** Why the tool was sent without strict (a documented limit passed, or a construct strict mode cannot carry). */
+  notStrict?: string;
 }
 
 /** One provider: everything the package knows of it. */
@@ -112,15 +125,17 @@ export interface ProviderRow<Module = unknown> {
     json_object?: (request: SchemaRequest) => ModeRequest;
     json_schema?: (request: SchemaRequest, strictRefused?: string) => ModeRequest;
   };
+  /** Its forced tool for tool mode, where it has a strict one (else the spec's schema as the tool's parameters). */
+  tool?: (request: SchemaRequest, strictRefused?: string) => ToolRequest;
   /** The subset of JSON Schema its structured output takes, where it takes only a subset. */
   profile?: SchemaProfile;
-  /** Its documented limits on a strict schema, checked before the call. */
-  strictLimits?: { [K in keyof Omit<StrictLimits, "provider">]: Sourced<StrictLimits[K]> };
+  /** Its documented limits on a strict schema, checked before the call, each with its source (the strict form's limits, or its own). */
+  strictLimits?: { [K in keyof Omit<StrictLimits, "provider">]: Sourced<StrictLimits[K]> } | Readonly<Record<string, Sourced<number>>>;
 }
 
 /** The limits as the strict form's check takes them (the numbers without their sources). */
-export function limitsOf(row: ProviderRow): StrictLimits | undefined {
+export function limitsOf(row: ProviderRow<any>): StrictLimits | undefined {
   const sourced = row.strictLimits;
-  if (sourced === undefined) return undefined;
+  if (sourced === undefined || !("nesting" in sourced)) return undefined;
   return { provider: row.title, ...Object.fromEntries(Object.entries(sourced).map(([k, v]) => [k, v.value])) } as StrictLimits;
 }

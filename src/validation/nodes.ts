@@ -223,7 +223,9 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
 /** How an answer asked in the strict form of the spec's schema is mapped back before it is judged (undefined: it was not). */
 function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
-  if (state.draft?.strict !== true) return undefined;
+  // Only the strict form of a json_schema request reshapes an answer; a strict tool asks for the spec's own shape (its
+  // objects closed), and its answer is judged as it came.
+  if (state.draft?.strict !== true || state.draft.mode !== "json_schema") return undefined;
   const form = strictForm(spec.schema);
   return form.strict ? (value) => mapBackStrictAnswer(value, form) : undefined;
 }
@@ -321,6 +323,7 @@ function modelRecord(state: ValidationStateType, output: string): Omit<AttemptRe
     ...(draft?.mode ? { mode: draft.mode as OutputMode } : {}),
     ...(draft?.fallbacks ? { fallbacks: draft.fallbacks } : {}),
     ...(draft?.schemaDropped ? { schemaDropped: draft.schemaDropped } : {}),
+    ...(draft?.strict === true ? { strict: true } : {}),
     ...(draft?.notStrict !== undefined ? { notStrict: draft.notStrict } : {}),
     ...(draft?.model !== undefined ? { model: draft.model } : {}),
   };

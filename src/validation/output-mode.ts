@@ -79,7 +79,8 @@ function bindMode(
       pieces: () => (chunk: AIMessage) => string;
       /** Why the message holds no answer though it called tools (another tool than the answer's), or undefined. */
       missing?: (message: AIMessage) => string | undefined;
-    } & Omit<ModeRequest, "options">)
+    } & Omit<ModeRequest, "options" | "preflight">)
+  | { preflight: string }
   | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
@@ -91,6 +92,7 @@ function bindMode(
     case "json_schema": {
       const asked = modeOptions(providerOf(model), mode, spec, strictRefused);
       if (asked === undefined) return undefined;
+      if (asked.preflight !== undefined) return { preflight: asked.preflight };
       const { options, dropped, ...strictness } = asked;
       return {
         runnable: model.withConfig(options as RunnableConfig) as unknown as BaseChatModel,
@@ -102,9 +104,17 @@ function bindMode(
     }
     case "tool": {
       const name = providerName(spec);
+      // The provider's strict tool where it has one (within its documented limits), else the spec's schema as it is.
+      const row = MODEL_PROVIDERS[providerOf(model) ?? DEFAULT_PROVIDER];
+      const asked = row.tool?.(schemaRequest(spec), strictRefused) ?? { parameters: sendable(spec.schema) };
       const tool = {
         type: "function" as const,
-        function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: sendable(spec.schema) },
+        function: {
+          name,
+          description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000),
+          parameters: asked.parameters,
+          ...(asked.strict ? { strict: true } : {}),
+        },
       };
       // The tool's name as tool_choice: each client turns it into its provider's forced call.
       const runnable = model.bindTools!([tool], { tool_choice: name } as never) as unknown as BaseChatModel;
@@ -157,7 +167,15 @@ function bindMode(
           return text;
         };
       };
-      return { runnable, read, pieces, missing };
+      return {
+        runnable,
+        read,
+        pieces,
+        missing,
+        ...(asked.strict ? { strict: true } : {}),
+        ...(asked.notStrict !== undefined ? { notStrict: asked.notStrict } : {}),
+        ...(asked.dropped !== undefined ? { dropped: asked.dropped } : {}),
+      };
     }
   }
 }
@@ -245,6 +263,11 @@ export async function callModelInMode(
     const bound = bindMode(model, current, spec, strictRefused);
     if (bound === undefined) {
       fallbacks.push(`${current}: ${providerOf(model) ?? "this chat model"} has no such mode; fell back to ${FALLBACK[current]}`);
+      continue;
+    }
+    if ("preflight" in bound) {
+      // Checked before the call: the provider would refuse this request with a 400, so the next mode is asked instead.
+      fallbacks.push(`${current} not sent: ${bound.preflight}; fell back to ${FALLBACK[current]}`);
       continue;
     }
     const { runnable, read, pieces, missing, dropped, strict, notStrict, reshaped } = bound;
