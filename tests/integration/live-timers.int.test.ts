@@ -102,7 +102,7 @@ describe("the package's model client keeps no timer once a request has finished 
       async (model, server) => {
         const call = chat(model).invoke(ask);
         await allArrived;
-        if (inFlight.length === 0) inFlight = tracker.liveTimers().filter((timer) => timer.stack.includes(`${SOURCE}models.ts`));
+        if (inFlight.length === 0) inFlight = tracker.liveTimers().filter((timer) => timer.stack.includes(`${SOURCE}providers/deadline.ts`));
         void server.close();
         return call;
       },
