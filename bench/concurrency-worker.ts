@@ -197,7 +197,7 @@ async function validationRuns(baseUrl: string, maxRetries: number) {
   const { createChatModel } = await compiled<typeof import("../src/models.js")>("src/models");
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
   const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
-  const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries, timeoutMs: 120_000 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "bench-key", baseUrl: baseUrl } }, maxRetries, timeoutMs: 120_000 };
   const model = (request: ModelRequest) => createChatModel(request, env);
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");

@@ -149,6 +149,14 @@ const pct = (n: number, of: number) => (of === 0 ? "—" : `${((100 * n) / of).t
 /** The vendored sample (tests/fixtures/jsonschemabench), measured for the strict share whether or not the corpus is on disk. */
 const SAMPLE_DIR = "tests/fixtures/jsonschemabench/data";
 
+/** What each provider's `auto` request is, for the table. */
+const MODE_SENT: Record<string, string> = {
+  openai: "json_schema (strict form)",
+  anthropic: "forced tool (strict)",
+  ollama: "format (the schema)",
+  "google-genai": "responseSchema (subset)",
+};
+
 /** The share of accepted schemas sent to OpenAI with `strict: true`, before the strict form and now: rows, a target and a subsection. */
 function strictFigures(name: string, share: StrictShare): { rows: BenchResult["rows"]; target: BenchResult["targets"][number]; markdown: string } {
   const reasons = Object.entries(share.notStrict).sort((a, b) => b[1] - a[1]);
@@ -156,6 +164,11 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
     rows: [
       { label: `${name}: accepted run-time specs sent to OpenAI with strict: true, before the strict form`, value: share.before, unit: "schemas" },
       { label: `${name}: accepted run-time specs sent to OpenAI with strict: true, in the strict form`, value: share.after, unit: "schemas" },
+      ...Object.entries(share.providers).flatMap(([provider, p]) => [
+        { label: `${name}: ${provider} auto requests enforced, before`, value: p.before, unit: "schemas" },
+        { label: `${name}: ${provider} auto requests enforced, now`, value: p.after, unit: "schemas" },
+        { label: `${name}: ${provider} requests the preflight saves`, value: p.saved, unit: "requests" },
+      ]),
     ],
     target: {
       description: `${name}: ≥ 90 % of the accepted schemas go to OpenAI with strict: true`,
@@ -165,7 +178,7 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
     markdown: [
       `### OpenAI strict structured outputs: ${name}`,
       "",
-      `Of ${share.accepted} schemas accepted as run-time specs, how many the json_schema request sends with \`strict: true\`: before, only a schema that already fit strict mode as written (every object closed, every field required, strict mode's keywords only); now, the strict form of any schema (src/validation/strict-schema.ts), within OpenAI's documented limits.`,
+      `Of ${share.accepted} schemas accepted as run-time specs, how many the json_schema request sends with \`strict: true\`: before, only a schema that already fit strict mode as written (every object closed, every field required, strict mode's keywords only); now, the strict form of any schema (src/providers/strict-form.ts), within OpenAI's documented limits.`,
       "",
       table(
         ["source", "accepted", "strict before", "strict now"],
@@ -178,6 +191,21 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
       reasons.length === 0 ? "Every accepted schema goes strict." : "Why the others are sent without strict (recorded on the attempt as `notStrict`):",
       "",
       ...(reasons.length === 0 ? [] : [table(["reason", "schemas"], reasons)]),
+      "",
+      `### Enforced modes per provider: ${name}`,
+      "",
+      `Of the same ${share.accepted} schemas, how many each provider's \`auto\` request sends in a mode where the provider holds the answer to the schema while it decodes (strict, or constrained decoding): before the strict forms and preflights (OpenAI strict only for a schema that fit as written; Anthropic's forced tool never strict) and now; and how many requests the preflight saves (a strict request past a documented limit, which the provider refuses with a 400 and a retry without strict). Ollama's \`format\` and Gemini's \`responseSchema\` constrain decoding to the schema as sent (Gemini's in its OpenAPI subset), then as now.`,
+      "",
+      table(
+        ["provider", "auto sends", "enforced before", "enforced now", "requests the preflight saves"],
+        Object.entries(share.providers).map(([provider, p]) => [
+          provider,
+          MODE_SENT[provider] ?? "",
+          `${p.before} (${pct(p.before, share.accepted)})`,
+          `${p.after} (${pct(p.after, share.accepted)})`,
+          p.saved,
+        ]),
+      ),
     ].join("\n"),
   };
 }

@@ -87,7 +87,7 @@ function chatOpenAI(baseUrl: string): ChatOpenAI {
 
 /** The package's environment for the benchmark's server: the same timeout and retries as every other client. */
 function packageEnv(baseUrl: string) {
-  return { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: baseUrl, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
+  return { ...readEnvironment({}), providers: { openai: { apiKey: "bench-key", baseUrl: baseUrl } }, maxRetries: CLIENT_RETRIES, timeoutMs: 120_000 };
 }
 
 export interface PeerOptions {

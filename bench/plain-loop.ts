@@ -6,7 +6,7 @@
  */
 import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { resolveModel, type ModelSource } from "../src/models.js";
-import { callModel } from "../src/shared/model-call.js";
+import { callModel } from "../src/providers/model-call.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";
 import type { Spec } from "../src/specs/spec.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";

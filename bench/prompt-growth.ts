@@ -37,7 +37,7 @@ export async function run(_opts: BenchOptions): Promise<BenchResult> {
 
   const server = await startScriptedOpenAIServer({ replies: answers });
   try {
-    const env = { ...readEnvironment({}), openaiApiKey: "bench-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+    const env = { ...readEnvironment({}), providers: { openai: { apiKey: "bench-key", baseUrl: server.baseURL } }, maxRetries: 0 };
     const graph = buildValidationGraph({ model: (r: ModelRequest) => createChatModel(r, env) });
     const out = await graph.invoke({ request: REQUEST }, { context: { maxAttempts: MAX_ATTEMPTS } });
 

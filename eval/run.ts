@@ -29,7 +29,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { readEnvironment } from "../src/environment.js";
+import { readEnvironment, type Environment } from "../src/environment.js";
 import { createChatModel, type ModelRequest, type ModelSource } from "../src/models.js";
 import { runEval, type EvalRun } from "./harness.js";
 import { runLoops } from "./loops.js";
@@ -124,12 +124,12 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
   let description: string;
   let name: string;
   if (real) {
-    const env = { ...readEnvironment(), ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) };
+    const env = withBaseUrl(readEnvironment(), baseUrl);
     name = modelName ?? env.model;
     model = (request: ModelRequest) => createChatModel({ ...request, model: name }, env);
-    const where = env.openaiBaseUrl
+    const where = env.providers.openai?.baseUrl
       ? (() => {
-          const u = new URL(env.openaiBaseUrl as string);
+          const u = new URL(env.providers.openai?.baseUrl as string);
           return `${u.host}${u.pathname}`;
         })()
       : "OpenAI";
@@ -161,7 +161,7 @@ export async function main(argv: string[], log: (line: string) => void = (l) => 
   if (!argv.includes("--no-loops") && (!real || escalateTo !== undefined)) {
     const tiers = real ? { small: name, large: escalateTo as string } : { ...SIMULATED_TIERS };
     const loopModel: ModelSource = real
-      ? (request: ModelRequest) => createChatModel(request, { ...readEnvironment(), ...(baseUrl ? { openaiBaseUrl: baseUrl } : {}) })
+      ? (request: ModelRequest) => createChatModel(request, withBaseUrl(readEnvironment(), baseUrl))
       : tieredModelSource({ seed, latencyMs: Number(option(argv, "--latency-ms") ?? 0) });
     log(`eval: escalation and token budgets: ${tiers.small} → ${tiers.large}, budget ${loopBudget} tokens`);
     run.loops = await runLoops({ model: loopModel, tiers, suite, maxAttempts, maxTokens: loopBudget });
@@ -200,4 +200,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
       process.exit(1);
     },
   );
+}
+
+/** The environment with the OpenAI-compatible server's base URL replaced (its key kept), when one is given. */
+function withBaseUrl(env: Environment, baseUrl: string | undefined): Environment {
+  return baseUrl ? { ...env, providers: { ...env.providers, openai: { ...env.providers.openai, baseUrl } } } : env;
 }

@@ -18,7 +18,7 @@ import { buildReflexionGraph } from "../src/reflexion/graph.js";
 import { describeSpec } from "../src/specs/describe.js";
 import { resolveSpec } from "../src/specs/registry.js";
 import { variantOf, type Spec } from "../src/specs/spec.js";
-import { callModel } from "../src/shared/model-call.js";
+import { callModel } from "../src/providers/model-call.js";
 import { bound } from "../src/shared/text.js";
 import { PROMPT_HEADINGS } from "../src/protocol/feedback.js";
 import { addUsage, ZERO_USAGE, type TokenUsage } from "../src/shared/usage.js";

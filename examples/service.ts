@@ -107,7 +107,7 @@ try {
 const userOf = userLookup(apiKeys);
 const authOn = apiKeys.size > 0;
 const simulated = env.model === SIMULATED_MODEL;
-if (!simulated && !env.openaiApiKey && !env.openaiBaseUrl) {
+if (!simulated && !env.providers.openai?.apiKey && !env.providers.openai?.baseUrl) {
   fail(
     "No model provider is configured: set OPENAI_API_KEY (OpenAI) or OPENAI_BASE_URL (any OpenAI-compatible server), " +
       `or LLM_MODEL=${SIMULATED_MODEL} for the built-in simulated model (seeded rules, not a language model).`,

@@ -57,8 +57,7 @@ function replyFor(request: RecordedRequest, retry: () => ScriptedReply): Scripte
 function modelFor(server: ScriptedServer, settings: { apiKey?: string; maxRetries?: number } = {}) {
   const env = {
     ...readEnvironment({}),
-    openaiApiKey: settings.apiKey ?? "test-key",
-    openaiBaseUrl: server.baseURL,
+    providers: { openai: { apiKey: settings.apiKey ?? "test-key", baseUrl: server.baseURL } },
     maxRetries: settings.maxRetries ?? 2,
     timeoutMs: TIMEOUT_MS,
   };

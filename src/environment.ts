@@ -6,7 +6,7 @@
  */
 import { ConfigurationError, registerSecret, SpecError } from "./errors.js";
 import { checkedSpecLimits, type RuntimeSpecLimits } from "./specs/limits.js";
-import { modelNameProblem } from "./model-names.js";
+import { modelNameProblem, providerSettings, type ModelProvider } from "./providers/index.js";
 
 export const DEFAULT_MODEL = "gpt-4o-mini";
 /**
@@ -16,16 +16,8 @@ export const DEFAULT_MODEL = "gpt-4o-mini";
 export const SIMULATED_MODEL = "simulated";
 /** The settings the package reads from the environment: the model, provider keys and URLs, the database. */
 export interface Environment {
-  openaiApiKey?: string;
-  openaiBaseUrl?: string;
-  /** For `anthropic/…` models (ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL). */
-  anthropicApiKey?: string;
-  anthropicBaseUrl?: string;
-  /** For `ollama/…` models: the Ollama server (OLLAMA_BASE_URL; the client's default is http://127.0.0.1:11434). */
-  ollamaBaseUrl?: string;
-  /** For `google-genai/…` models (GOOGLE_API_KEY, or GEMINI_API_KEY; GOOGLE_BASE_URL for another server speaking Gemini's API). */
-  googleApiKey?: string;
-  googleBaseUrl?: string;
+  /** Each provider's key and base URL, from the environment variables its row names (src/providers/, docs/providers.md); a provider not listed has none. */
+  providers: Partial<Record<ModelProvider, { apiKey?: string; baseUrl?: string }>>;
   /** Default model name for every role (LLM_MODEL); `simulated` is the built-in simulated model (SIMULATED_MODEL). */
   model: string;
   /** Per-request timeout for model calls (LLM_TIMEOUT_MS). */
@@ -65,13 +57,7 @@ function modelFromEnv(name: string | undefined): string {
 /** The package's settings from the environment (process.env by default), checked; the provider keys it reads are redacted from error text from then on. */
 export function readEnvironment(env: Readonly<Record<string, string | undefined>> = process.env): Environment {
   const environment: Environment = {
-    openaiApiKey: nonEmpty(env.OPENAI_API_KEY),
-    openaiBaseUrl: nonEmpty(env.OPENAI_BASE_URL),
-    anthropicApiKey: nonEmpty(env.ANTHROPIC_API_KEY),
-    anthropicBaseUrl: nonEmpty(env.ANTHROPIC_BASE_URL),
-    ollamaBaseUrl: nonEmpty(env.OLLAMA_BASE_URL),
-    googleApiKey: nonEmpty(env.GOOGLE_API_KEY) ?? nonEmpty(env.GEMINI_API_KEY),
-    googleBaseUrl: nonEmpty(env.GOOGLE_BASE_URL),
+    providers: providerSettings((name) => nonEmpty(env[name])),
     model: modelFromEnv(nonEmpty(env.LLM_MODEL)),
     timeoutMs: intFromEnv(env, "LLM_TIMEOUT_MS", 60_000, 100, 600_000),
     maxRetries: intFromEnv(env, "LLM_MAX_RETRIES", 2, 0, 10),
@@ -79,7 +65,7 @@ export function readEnvironment(env: Readonly<Record<string, string | undefined>
     specLimits: readSpecLimits(env),
   };
   // Error text that echoes a provider key read here is redacted (a key passed in code is registered where it is used).
-  for (const key of [environment.openaiApiKey, environment.anthropicApiKey, environment.googleApiKey]) registerSecret(key);
+  for (const settings of Object.values(environment.providers)) registerSecret(settings?.apiKey);
   return environment;
 }
 

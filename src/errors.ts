@@ -69,7 +69,7 @@ export class ModelTimeoutError extends TrustworthyOutputError {
   static override readonly kind: string = "ModelTimeoutError";
   override readonly code: string = "MODEL_TIMEOUT";
   // "TimeoutError", like the client's own timeouts, so LangChain's client retries it; never "AbortError",
-  // which the openai SDK's stream reader takes for a deliberate cancel and ends the answer silently.
+  // which a provider SDK's stream reader takes for a deliberate cancel and ends the answer silently.
   override readonly name = "TimeoutError";
   readonly timeoutMs: number;
   /** The answer had started to stream: the client cannot retry it, the graph node may. */
@@ -151,7 +151,7 @@ export class ProviderError extends TrustworthyOutputError {
     const status = typeof e?.status === "number" ? e.status : undefined;
     const said =
       (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
-    // The openai SDK's errors keep the name "Error"; their class says what they are (APIConnectionError).
+    // Some provider SDKs' errors keep the name "Error"; their class says what they are (APIConnectionError).
     const className = typeof error === "object" && error !== null ? (error as object).constructor?.name : undefined;
     const named = typeof e?.name === "string" && e.name !== "Error" ? e.name : undefined;
     const name = named ?? (status === undefined && className && className !== "Error" && className !== "Object" ? className : "");
@@ -172,9 +172,9 @@ export class ProviderError extends TrustworthyOutputError {
 }
 
 /**
- * What an error says when its message does not: the ollama client's ResponseError keeps the server's
- * `error` field, an object when an OpenAI-style proxy stands in front of Ollama ({"error": {"message": …}}),
- * and its message is then "[object Object]".
+ * What an error says when its message does not: a client's ResponseError that keeps the server's `error`
+ * field, an object when a proxy of another API stands in front of the server ({"error": {"message": …}}),
+ * has the message "[object Object]".
  */
 function whatWasSaid(error: unknown): string {
   const field = (error as { error?: unknown } | null)?.error;

@@ -22,7 +22,7 @@ export function readModelOption(model: unknown, name: string | undefined, nameOp
   }
   if (typeof model === "function" || isChatModel(model)) return { model: model as ModelSource, name };
   throw new ConfigurationError(
-    `model must be a chat model (such as new ChatOpenAI(…)), a function that returns one, or a model's name ("provider/model", or in ${nameOption}); got ${describe(model)}`,
+    `model must be a chat model (a LangChain chat model instance), a function that returns one, or a model's name ("provider/model", or in ${nameOption}); got ${describe(model)}`,
   );
 }
 

@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { readEnvironment, readSpecLimits, type Environment } from "./environment.js";
 import { ConfigurationError } from "./errors.js";
-import { modelNameProblem } from "./model-names.js";
+import { modelNameProblem } from "./providers/index.js";
 import { describeThrown } from "./shared/text.js";
 import type { RuntimeSpecLimits } from "./specs/limits.js";
 import { builtinSpecs } from "./specs/registry.js";

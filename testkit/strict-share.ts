@@ -5,7 +5,8 @@
  * (strict only when the schema already fit strict mode as written). Used by the sample's test and by the
  * corpus benchmark.
  */
-import { openaiJsonSchemaRequest } from "../src/validation/output-mode.js";
+import { MODEL_PROVIDERS, type ModelProvider } from "../src/providers/index.js";
+import { jsonSchemaRequest } from "../src/validation/output-mode.js";
 import { corpusFiles, corpusSource, defineIn, readCorpusEntry } from "./conformance.js";
 
 export interface StrictShare {
@@ -18,11 +19,44 @@ export interface StrictShare {
   bySource: Array<{ source: string; accepted: number; before: number; after: number }>;
   /** Why the others were not strict, each reason with its count (names and numbers of the schema left out). */
   notStrict: Record<string, number>;
+  /**
+   * Per provider, what its "auto" request sends: how many schemas go in a mode where the provider holds the answer to the
+   * schema while it decodes (strict, or constrained decoding), before this package's strict forms and preflights and now,
+   * and how many requests the preflight saves (a strict request past a documented limit, refused with a 400 before).
+   */
+  providers: Record<ModelProvider, { before: number; after: number; saved: number }>;
+}
+
+/** A reason for not sending strict that is a documented limit (the provider would have refused the request with a 400). */
+const PAST_A_LIMIT = /strict limit|does not take recursive/;
+
+/**
+ * What "auto" sends a provider for a spec: whether the provider enforces the schema (before and now) and whether the
+ * preflight kept a refused request from being sent. Before: OpenAI strict only for a schema that fit as written;
+ * Anthropic's forced tool never strict; Ollama's `format` and Gemini's `responseSchema` constrain decoding to the
+ * schema as sent, then as now.
+ */
+function enforced(
+  provider: ModelProvider,
+  spec: Parameters<typeof jsonSchemaRequest>[0],
+  fitBefore: boolean,
+): { before: boolean; after: boolean; saved: boolean } {
+  const row = MODEL_PROVIDERS[provider];
+  const request = { name: "output", description: spec.description, schema: spec.schema };
+  if (row.auto === "tool") {
+    const tool = row.tool?.(request);
+    return { before: false, after: tool?.strict === true, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict) };
+  }
+  const sent = row.modes.json_schema!(request);
+  if (row.strictLimits === undefined) return { before: true, after: sent.preflight === undefined, saved: false };
+  const reason = sent.notStrict ?? sent.preflight;
+  return { before: fitBefore, after: sent.strict === true, saved: reason !== undefined && PAST_A_LIMIT.test(reason) };
 }
 
 /** Measure every `every`-th schema of `dir`. */
 export function strictShare(dir: string, every = 1): StrictShare {
-  const share: StrictShare = { accepted: 0, before: 0, after: 0, bySource: [], notStrict: {} };
+  const providers = Object.fromEntries(Object.keys(MODEL_PROVIDERS).map((p) => [p, { before: 0, after: 0, saved: 0 }])) as StrictShare["providers"];
+  const share: StrictShare = { accepted: 0, before: 0, after: 0, bySource: [], notStrict: {}, providers };
   const sources = new Map<string, StrictShare["bySource"][number]>();
   for (const file of corpusFiles(dir).filter((_, i) => i % every === 0)) {
     const entry = readCorpusEntry(dir, file);
@@ -36,10 +70,16 @@ export function strictShare(dir: string, every = 1): StrictShare {
     sources.set(entry.source, source);
     const { $schema: _ignored, ...schema } = spec.schema;
     const before = fitAsWritten(schema) ? 1 : 0;
-    const request = openaiJsonSchemaRequest(spec);
+    const request = jsonSchemaRequest(spec);
     const after = request.strict === true ? 1 : 0;
     share.accepted++;
     source.accepted++;
+    for (const provider of Object.keys(MODEL_PROVIDERS) as ModelProvider[]) {
+      const sent = enforced(provider, spec, before === 1);
+      providers[provider].before += sent.before ? 1 : 0;
+      providers[provider].after += sent.after ? 1 : 0;
+      providers[provider].saved += sent.saved ? 1 : 0;
+    }
     share.before += before;
     source.before += before;
     share.after += after;

@@ -47,7 +47,6 @@ interface Guard {
  *
  * @example
  * ```ts
- * import { ChatOpenAI } from "@langchain/openai";
  * import { createAgent, tool } from "langchain";
  * import { z } from "zod";
  * import { guardToolsMiddleware } from "langgraph-trustworthy-output/agents";
@@ -58,7 +57,7 @@ interface Guard {
  *   schema: z.object({ service_name: z.string() }).passthrough(),
  * });
  * const agent = createAgent({
- *   model: new ChatOpenAI({ model: "gpt-4o-mini" }),
+ *   model, // any LangChain chat model
  *   tools: [deployService],
  *   middleware: [guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
  * });

@@ -28,8 +28,8 @@ import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../protocol/feedback.js";
-import { answerEnd, providerOf } from "../shared/model-call.js";
-import { providerOfTrace, type ModelProvider } from "../model-names.js";
+import { answerEnd, providerOf } from "../providers/model-call.js";
+import { providerOfTrace, type ModelProvider } from "../providers/index.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -72,11 +72,11 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  *
  * @example
  * ```ts
- * import { ChatOpenAI } from "@langchain/openai";
  * import { createAgent } from "langchain";
  * import { validatedResponseMiddleware } from "langgraph-trustworthy-output/agents";
  *
- * const agent = createAgent({ model: new ChatOpenAI({ model: "gpt-4o-mini" }), tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
+ * // model: any LangChain chat model
+ * const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
  * const { responseOutcome } = await agent.invoke({ messages: [{ role: "user", content: "Deploy payments-api with 8 replicas" }] });
  * if (responseOutcome?.success) console.log(responseOutcome.value);
  * ```
@@ -129,8 +129,8 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       if (progress.next === "review") return new Command({ update: {} });
       const messages = request.state.messages as BaseMessage[];
       // A provider's client gets a listener for the call's generation info: when the agent streams (messages mode, the
-      // LangGraph server), LangChain aggregates the streamed pieces into the message without it, and OpenAI's
-      // finish_reason and Gemini's finishReason are only there. A model given by name (createAgent's `model: "openai:…"`,
+      // LangGraph server), LangChain aggregates the streamed pieces into the message without it, and some providers'
+      // stop (finish_reason, finishReason) is only there. A model given by name (createAgent's `model: "provider:name"`,
       // initChatModel) is listened to as well: the chat model that answers says its provider then. A chat model of no
       // known provider is called as it is.
       const provider = providerOf(request.model);
@@ -285,7 +285,7 @@ function lastRequest(messages: readonly BaseMessage[]): string {
 }
 
 /**
- * The model, with a listener on its calls: a binding (`withConfig` of a chat model such as ChatOpenAI builds
+ * The model, with a listener on its calls: a binding (`withConfig` of a provider's chat model builds
  * a new model whose options do not carry listeners), and a binding's own config kept. createAgent binds the
  * tools to the chat model inside it.
  */

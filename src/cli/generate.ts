@@ -27,6 +27,7 @@ import { DEFAULT_MAX_ATTEMPTS, ensureValidationConfig, validationStepLimit } fro
 import { readEnvironment, SIMULATED_MODEL, type Environment } from "../environment.js";
 import { ConfigurationError, ProviderError, redactSecrets, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 import { loadChatModel } from "../models.js";
+import { DEFAULT_PROVIDER, MODEL_PROVIDERS, PROVIDER_HELP } from "../providers/index.js";
 import { DatabaseUnavailableError, openPersistence, type Persistence } from "../persistence/open.js";
 import { checkedLease, MULTITASK_DEFAULTS, type ThreadLease } from "../persistence/threads.js";
 import { builtinSpecs } from "../specs/registry.js";
@@ -40,8 +41,6 @@ import { bound } from "../shared/text.js";
 import type { StreamEvent } from "../streaming/attempt.js";
 
 const EXIT = { valid: 0, invalid: 1, usage: 2, provider: 3, database: 4, internal: 5, busy: 6, interrupted: 130 } as const;
-
-const OPENAI_DEFAULT_ENDPOINT = "https://api.openai.com/v1";
 
 /** Said on stderr for every run whose answers come from the built-in simulated model, so none passes for a language model's. */
 const SIMULATED_NOTICE =
@@ -58,7 +57,7 @@ Options:
   --spec NAME|FILE       a built-in spec (${[...builtinSpecs.keys()].join(", ")}) or a JSON spec file
                          {"name", "description", "schema"} (default deployment-config)
   --max-attempts N       attempts before giving up, 1-${MAX_RUN_ATTEMPTS} (default ${DEFAULT_MAX_ATTEMPTS})
-  --model NAME           chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a
+  --model NAME           chat model: provider/model (${PROVIDER_HELP.prefixes}) or a
                          bare name on the OpenAI-compatible server (default: LLM_MODEL, else gpt-4o-mini);
                          "simulated" is the built-in simulated model: seeded rules, not a language model
   --output-mode MODE     how the model is asked for JSON: text (the prompt asks for it), json_object (the
@@ -72,7 +71,7 @@ Options:
                          corrections, as a JSON Patch applied to the last answer, which is judged whole) or
                          auto (corrections when the errors are few for the answer's size) (default answer)
   --escalate-to NAME     after --escalate-after failed attempts of --model, the model NAME (any provider,
-                         e.g. anthropic/claude-sonnet-4-5 after ollama/llama3.2) makes the remaining
+                         e.g. ${PROVIDER_HELP.examples[1]} after ${PROVIDER_HELP.examples[0]}) makes the remaining
                          attempts, with the same exact errors (the run setting models)
   --escalate-after N     attempts of the first model before escalating, 1-${MAX_RUN_ATTEMPTS} (default 1)
   --stop-on-no-progress  end early when an attempt repeats the previous attempt's errors
@@ -89,12 +88,7 @@ Output: stdout carries exactly one JSON document: the valid object (exit 0), or
 Progress and messages go to stderr. Use npx (or "npm run -s") so npm adds no banner to stdout.
 
 Environment (also read from ./.env; a variable set in the environment wins over the file):
-  OPENAI_BASE_URL        any OpenAI-compatible server, e.g. http://localhost:11434/v1 (default: OpenAI)
-  OPENAI_API_KEY         the key (required for OpenAI; any string for local servers)
-  ANTHROPIC_API_KEY      for anthropic/… models (ANTHROPIC_BASE_URL: another server speaking its API)
-  OLLAMA_BASE_URL        for ollama/… models (default http://127.0.0.1:11434)
-  GOOGLE_API_KEY         for google-genai/… models
-  LLM_MODEL              default model name ("simulated": the built-in simulated model)
+${PROVIDER_HELP.environment.map(([variable, says]) => `  ${variable.padEnd(23)}${says}\n`).join("")}  LLM_MODEL              default model name ("simulated": the built-in simulated model)
   LLM_TIMEOUT_MS         deadline of each model request, whole answer included (default 60000)
   LLM_MAX_RETRIES        client retries on 429, 5xx, connection faults and timeouts (default 2)
   DATABASE_URL           postgres://… keeps runs in PostgreSQL, so an interrupted run can be resumed
@@ -522,9 +516,9 @@ function report(final: Record<string, any>, threadId: string, io: CliIO, rejecti
   return EXIT.invalid;
 }
 
-/** The model endpoint a provider failure names: the configured base URL, without any credentials in it. */
+/** The model endpoint a provider failure names: the default provider's configured base URL (or its own), without any credentials in it. */
 function endpointOf(environment: Environment): string {
-  const raw = environment.openaiBaseUrl ?? OPENAI_DEFAULT_ENDPOINT;
+  const raw = environment.providers[DEFAULT_PROVIDER]?.baseUrl ?? MODEL_PROVIDERS[DEFAULT_PROVIDER].defaultBaseUrl;
   try {
     const url = new URL(raw);
     if (url.username || url.password) {

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { readEnvironment, SIMULATED_MODEL } from "../environment.js";
 import { ConfigurationError } from "../errors.js";
+import { PROVIDER_HELP } from "../providers/index.js";
 import {
   boundedInt,
   checkRequestText,
@@ -51,7 +52,7 @@ export const ReflexionConfigSchema = z.object({
     .optional()
     .meta({
       title: "Model",
-      description: `Model for every role unless a role names its own: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+      description: `Model for every role unless a role names its own: provider/model (${PROVIDER_HELP.prefixes}) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
     }),
   actorModel: modelName("actorModel").optional().meta({ title: "Actor model", description: "Model for the actor and refine steps." }),
   evaluatorModel: modelName("evaluatorModel").optional().meta({ title: "Evaluator model", description: "Model for the evaluator." }),

@@ -24,7 +24,7 @@ import { checkedContext } from "../graph/guards.js";
 import { withModelOption } from "../model-option.js";
 import { modelInEffect, showingModelInEffect, withSpecLimitsInEffect } from "../settings.js";
 import { DirectCall } from "../graph/direct-call.js";
-import { PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
+import { PROVIDER_RETRY_POLICY } from "../providers/model-call.js";
 import { channelsOf } from "../graph/state.js";
 import { addUsage, ZERO_USAGE } from "../shared/usage.js";
 import { HeldSpecs } from "../specs/held.js";

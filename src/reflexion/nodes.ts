@@ -12,7 +12,7 @@ import { END, InMemoryStore, type BaseStore, type LangGraphRunnableConfig } from
 import type { ReflexionConfig } from "./configuration.js";
 import { ProviderError } from "../errors.js";
 import { resolveModel } from "../models.js";
-import { callModel, PROVIDER_RETRY_POLICY } from "../shared/model-call.js";
+import { callModel, PROVIDER_RETRY_POLICY } from "../providers/model-call.js";
 import { bound } from "../shared/text.js";
 import type { TokenUsage } from "../shared/usage.js";
 import { resolveSpec } from "../specs/registry.js";

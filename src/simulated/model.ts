@@ -17,12 +17,16 @@
  */
 import jsonPatch from "fast-json-patch";
 import { PROMPT_HEADINGS } from "../protocol/feedback.js";
+import { MODEL_PROVIDERS, DEFAULT_PROVIDER } from "../providers/index.js";
 import { builtinSpecs } from "../specs/registry.js";
 import { AIMessage, type BaseMessage, type ToolMessage } from "@langchain/core/messages";
 import { hash, seededRandom as random } from "./random.js";
 import { applyDefects, exhibits, fixedPatch, planDefects, pointedAt, read, schemaDefects, setAt, type Defect, type Difficulty } from "./defects.js";
 import { leavesOf, sampleValue, schemaAt } from "./sample.js";
 import { ScriptedChatModel, type BoundTool, type ScriptedCallOptions, type ScriptedReply } from "./scripted-model.js";
+
+/** The variables that configure the default provider, as the fallback notice names them. */
+const DEFAULT_PROVIDER_VARIABLES = [...MODEL_PROVIDERS[DEFAULT_PROVIDER].env.apiKey, MODEL_PROVIDERS[DEFAULT_PROVIDER].env.baseUrl].join(" or ");
 
 /** Probability that the reviewer (and the evaluator judging without a validator) misses a defect, by default. */
 const DEFAULT_MISS_RATE = 0.6;
@@ -69,7 +73,7 @@ const BUILTIN_NAMES = [...builtinSpecs.keys()].join(", ");
 function cannotAnswer(why: string): string {
   return (
     `This reply comes from the built-in simulated model (model name "simulated"), not from a language model. It only writes JSON for a spec: a built-in spec's example ` +
-    `(${BUILTIN_NAMES}) or a value drawn from the spec's JSON Schema, with seeded defects, and ${why}. For a real answer, configure a model provider (OPENAI_API_KEY or OPENAI_BASE_URL) and a model name.`
+    `(${BUILTIN_NAMES}) or a value drawn from the spec's JSON Schema, with seeded defects, and ${why}. For a real answer, configure a model provider (${DEFAULT_PROVIDER_VARIABLES}) and a model name.`
   );
 }
 

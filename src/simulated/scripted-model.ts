@@ -11,7 +11,7 @@ import type { Runnable } from "@langchain/core/runnables";
 import { convertToOpenAITool } from "@langchain/core/utils/function_calling";
 import { estimateTokens } from "../shared/usage.js";
 
-/** The provider declines to answer, as OpenAI marks it (`refusal`; the content stays empty). */
+/** The provider declines to answer, as the default provider marks it (`refusal`; the content stays empty). */
 interface ScriptedRefusal {
   refusal: string;
 }

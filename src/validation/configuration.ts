@@ -27,7 +27,7 @@ import {
   type RunConfigLike,
 } from "../settings.js";
 import { DEFAULT_SPEC_NAME } from "../specs/registry.js";
-import { parseModelName } from "../model-names.js";
+import { parseModelName, PROVIDER_HELP } from "../providers/index.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES } from "../streaming/partial-check.js";
 import { OUTPUT_MODES } from "./output-mode.js";
 
@@ -113,7 +113,7 @@ const escalationStep = z
     {
       model: modelName("each models entry's model").meta({
         title: "Model",
-        description: "Chat model: provider/model (e.g. anthropic/claude-sonnet-4-5, ollama/llama3.2) or a bare name on the OpenAI-compatible server.",
+        description: `Chat model: provider/model (e.g. ${PROVIDER_HELP.examples.join(", ")}) or a bare name on the OpenAI-compatible server.`,
       }),
       attempts: boundedInt("each models entry's attempts", 1, MAX_RUN_ATTEMPTS)
         .optional()
@@ -141,7 +141,7 @@ export const ValidationConfigSchema = z.object({
     .optional()
     .meta({
       title: "Model",
-      description: `Chat model: provider/model (anthropic/…, ollama/…, google-genai/…, openai/…) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
+      description: `Chat model: provider/model (${PROVIDER_HELP.prefixes}) or a bare name on the OpenAI-compatible server; defaults to LLM_MODEL or gpt-4o-mini. "${SIMULATED_MODEL}" is the built-in simulated model (seeded rules, not a language model).`,
     }),
   temperature: withDefault(temperature, 0).meta({ title: "Temperature", description: "Sampling temperature for generation (0-2)." }),
   stopOnNoProgress: withDefault(z.boolean({ error: "stopOnNoProgress must be true or false" }), false).meta({
@@ -155,7 +155,7 @@ export const ValidationConfigSchema = z.object({
       title: "Output mode",
       description:
         'How the model is asked for JSON: "text" (the prompt asks for it), "json_object" (the provider\'s JSON mode), "json_schema" (its structured-output mode with the spec\'s schema, strict where the schema allows), "tool" (a forced tool call) ' +
-        'or "auto" (each provider\'s own structured output: OpenAI json_schema, Anthropic tool use, Ollama format, Gemini responseSchema). Default: "auto" when a model is named provider/model, else "text". ' +
+        `or "auto" (each provider's own structured output: ${PROVIDER_HELP.auto}). Default: "auto" when a model is named provider/model, else "text". ` +
         "The validator judges the answer in every mode; a mode the provider refuses falls back to one that works, and the run records it.",
     }),
   stopEarly: withDefault(
@@ -190,7 +190,7 @@ export const ValidationConfigSchema = z.object({
     .meta({
       title: "Models (escalation)",
       description:
-        'Models to try in order, e.g. a local one first and a hosted one after it failed: [{"model": "ollama/llama3.2", "attempts": 2}, {"model": "anthropic/claude-sonnet-4-5"}]. ' +
+        `Models to try in order, e.g. a local one first and a hosted one after it failed: [{"model": "${PROVIDER_HELP.examples[0]}", "attempts": 2}, {"model": "${PROVIDER_HELP.examples[1]}"}]. ` +
         "Each makes its attempts (default 1), then the next takes over with the same exact errors; the last makes every attempt left of maxAttempts. " +
         "Replaces model; each attempt's record names its model, and usageByModel keeps the tokens per model.",
     }),

@@ -23,7 +23,7 @@ import { DirectCall } from "../graph/direct-call.js";
 import { checkedContext, checkedInput } from "../graph/guards.js";
 import { channelsOf, stateObject } from "../graph/state.js";
 import { resolveSpec } from "../specs/registry.js";
-import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../shared/model-call.js";
+import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../providers/model-call.js";
 import { builderDefaults, ValidationNodeContext, type ValidationNodeOptions } from "./node-context.js";
 import { generate, review, startRun, validate } from "./nodes.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";

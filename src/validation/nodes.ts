@@ -14,12 +14,12 @@ import { bound } from "../shared/text.js";
 import { estimateTokens, ZERO_USAGE, type TokenUsage } from "../shared/usage.js";
 import type { Spec } from "../specs/spec.js";
 import { checkGiven, checkText, givenAsText, type CheckOptions, type Verdict } from "../specs/check.js";
-import { streamsTokens } from "../shared/model-call.js";
+import { streamsTokens } from "../providers/model-call.js";
 import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "./corrections.js";
 import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
-import { mapBackStrictAnswer, openaiStrictForm } from "./strict-schema.js";
+import { mapBackStrictAnswer, strictForm } from "../providers/strict-form.js";
 import {
   correctionPrompt,
   firstAttemptPrompt,
@@ -217,8 +217,10 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
 /** How an answer asked in the strict form of the spec's schema is mapped back before it is judged (undefined: it was not). */
 function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
-  if (state.draft?.strict !== true) return undefined;
-  const form = openaiStrictForm(spec.schema);
+  // Only the strict form of a json_schema request reshapes an answer; a strict tool asks for the spec's own shape (its
+  // objects closed), and its answer is judged as it came.
+  if (state.draft?.strict !== true || state.draft.mode !== "json_schema") return undefined;
+  const form = strictForm(spec.schema);
   return form.strict ? (value) => mapBackStrictAnswer(value, form) : undefined;
 }
 
@@ -319,6 +321,7 @@ function attemptRecord(state: ValidationStateType, facts: AttemptFacts): Attempt
     mode: (draft?.mode || undefined) as OutputMode | undefined,
     fallbacks: draft?.fallbacks,
     schemaDropped: draft?.schemaDropped,
+    strict: draft?.strict === true ? true : undefined,
     notStrict: draft?.notStrict,
     model: draft?.model,
     by: facts.by,

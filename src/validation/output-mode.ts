@@ -1,7 +1,8 @@
 /**
  * How the model is asked for JSON: plain text (the prompt asks for it), the
- * provider's JSON mode, its JSON-schema mode (OpenAI's in the strict form of
- * the schema, ./strict-schema.ts), or a forced tool call whose arguments are the value. Whatever comes
+ * provider's JSON mode, its JSON-schema mode (in the strict form of the schema
+ * where the provider has one, ../providers/strict-form.ts), or a forced tool call whose arguments are the value.
+ * What each provider sends in each mode is its row's (../providers/). Whatever comes
  * back, the deterministic validator judges it: a provider's strict mode
  * cannot express business rules, and some providers accept a mode and
  * ignore it. When a provider refuses a mode, the attempt falls back to the
@@ -12,10 +13,10 @@ import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/cor
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { ProviderError } from "../errors.js";
 import { missingAnswerError } from "../protocol/feedback.js";
-import { callModel, stopReasonOf, textOf, type ModelAnswer } from "../shared/model-call.js";
-import type { JsonSchema, Spec } from "../specs/spec.js";
-import { SCHEMA_PROFILES, schemaSubset } from "./provider-schema.js";
-import { openaiStrictForm } from "./strict-schema.js";
+import { DEFAULT_PROVIDER, MODEL_PROVIDERS, type ModelProvider } from "../providers/index.js";
+import { sendable, type ModeRequest, type SchemaRequest } from "../providers/provider.js";
+import { callModel, providerOf, stopReasonOf, textOf, type ModelAnswer } from "../providers/model-call.js";
+import type { Spec } from "../specs/spec.js";
 
 /** The ways an answer is asked for (what an attempt's record names). */
 export const ANSWER_MODES = ["text", "json_object", "json_schema", "tool"] as const;
@@ -26,22 +27,11 @@ type RequestedMode = (typeof OUTPUT_MODES)[number];
 /** The mode an answer was asked in. */
 export type OutputMode = Exclude<RequestedMode, "auto">;
 
-/** Whose request format a chat model speaks, from its client (LangChain's `_llmType`). */
-type Dialect = "openai" | "anthropic" | "ollama" | "google" | "other";
-
-function dialectOf(model: BaseChatModel): Dialect {
-  const type = typeof model._llmType === "function" ? model._llmType() : "";
-  if (type === "openai" || type === "anthropic" || type === "ollama") return type;
-  if (type === "googlegenerativeai") return "google";
-  return "other";
-}
-
-/** What "auto" asks each provider for: its own structured output (docs/providers.md shows what each sends). */
-const AUTO_MODE: Record<Dialect, OutputMode> = { openai: "json_schema", anthropic: "tool", ollama: "json_schema", google: "json_schema", other: "text" };
-
-/** The concrete mode a run's setting asks this model for. */
+/** The concrete mode a run's setting asks this model for: "auto" is its provider's own structured output, and text for a chat model of no known provider. */
 function modeFor(model: BaseChatModel, requested: RequestedMode): OutputMode {
-  return requested === "auto" ? AUTO_MODE[dialectOf(model)] : requested;
+  if (requested !== "auto") return requested;
+  const provider = providerOf(model);
+  return provider === undefined ? "text" : MODEL_PROVIDERS[provider].auto;
 }
 
 /** The mode to try when a provider refuses one. */
@@ -52,63 +42,25 @@ function providerName(spec: Spec): string {
   return `${spec.name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 56)}_output`;
 }
 
-/** The schema as providers take it: without `$schema` (some refuse it). */
-function providerSchema(spec: Spec): JsonSchema {
-  const { $schema: _ignored, ...rest } = spec.schema;
-  return rest;
-}
-
-/** How a request asked in a mode was sent: the call options, keywords left out, and whether it was strict (or why not). */
-interface ModeRequest {
-  options: Record<string, unknown>;
-  dropped?: string[];
-  /** Sent with OpenAI's `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
-  strict?: boolean;
-  /** The strict form lets an answer differ from the spec's shape until it is mapped back (introduced nulls, a wrapped root). */
-  reshaped?: boolean;
-  /** Why an OpenAI json_schema request was sent without strict. */
-  notStrict?: string;
+/** What a structured-output request for a spec is made from. */
+function schemaRequest(spec: Spec): SchemaRequest {
+  return { name: providerName(spec), description: spec.description.slice(0, 500), schema: spec.schema };
 }
 
 /**
- * OpenAI's json_schema request for a spec: the strict form of its schema with `strict: true` when there is
- * one within the documented limits (./strict-schema.ts), else the schema as it is with `strict: false` and why.
- * `strictRefused`: what the provider said when it refused the strict form (the request is then not strict).
+ * The json_schema request the default provider's row builds for a spec (strict where the strict form fits its
+ * limits); what the strict-share measurement counts.
  */
-export function openaiJsonSchemaRequest(spec: Spec, strictRefused?: string): ModeRequest {
-  const form: ReturnType<typeof openaiStrictForm> =
-    strictRefused === undefined ? openaiStrictForm(spec.schema) : { strict: false, reason: `the provider refused the strict form (${strictRefused})` };
-  const named = { name: providerName(spec), description: spec.description.slice(0, 500) };
-  const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: providerSchema(spec), strict: false };
-  const options = { response_format: { type: "json_schema", json_schema }, strict: json_schema.strict };
-  return form.strict ? { options, dropped: form.dropped, strict: true, reshaped: form.reshapes } : { options, notStrict: form.reason };
+export function jsonSchemaRequest(spec: Spec): ModeRequest {
+  return MODEL_PROVIDERS[DEFAULT_PROVIDER].modes.json_schema!(schemaRequest(spec));
 }
 
 /**
- * The call options that ask this provider for JSON in `mode` (docs/providers.md has the table), or
- * undefined when the provider has no such mode.
+ * The call options that ask this model's provider for JSON in `mode` (its row's; a chat model of no known
+ * provider is asked as the default provider is), or undefined when the provider has no such mode.
  */
-function modeOptions(dialect: Dialect, mode: "json_object" | "json_schema", spec: Spec, strictRefused?: string): ModeRequest | undefined {
-  const schema = providerSchema(spec);
-  switch (dialect) {
-    case "anthropic": {
-      // Anthropic has no JSON mode; its structured output takes (a subset of) the schema as `output_config.format`.
-      if (mode !== "json_schema") return undefined;
-      const taken = schemaSubset(schema, SCHEMA_PROFILES.anthropic);
-      return { options: { outputFormat: { type: "json_schema", schema: taken.schema } }, dropped: taken.dropped };
-    }
-    case "ollama":
-      return { options: { format: mode === "json_schema" ? schema : "json" } };
-    case "google": {
-      if (mode !== "json_schema") return undefined;
-      const taken = schemaSubset(schema, SCHEMA_PROFILES.google);
-      return { options: { responseSchema: taken.schema }, dropped: taken.dropped };
-    }
-    default: {
-      if (mode === "json_object") return { options: { response_format: { type: "json_object" } } };
-      return openaiJsonSchemaRequest(spec, strictRefused);
-    }
-  }
+function modeOptions(provider: ModelProvider | undefined, mode: "json_object" | "json_schema", spec: Spec, strictRefused?: string): ModeRequest | undefined {
+  return MODEL_PROVIDERS[provider ?? DEFAULT_PROVIDER].modes[mode]?.(schemaRequest(spec), strictRefused);
 }
 
 /**
@@ -127,7 +79,8 @@ function bindMode(
       pieces: () => (chunk: AIMessage) => string;
       /** Why the message holds no answer though it called tools (another tool than the answer's), or undefined. */
       missing?: (message: AIMessage) => string | undefined;
-    } & Omit<ModeRequest, "options">)
+    } & Omit<ModeRequest, "options" | "preflight">)
+  | { preflight: string }
   | undefined {
   const content = (message: AIMessage) => textOf(message.content);
   // A model that cannot stream gives its whole answer as one piece.
@@ -137,8 +90,9 @@ function bindMode(
       return { runnable: model, read: content, pieces: contentPieces };
     case "json_object":
     case "json_schema": {
-      const asked = modeOptions(dialectOf(model), mode, spec, strictRefused);
+      const asked = modeOptions(providerOf(model), mode, spec, strictRefused);
       if (asked === undefined) return undefined;
+      if (asked.preflight !== undefined) return { preflight: asked.preflight };
       const { options, dropped, ...strictness } = asked;
       return {
         runnable: model.withConfig(options as RunnableConfig) as unknown as BaseChatModel,
@@ -150,23 +104,30 @@ function bindMode(
     }
     case "tool": {
       const name = providerName(spec);
+      // The provider's strict tool where it has one (within its documented limits), else the spec's schema as it is.
+      const row = MODEL_PROVIDERS[providerOf(model) ?? DEFAULT_PROVIDER];
+      const asked = row.tool?.(schemaRequest(spec), strictRefused) ?? { parameters: sendable(spec.schema) };
       const tool = {
         type: "function" as const,
-        function: { name, description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000), parameters: providerSchema(spec) },
+        function: {
+          name,
+          description: `Submit the JSON object: ${spec.description}`.slice(0, 1_000),
+          parameters: asked.parameters,
+          ...(asked.strict ? { strict: true } : {}),
+        },
       };
-      // The tool's name as tool_choice: each client turns it into its provider's forced call (OpenAI's
-      // {type: "function", function: {name}}, Anthropic's {type: "tool", name}).
+      // The tool's name as tool_choice: each client turns it into its provider's forced call.
       const runnable = model.bindTools!([tool], { tool_choice: name } as never) as unknown as BaseChatModel;
       // Only a call naming this tool is the answer: a call to another tool is not (see missingAnswer).
       const readWhole = (message: AIMessage): string => {
-        // The arguments' text as the provider sent it, when the client keeps it (ChatOpenAI does): judged by the
+        // The arguments' text as the provider sent it, when the client keeps it (the default provider's does): judged by the
         // same bounded reader as any answer. Writing LangChain's parsed copy back out would overflow the stack on
         // arguments nested deeply enough, before the reader could say what is wrong.
         const sent = rawArguments(message, name);
         if (sent !== undefined) return sent;
         const call = message.tool_calls?.find((c) => c.name === name);
         if (call) {
-          // A call with no arguments at all (an Anthropic tool_use block without `input`) is an empty answer.
+          // A call with no arguments at all (a tool_use block without `input`) is an empty answer.
           if (call.args === undefined || call.args === null) return "";
           try {
             return JSON.stringify(call.args) ?? "";
@@ -206,7 +167,15 @@ function bindMode(
           return text;
         };
       };
-      return { runnable, read, pieces, missing };
+      return {
+        runnable,
+        read,
+        pieces,
+        missing,
+        ...(asked.strict ? { strict: true } : {}),
+        ...(asked.notStrict !== undefined ? { notStrict: asked.notStrict } : {}),
+        ...(asked.dropped !== undefined ? { dropped: asked.dropped } : {}),
+      };
     }
   }
 }
@@ -259,13 +228,13 @@ export interface ModeAnswer extends ModelAnswer {
   schemaDropped?: string[];
   /** The model called tools, none of them the answer's: the answer is missing, and this says what was called instead. */
   missing?: string;
-  /** Asked in the strict form of the spec's schema: the answer is mapped back (./strict-schema.ts) before it is judged. */
+  /** Asked in the strict form of the spec's schema: the answer is mapped back (../providers/strict-form.ts) before it is judged. */
   strict?: boolean;
   /** Why a json_schema request that could have been strict was not. */
   notStrict?: string;
 }
 
-/** Whether the provider said the answer was finished (OpenAI's `finish_reason`, Anthropic's `stop_reason`, Ollama's `done_reason`…). */
+/** Whether the provider said the answer was finished (a stop word in any provider's field, ../providers/). */
 function finished(message: AIMessage | undefined): boolean {
   return stopReasonOf(message) !== undefined;
 }
@@ -293,7 +262,12 @@ export async function callModelInMode(
     }
     const bound = bindMode(model, current, spec, strictRefused);
     if (bound === undefined) {
-      fallbacks.push(`${current}: ${dialectOf(model)} has no such mode; fell back to ${FALLBACK[current]}`);
+      fallbacks.push(`${current}: ${providerOf(model) ?? "this chat model"} has no such mode; fell back to ${FALLBACK[current]}`);
+      continue;
+    }
+    if ("preflight" in bound) {
+      // Checked before the call: the provider would refuse this request with a 400, so the next mode is asked instead.
+      fallbacks.push(`${current} not sent: ${bound.preflight}; fell back to ${FALLBACK[current]}`);
       continue;
     }
     const { runnable, read, pieces, missing, dropped, strict, notStrict, reshaped } = bound;

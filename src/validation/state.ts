@@ -32,10 +32,15 @@ const AttemptRecordSchema = z
       description:
         "Keywords of the spec's schema left out of the request because the provider's mode does not take them; the validator checked the answer against all of them",
     }),
+    strict: z.boolean().optional().meta({
+      title: "Strict",
+      description:
+        "Sent with strict: true (the json_schema request in the strict form of the spec's schema, or a strict forced tool): the provider held the answer to the schema while it decoded",
+    }),
     notStrict: z.string().optional().meta({
       title: "Not strict",
       description:
-        "Why the json_schema request was sent to OpenAI without strict: true (a documented limit passed, or a construct the strict form cannot carry)",
+        "Why the json_schema request, or the forced tool, was sent without strict: true (a documented limit passed, or a construct strict mode cannot carry)",
     }),
     mappedBack: z.array(z.string()).optional().meta({
       title: "Mapped back",

@@ -7,7 +7,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { TrustworthyOutputError } from "../errors.js";
-import { STREAM_TOKENS_KEY } from "../shared/model-call.js";
+import { STREAM_TOKENS_KEY } from "../providers/model-call.js";
 import { fanOut } from "./fan-out.js";
 import type { AttemptEndEvent, DeepPartial, PartialEvent } from "../streaming/attempt.js";
 import { holdThread, outcomeOf, prepareRun, type GenerateValidatedOptions, type ValidationOutcome } from "./generate.js";

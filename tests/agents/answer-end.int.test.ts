@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { answerToolName } from "../../src/agents/answer.js";
 import { unfinishedAnswerError } from "../../src/protocol/feedback.js";
-import { answerEnd, providerOf } from "../../src/shared/model-call.js";
+import { answerEnd, providerOf } from "../../src/providers/model-call.js";
 import { loadChatModel } from "../../src/models.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { startWireServer, wireEnvironment, type WireServer } from "../support/wire-server.js";

@@ -93,8 +93,8 @@ describe("the import graph", () => {
  */
 const FLOORS: Array<{ floor: string; rooms: string[] }> = [
   {
-    floor: "the ground: the error family, model names, optional peers, and what every room speaks (bounded text, usage, outcomes, the model call)",
-    rooms: ["src/errors.ts", "src/model-names.ts", "src/shared/"],
+    floor: "the ground: the error family and what every room speaks (bounded text, usage, outcomes)",
+    rooms: ["src/errors.ts", "src/shared/"],
   },
   { floor: "the JSON readers and the one path renderer", rooms: ["src/json/"] },
   { floor: "specs and the one check step", rooms: ["src/specs/"] },

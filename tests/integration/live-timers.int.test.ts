@@ -35,7 +35,7 @@ afterAll(() => tracker?.stop());
 
 /** The chat model of the package's factory against `server`: no retries, and a deadline no phase comes near (so only a finished request clears it). */
 function factoryFor(server: ScriptedServer) {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0, timeoutMs: 600_000 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0, timeoutMs: 600_000 };
   return (request: ModelRequest) => createChatModel(request, env);
 }
 
@@ -102,7 +102,7 @@ describe("the package's model client keeps no timer once a request has finished 
       async (model, server) => {
         const call = chat(model).invoke(ask);
         await allArrived;
-        if (inFlight.length === 0) inFlight = tracker.liveTimers().filter((timer) => timer.stack.includes(`${SOURCE}models.ts`));
+        if (inFlight.length === 0) inFlight = tracker.liveTimers().filter((timer) => timer.stack.includes(`${SOURCE}providers/deadline.ts`));
         void server.close();
         return call;
       },

@@ -28,7 +28,7 @@ describe("ChatOpenAI from the factory: LLM_TIMEOUT_MS covers the whole answer", 
   const model = (timeoutMs = 500) =>
     createChatModel(
       { model: "deadline", role: "generate" },
-      { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, timeoutMs, maxRetries: 0 },
+      { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, timeoutMs, maxRetries: 0 },
     );
 
   for (const [name, fault] of faults) {

@@ -59,7 +59,7 @@ beforeEach(() => {
 });
 
 function factory() {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
   return (request: ModelRequest) => createChatModel(request, env);
 }
 

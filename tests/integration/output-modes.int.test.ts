@@ -10,7 +10,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
-import { openaiStrictForm } from "../../src/validation/strict-schema.js";
+import { strictForm } from "../../src/providers/strict-form.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
@@ -33,7 +33,7 @@ beforeEach(() => {
 const sent = () => server.requests.slice(seen).map((r) => r.body);
 
 function graph() {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
   return buildValidationGraph({ model: (request) => createChatModel(request, env) });
 }
 
@@ -41,7 +41,7 @@ function graph() {
 function openaiModel() {
   return createChatModel(
     { model: "gpt-4o-mini", role: "generate" },
-    { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 },
+    { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 },
   );
 }
 
@@ -82,7 +82,7 @@ describe("output modes through ChatOpenAI", () => {
     expect(out.success).toBe(true);
     const [body] = sent();
     expect(body.response_format.type).toBe("json_schema");
-    const form = openaiStrictForm(SPEC.schema);
+    const form = strictForm(SPEC.schema);
     expect(form.strict).toBe(true);
     // deployment-config's patterns and bounds are kept (strict mode takes them); every object is closed.
     expect(body.response_format.json_schema).toEqual({

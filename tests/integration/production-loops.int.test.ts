@@ -45,7 +45,7 @@ const requests = (): RecordedRequest[] => server.requests.slice(seen);
 const cliEnv = () => ({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "test-key", LLM_MAX_RETRIES: "0" });
 
 function factory() {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
   return (request: Parameters<typeof createChatModel>[0]) => createChatModel(request, env);
 }
 

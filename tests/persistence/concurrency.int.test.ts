@@ -45,7 +45,7 @@ describeWithPostgres("concurrent runs on PostgreSQL", (db) => {
   it(
     `${RUNS} concurrent validation runs on distinct threads: no errors, every thread complete`,
     async () => {
-      const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+      const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
       const graph = buildValidationGraph({ ...persistence, model: (request) => createChatModel(request, env) });
       const threads = Array.from({ length: RUNS }, (_, i) => ({ id: `load-${i}-${randomUUID()}`, request: `A deployment config for service-${i}` }));
       const before = server.requests.length;

@@ -80,7 +80,7 @@ describeWithPostgres(
 
         // Another process resumes the thread with a connection pool of its own; the model now answers a valid config.
         server.setReplies([VALID]);
-        const modelEnv = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+        const modelEnv = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
         const resumer = await openPersistence({ databaseUrl: db.url });
         let out: Record<string, any>;
         try {

@@ -79,7 +79,7 @@ describeWithPostgres(
         const tasks = ["Explain recursion with an example"];
         const reader = await openPersistence({ databaseUrl: db.url });
         try {
-          const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+          const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
           const graph = buildReflexionGraph({ ...reader, model: (request) => createChatModel(request, env) });
           const run = (model: string, memoryOwner: string) =>
             graph.invoke(

@@ -31,7 +31,7 @@ afterEach(async () => {
 
 async function graphFor(replies: ProviderReply[]) {
   server = await startScriptedGeminiServer(replies);
-  const env: Environment = { ...readEnvironment({}), googleApiKey: "gemini-test-key", googleBaseUrl: server.baseURL, maxRetries: 0 };
+  const env: Environment = { ...readEnvironment({}), providers: { "google-genai": { apiKey: "gemini-test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
   return buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
 }
 
@@ -61,7 +61,7 @@ describe("google-genai/… through ChatGoogleGenerativeAI", () => {
 describe("google-genai/…: only finishReason STOP finishes an answer", () => {
   it("a stream with no finishReason is unfinished whatever its text; the retry asks for the whole answer", async () => {
     server = await startScriptedGeminiServer([{ text: VALID, stopReason: null }, { text: VALID }]);
-    const env: Environment = { ...readEnvironment({}), googleApiKey: "gemini-test-key", googleBaseUrl: server.baseURL, maxRetries: 0 };
+    const env: Environment = { ...readEnvironment({}), providers: { "google-genai": { apiKey: "gemini-test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
     const stream = streamValidated({
       model: (request) => loadChatModel(request, env),
       modelName: "google-genai/gemini-2.5-flash",
@@ -104,7 +104,7 @@ describe("the Gemini client the factory builds is bounded", () => {
   const gemini = (timeoutMs = 60_000) =>
     loadChatModel(
       { model: "google-genai/gemini-2.5-flash", role: "generate" },
-      { ...readEnvironment({}), googleApiKey: "gemini-test-key", googleBaseUrl: wire.baseURL, maxRetries: 0, timeoutMs },
+      { ...readEnvironment({}), providers: { "google-genai": { apiKey: "gemini-test-key", baseUrl: wire.baseURL } }, maxRetries: 0, timeoutMs },
     );
   const SSE = { "content-type": "text/event-stream" };
   const piece = (text: string, finishReason?: string) =>

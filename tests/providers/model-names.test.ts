@@ -4,7 +4,7 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError } from "../../src/errors.js";
-import { MODEL_PROVIDERS, modelNameProblem, parseModelName, type ModelProvider } from "../../src/model-names.js";
+import { MODEL_PROVIDERS, modelNameProblem, parseModelName, type ModelProvider } from "../../src/providers/index.js";
 import { createChatModel, loadChatModel } from "../../src/models.js";
 import { ensureValidationConfig } from "../../src/validation/configuration.js";
 import { ensureReflexionConfig } from "../../src/reflexion/configuration.js";
@@ -88,7 +88,7 @@ describe("provider-qualified model names", () => {
       "google-genai": "google-genai/gemini-x",
     };
     for (const [provider, name] of Object.entries(names) as Array<[ModelProvider, string]>) {
-      const model = await loadChatModel({ model: name, role: "generate" }, { ...env, googleApiKey: "test-google-key" });
+      const model = await loadChatModel({ model: name, role: "generate" }, { ...env, providers: { ...env.providers, "google-genai": { apiKey: "test-google-key" } } });
       expect(model.getLsParams({}).ls_provider, provider).toBe(MODEL_PROVIDERS[provider].traced);
     }
   });

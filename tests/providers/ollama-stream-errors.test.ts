@@ -4,7 +4,7 @@
  * other byte on as it came. (Through the real ChatOllama against a scripted server: tests/providers/providers.int.test.ts.)
  */
 import { describe, expect, it } from "vitest";
-import { fetchSayingOllamaErrors } from "../../src/models.js";
+import { fetchSayingOllamaErrors } from "../../src/providers/ollama.js";
 
 const encoder = new TextEncoder();
 

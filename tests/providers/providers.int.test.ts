@@ -12,7 +12,7 @@ import { buildValidationGraph } from "../../src/validation/graph.js";
 import { missingAnswerError, truncatedAnswerError, unfinishedAnswerError } from "../../src/protocol/feedback.js";
 import { ProviderError } from "../../src/errors.js";
 import { HumanMessage } from "@langchain/core/messages";
-import { callModel } from "../../src/shared/model-call.js";
+import { callModel } from "../../src/providers/model-call.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { startScriptedAnthropicServer, startScriptedOllamaServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";
@@ -44,11 +44,11 @@ async function script(anthropicReplies: ProviderReply[], ollamaReplies: Provider
   ollama = await startScriptedOllamaServer(ollamaReplies);
   return {
     ...readEnvironment({}),
-    anthropicApiKey: "sk-ant-test",
-    anthropicBaseUrl: anthropic.baseURL,
-    ollamaBaseUrl: ollama.baseURL,
-    openaiApiKey: "test-key",
-    openaiBaseUrl: openai.baseURL,
+    providers: {
+      anthropic: { apiKey: "sk-ant-test", baseUrl: anthropic.baseURL },
+      ollama: { baseUrl: ollama.baseURL },
+      openai: { apiKey: "test-key", baseUrl: openai.baseURL },
+    },
     maxRetries: 0,
   };
 }
@@ -56,7 +56,7 @@ async function script(anthropicReplies: ProviderReply[], ollamaReplies: Provider
 const graphWith = (env: Environment) => buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
 
 describe("anthropic/… through ChatAnthropic and the Messages API", () => {
-  it("auto asks for a forced tool_use block with the spec's schema; the tool's input is the answer; usage is Anthropic's", async () => {
+  it("auto asks for a forced strict tool_use block with the spec's schema; the tool's input is the answer; usage is Anthropic's", async () => {
     const env = await script([{ toolUse: { input: VALID }, usage: { input: 1200, output: 80 } }]);
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5" } });
     expect(out).toMatchObject({ success: true, attempts: 1, result: SPEC.example });
@@ -64,7 +64,11 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
     expect(sent.path).toBe("/v1/messages");
     expect(sent.body.model).toBe("claude-sonnet-4-5");
     expect(sent.body.tool_choice).toEqual({ type: "tool", name: TOOL });
-    expect(sent.body.tools).toEqual([expect.objectContaining({ name: TOOL, input_schema: expect.objectContaining({ properties: SPEC.schema.properties }) })]);
+    // A strict tool (Anthropic's strict tool use): the schema in Anthropic's subset, objects closed (tests/providers/anthropic-strict.int.test.ts).
+    expect(sent.body.tools).toEqual([
+      expect.objectContaining({ name: TOOL, strict: true, input_schema: expect.objectContaining({ type: "object", additionalProperties: false }) }),
+    ]);
+    expect(Object.keys(sent.body.tools[0].input_schema.properties)).toEqual(Object.keys(SPEC.schema.properties as object));
     expect(sent.headers["x-api-key"]).toBe("sk-ant-test");
     expect(out.history[0]).toMatchObject({
       mode: "tool",

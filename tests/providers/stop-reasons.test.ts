@@ -8,9 +8,9 @@
 import { AIMessage, AIMessageChunk } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
 import { ChatOpenAI } from "@langchain/openai";
-import { answerEnd, callModel, providerOf, refusalOf, stopReasonOf } from "../../src/shared/model-call.js";
+import { answerEnd, callModel, providerOf, refusalOf, stopReasonOf } from "../../src/providers/model-call.js";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
-import { MODEL_PROVIDERS, providerOfTrace, type ModelProvider } from "../../src/model-names.js";
+import { MODEL_PROVIDERS, providerOfTrace, type ModelProvider } from "../../src/providers/index.js";
 import { ScriptedChatModel } from "../../src/simulated/scripted-model.js";
 
 /** The client (`_llmType`) whose messages carry each stop field. */

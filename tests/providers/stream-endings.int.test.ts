@@ -12,7 +12,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
-import { MODEL_PROVIDERS } from "../../src/model-names.js";
+import { MODEL_PROVIDERS } from "../../src/providers/index.js";
 import { loadChatModel } from "../../src/models.js";
 import { checkText } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";

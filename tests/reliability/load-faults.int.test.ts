@@ -21,7 +21,7 @@ describe("concurrent runs with transient provider faults", () => {
       },
     });
     try {
-      const env = { ...readEnvironment({}), openaiApiKey: "test", openaiBaseUrl: server.baseURL, maxRetries: 3, timeoutMs: 60_000 };
+      const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test", baseUrl: server.baseURL } }, maxRetries: 3, timeoutMs: 60_000 };
       const graph = buildValidationGraph({ model: (r: ModelRequest) => createChatModel(r, env) });
       const settled = await Promise.allSettled(Array.from({ length: RUNS }, (_, i) => graph.invoke({ request: `deployment config #${i}` })));
       expect(settled).toHaveLength(RUNS);

@@ -4,9 +4,10 @@ import { ChatOpenAI } from "@langchain/openai";
 import { describe, expect, it, vi } from "vitest";
 import { readEnvironment } from "../../src/environment.js";
 import { ConfigurationError, ModelTimeoutError, ProviderError, redactSecrets, registerSecret } from "../../src/errors.js";
-import { createChatModel, fetchWithDeadline } from "../../src/models.js";
+import { createChatModel } from "../../src/models.js";
+import { fetchWithDeadline } from "../../src/providers/deadline.js";
 
-const env = { ...readEnvironment({}), openaiBaseUrl: "http://127.0.0.1:9/v1" };
+const env = { ...readEnvironment({}), providers: { openai: { baseUrl: "http://127.0.0.1:9/v1" } } };
 
 describe("model factory", () => {
   it("builds a ChatOpenAI for any OpenAI-compatible server, with the environment's timeout and retries", () => {
@@ -23,7 +24,9 @@ describe("model factory", () => {
     expect(createChatModel({ model: "m", temperature: 0, role: "actor" }, env)).toBe(a);
     expect(createChatModel({ model: "m", temperature: 0.5, role: "generate" }, env)).not.toBe(a);
     expect(createChatModel({ model: "other", temperature: 0, role: "generate" }, env)).not.toBe(a);
-    expect(createChatModel({ model: "m", temperature: 0, role: "generate" }, { ...env, openaiBaseUrl: "http://127.0.0.1:10/v1" })).not.toBe(a);
+    expect(
+      createChatModel({ model: "m", temperature: 0, role: "generate" }, { ...env, providers: { openai: { baseUrl: "http://127.0.0.1:10/v1" } } }),
+    ).not.toBe(a);
   });
 
   it("without a key and a base URL, names both variables", () => {

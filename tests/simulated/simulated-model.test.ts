@@ -24,7 +24,8 @@ const simulatedEnv = readEnvironment({ LLM_MODEL: "simulated" });
 
 describe("the built-in simulated model", () => {
   it("LLM_MODEL=simulated runs the validation graph with no provider: errors fed back, a valid value, the run settings naming the model", async () => {
-    expect(simulatedEnv).toMatchObject({ model: SIMULATED_MODEL, openaiApiKey: undefined, openaiBaseUrl: undefined });
+    expect(simulatedEnv.model).toBe(SIMULATED_MODEL);
+    expect(simulatedEnv.providers.openai).toEqual({});
     const checkpointer = new MemorySaver();
     const graph = buildValidationGraph({ env: simulatedEnv, checkpointer });
     const config = { configurable: { thread_id: "simulated-validation" } };
@@ -50,7 +51,7 @@ describe("the built-in simulated model", () => {
       /OPENAI_API_KEY.*OPENAI_BASE_URL.*LLM_MODEL=simulated/s,
     );
     // One model per role, whatever the provider settings say.
-    const generator = createChatModel({ model: "simulated", role: "generate" }, { ...simulatedEnv, openaiApiKey: "sk-test" });
+    const generator = createChatModel({ model: "simulated", role: "generate" }, { ...simulatedEnv, providers: { openai: { apiKey: "sk-test" } } });
     expect(createChatModel({ model: "simulated", role: "generate" }, simulatedEnv)).toBe(generator);
     expect(createChatModel({ model: "simulated", role: "evaluator" }, simulatedEnv)).not.toBe(generator);
   });

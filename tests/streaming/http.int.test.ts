@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 function model() {
-  const env = { ...readEnvironment({}), openaiApiKey: "test-key", openaiBaseUrl: server.baseURL, maxRetries: 0 };
+  const env = { ...readEnvironment({}), providers: { openai: { apiKey: "test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
   return (request: Parameters<typeof createChatModel>[0]) => createChatModel(request, env);
 }
 

@@ -1,5 +1,5 @@
 /**
- * A streamed answer's chunks are merged once, at the end (src/shared/message-chunks.ts):
+ * A streamed answer's chunks are merged once, at the end (src/providers/message-chunks.ts):
  * the message is the one the `.concat` chain gives, every field alike, for
  * seeded random streams of text, content parts, tool-call chunks, usage,
  * response metadata and ids; and the merge builds one message, not one per chunk.
@@ -7,8 +7,8 @@
 import { FakeListChatModel } from "@langchain/core/utils/testing";
 import { AIMessageChunk, HumanMessage } from "@langchain/core/messages";
 import { describe, expect, it } from "vitest";
-import { mergeChunks } from "../../src/shared/message-chunks.js";
-import { callModel } from "../../src/shared/model-call.js";
+import { mergeChunks } from "../../src/providers/message-chunks.js";
+import { callModel } from "../../src/providers/model-call.js";
 import { seededRandom } from "../../testkit/random.js";
 
 type Random = () => number;

@@ -12,7 +12,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { ChatGenerationChunk } from "@langchain/core/outputs";
 import { describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { STREAM_TOKENS_KEY } from "../../src/shared/model-call.js";
+import { STREAM_TOKENS_KEY } from "../../src/providers/model-call.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { streamValidated, type ValidationStreamEvent } from "../../src/validation/stream.js";
 import { TokenStreamingModel } from "./token-model.js";

@@ -77,13 +77,12 @@ export async function startWireServer(): Promise<WireServer> {
 export function wireEnvironment(baseURL: string, timeoutMs = 60_000): Environment {
   return {
     ...readEnvironment({}),
-    openaiApiKey: "test-key",
-    openaiBaseUrl: `${baseURL}/v1`,
-    anthropicApiKey: "sk-ant-test",
-    anthropicBaseUrl: baseURL,
-    ollamaBaseUrl: baseURL,
-    googleApiKey: "gemini-test-key",
-    googleBaseUrl: baseURL,
+    providers: {
+      openai: { apiKey: "test-key", baseUrl: `${baseURL}/v1` },
+      anthropic: { apiKey: "sk-ant-test", baseUrl: baseURL },
+      ollama: { baseUrl: baseURL },
+      "google-genai": { apiKey: "gemini-test-key", baseUrl: baseURL },
+    },
     maxRetries: 0,
     timeoutMs,
   };

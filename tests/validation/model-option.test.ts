@@ -58,7 +58,7 @@ describe("a `model` that is neither a model, a factory nor a name", () => {
   ])("(%s) is refused before any model call", async (_what, model, said) => {
     const run = generateValidated({ model: model as never, spec: "deployment-config", request: REQUEST });
     await expect(run).rejects.toThrow(ConfigurationError);
-    await expect(run).rejects.toThrow(`model must be a chat model (such as new ChatOpenAI(…)), a function that returns one, or a model's name`);
+    await expect(run).rejects.toThrow(`model must be a chat model (a LangChain chat model instance), a function that returns one, or a model's name`);
     await expect(run).rejects.toThrow(said);
     expect(() => buildValidationGraph({ model: model as never })).toThrow(ConfigurationError);
     expect(() => buildReflexionGraph({ model: model as never })).toThrow(ConfigurationError);

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { SCHEMA_PROFILES, schemaSubset } from "../../src/validation/provider-schema.js";
+import { MODEL_PROVIDERS } from "../../src/providers/index.js";
+import { schemaSubset } from "../../src/providers/schema-subset.js";
+
+const SCHEMA_PROFILES = { anthropic: MODEL_PROVIDERS.anthropic.profile!, google: MODEL_PROVIDERS["google-genai"].profile! };
 
 describe("the schema subset a provider's structured output takes", () => {
   // As JSON text, so that "__proto__" is a property's name (in an object literal it would set the prototype).

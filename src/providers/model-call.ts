@@ -10,10 +10,11 @@ import { AIMessageChunk, type AIMessage, type BaseMessage } from "@langchain/cor
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { ProviderError, redactSecrets } from "../errors.js";
-import { MODEL_PROVIDERS, providerOfClient, type ModelProvider, type StopWords } from "../model-names.js";
+import { MODEL_PROVIDERS, providerOfClient, type ModelProvider } from "./index.js";
+import type { StopWords } from "./provider.js";
 import { mergeChunks } from "./message-chunks.js";
-import { bound } from "./text.js";
-import { usageOf, type TokenUsage } from "./usage.js";
+import { bound } from "../shared/text.js";
+import { usageOf, type TokenUsage } from "../shared/usage.js";
 
 export interface ModelAnswer {
   text: string;
@@ -32,10 +33,10 @@ export interface ModelAnswer {
 const MAX_REFUSAL_CHARS = 2_000;
 
 /**
- * The provider's refusal on an answer, as the provider marked it: `additional_kwargs.refusal` (OpenAI's
- * `refusal` field, kept there by the model factory's client and by LangChain's Responses API converter),
- * a content part of type "refusal", Anthropic's `stop_reason: "refusal"` or a Gemini safety stop (then the
- * text that came with it, or a sentence naming the stop). Only the provider's mark counts: an answer that
+ * The provider's refusal on an answer, as the provider marked it: `additional_kwargs.refusal` (a `refusal`
+ * field, kept there by the default provider's client and by LangChain's Responses API converter), a content
+ * part of type "refusal", or a stop word its row lists as withheld (then the text that came with it, or a
+ * sentence naming the stop). Only the provider's mark counts: an answer that
  * merely reads like a refusal ("I can't help with that") is an answer, and the validator says what is wrong with it.
  */
 export function refusalOf(message: AIMessage | null | undefined): string | undefined {
@@ -58,16 +59,15 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
   return bound(redactSecrets(text), MAX_REFUSAL_CHARS);
 }
 
-/** Every provider's stop words, field by field (the table in ../model-names.ts). */
+/** Every provider's stop words, field by field (the table in ../providers/). */
 const STOP_WORDS: ReadonlyMap<string, StopWords> = new Map(
   Object.values(MODEL_PROVIDERS).flatMap((row) => row.stops.map((words): [string, StopWords] => [words.field, words])),
 );
 
 /**
- * Why the provider ended an answer, in its own field: OpenAI's `finish_reason` (or the Responses API's
- * `status`), Anthropic's `stop_reason` (in `additional_kwargs` when streamed), Ollama's `done_reason`,
- * Gemini's `finishReason`. `generationInfo` is the call's generation info, where LangChain leaves OpenAI's
- * and Gemini's stop when it aggregates a streamed answer for `invoke()` (see answerEnd).
+ * Why the provider ended an answer, in its own field (each row's `stops` name them; some clients leave it in
+ * `additional_kwargs` when streamed). `generationInfo` is the call's generation info, where LangChain leaves
+ * some providers' stop when it aggregates a streamed answer for `invoke()` (see answerEnd).
  */
 export function stopReasonOf(
   message: AIMessage | null | undefined,
@@ -96,8 +96,8 @@ export function stopReasonOf(
  * provider is not one of the table's), whose answer with no stop is unfinished.
  * `generationInfo` is what the call itself reported, read before the message: `stream()` copies the
  * generation info onto each piece, but `invoke()` with a streaming listener (LangGraph's messages mode)
- * aggregates the pieces without it, and OpenAI's `finish_reason` and Gemini's `finishReason` are only
- * there; LangGraph's v3 event stream leaves on the message LangChain's mapping of OpenAI's reason
+ * aggregates the pieces without it, and some providers' stop (`finish_reason`, `finishReason`) is only
+ * there; LangGraph's v3 event stream leaves on the message LangChain's mapping of the reason
  * (`tool_calls` as `tool_use`, any unknown one as `stop`), and the provider's own only on its last event.
  */
 type AnswerEnd = { kind: "finished" } | { kind: "cut" | "withheld" | "unfinished"; said: string };
@@ -197,7 +197,7 @@ export async function callModel(
   let estimated: TokenUsage | undefined;
   try {
     // A run that streams tokens is read through stream() even when nothing watches it: invoke() with a streaming
-    // callback aggregates the pieces without their generation info, and OpenAI's finish_reason is only there.
+    // callback aggregates the pieces without their generation info, and some providers' stop (finish_reason) is only there.
     if (options.watch === undefined && !streamsTokens(options.config)) message = (await model.invoke(messages, options.config)) as AIMessage;
     else ({ message, stopped, estimated } = await streamCall(model, messages, options.config, options.watch ?? unwatched()));
   } catch (error) {

@@ -8,8 +8,10 @@ import { describe, expect, it } from "vitest";
 import { checkText } from "../../src/specs/check.js";
 import { defineSpec, type Spec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
-import { openaiJsonSchemaRequest } from "../../src/validation/output-mode.js";
-import { mapBackStrictAnswer, OPENAI_STRICT_LIMITS, openaiStrictForm, type StrictForm } from "../../src/validation/strict-schema.js";
+import { jsonSchemaRequest } from "../../src/validation/output-mode.js";
+import { MODEL_PROVIDERS } from "../../src/providers/index.js";
+import { limitsOf } from "../../src/providers/provider.js";
+import { mapBackStrictAnswer, strictForm, strictLimitProblem, type StrictForm } from "../../src/providers/strict-form.js";
 import { ScriptedChatModel } from "../../testkit/scripted-model.js";
 
 /** A contact: `name` required, `nickname` optional (not nullable), `phone` optional and nullable in the spec. */
@@ -26,7 +28,7 @@ const CONTACT = {
 const contactSpec = () => defineSpec({ name: "contact", description: "A contact", schema: CONTACT });
 
 function strictOf(schema: Record<string, unknown>): Extract<StrictForm, { strict: true }> {
-  const form = openaiStrictForm(schema);
+  const form = strictForm(schema);
   if (!form.strict) throw new Error(`no strict form: ${form.reason}`);
   return form;
 }
@@ -103,7 +105,7 @@ describe("the strict form of a schema", () => {
     });
     expect(referred.wrapped).toBe(false);
     expect(referred.schema).toMatchObject({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false });
-    const form = openaiStrictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } });
+    const form = strictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } });
     expect(form).toEqual({ strict: false, reason: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"' });
   });
 });
@@ -165,7 +167,7 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
 
   it("a map that may also be an array is not sent strict: an array of entries could not be told from it", () => {
     for (const schema of [{ type: ["object", "array"] }, { anyOf: [{ type: "object", additionalProperties: { type: "string" } }, { type: "array" }] }]) {
-      const form = openaiStrictForm({ type: "object", properties: { m: schema }, required: ["m"] });
+      const form = strictForm({ type: "object", properties: { m: schema }, required: ["m"] });
       expect(form).toEqual({ strict: false, reason: "/properties/m may be a map or an array, which strict mode's array of entries could not tell apart" });
     }
     // Beside another type that is not an array, the map is a branch of its own.
@@ -174,7 +176,7 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
   });
 
   it("an object with properties of its own is closed: the model writes those, and may not add others", () => {
-    const form = openaiStrictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } });
+    const form = strictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } });
     expect(form.strict).toBe(true);
     expect(form.strict && form.schema).toMatchObject({ properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false });
   });
@@ -274,7 +276,12 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
 });
 
 describe("the preflight: each of OpenAI's documented strict limits, checked before the call", () => {
-  const L = OPENAI_STRICT_LIMITS;
+  const L = limitsOf(MODEL_PROVIDERS.openai)!;
+  const withinLimits = (schema: Record<string, unknown>): StrictForm => {
+    const form = strictForm(schema);
+    const over = form.strict ? strictLimitProblem(form.schema, L) : undefined;
+    return over === undefined ? form : { strict: false, reason: over };
+  };
   const objectWith = (n: number, name = (i: number) => `p${i}`) => ({
     type: "object",
     properties: Object.fromEntries(Array.from({ length: n }, (_, i) => [name(i), { type: "integer" }])),
@@ -304,13 +311,13 @@ describe("the preflight: each of OpenAI's documented strict limits, checked befo
     ],
   ];
   it.each(cases)("%s: at the limit strict, one past it sent without strict, saying why", (_what, schemaFor, limit, message) => {
-    expect(openaiStrictForm(schemaFor(limit)).strict).toBe(true);
+    expect(withinLimits(schemaFor(limit)).strict).toBe(true);
     const past = schemaFor(limit === L.chars ? limit + 100 : limit === 15_000 ? limit + 300 : limit + 1);
-    const form = openaiStrictForm(past);
+    const form = withinLimits(past);
     expect(form.strict).toBe(false);
     expect(!form.strict && form.reason).toMatch(message);
     // The request as it is built from a spec (a spec this size is not compiled here: only what is sent is asserted).
-    const request = openaiJsonSchemaRequest({ name: "big", description: "", schema: past } as unknown as Spec);
+    const request = jsonSchemaRequest({ name: "big", description: "", schema: past } as unknown as Spec);
     expect(request.options).toMatchObject({ strict: false, response_format: { json_schema: { strict: false, schema: past } } });
     expect(request.notStrict).toMatch(message);
   });

@@ -1,12 +1,13 @@
 /**
- * The part of a spec's JSON Schema a provider's structured output takes. Anthropic's `output_config.format`
- * and Gemini's `responseSchema` accept a subset of JSON Schema and refuse a request that uses more, so those
- * get the subset, with what was left out listed; the validator still judges every answer against the whole
- * spec, and the prompt still states every constraint in words. Pure: no provider package is imported.
+ * The part of a spec's JSON Schema a provider's structured output takes. Some providers accept only a subset
+ * of JSON Schema and refuse a request that uses more (their rows in ./index.ts name it, as a SchemaProfile),
+ * so those get the subset, with what was left out listed; the validator still judges every answer against the
+ * whole spec, and the prompt still states every constraint in words. Pure: no provider package is imported.
  */
 import type { JsonSchema } from "../specs/spec.js";
 
-interface Profile {
+/** The subset of JSON Schema a provider's structured output takes. */
+export interface SchemaProfile {
   /** Keywords the provider takes. */
   keep: ReadonlySet<string>;
   /** Values it takes for a keyword, where it takes only some. */
@@ -22,77 +23,18 @@ const ONE = ["items", "additionalProperties", "not", "if", "then", "else", "cont
 const LIST = ["anyOf", "oneOf", "allOf", "prefixItems"];
 const MAP = ["properties", "$defs", "definitions", "patternProperties"];
 
-/** As @anthropic-ai/sdk's transformJSONSchema keeps them (its structured outputs), with enum and const, which Anthropic documents. */
-const ANTHROPIC: Profile = {
-  keep: new Set([
-    "type",
-    "properties",
-    "required",
-    "additionalProperties",
-    "items",
-    "anyOf",
-    "allOf",
-    "$ref",
-    "$defs",
-    "description",
-    "title",
-    "enum",
-    "const",
-    "format",
-    "minItems",
-  ]),
-  values: {
-    additionalProperties: (value) => value === false,
-    format: (value) =>
-      typeof value === "string" && ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"].includes(value),
-    minItems: (value) => value === 0 || value === 1,
-  },
-  rename: { oneOf: "anyOf" },
-  closeObjects: true,
-};
-
-/** Gemini's Schema (an OpenAPI 3.0 subset). */
-const GEMINI: Profile = {
-  keep: new Set([
-    "type",
-    "format",
-    "title",
-    "description",
-    "nullable",
-    "enum",
-    "maxItems",
-    "minItems",
-    "properties",
-    "required",
-    "minProperties",
-    "maxProperties",
-    "minLength",
-    "maxLength",
-    "pattern",
-    "anyOf",
-    "propertyOrdering",
-    "default",
-    "items",
-    "minimum",
-    "maximum",
-  ]),
-};
-
-/** Providers whose structured output takes a subset of JSON Schema. */
-export const SCHEMA_PROFILES = { anthropic: ANTHROPIC, google: GEMINI } as const;
-
 /** Most dropped keywords listed in a record; the rest are counted. */
 const MAX_LISTED = 20;
 
 /** The schema as the profile takes it, and the keywords left out (`/properties/name: pattern`). */
-export function schemaSubset(schema: JsonSchema, profile: Profile): { schema: JsonSchema; dropped: string[] } {
+export function schemaSubset(schema: JsonSchema, profile: SchemaProfile): { schema: JsonSchema; dropped: string[] } {
   const dropped: string[] = [];
   const out = walk(schema, profile, "", dropped) as JsonSchema;
   const listed = dropped.length > MAX_LISTED ? [...dropped.slice(0, MAX_LISTED), `… and ${dropped.length - MAX_LISTED} more`] : dropped;
   return { schema: out, dropped: listed };
 }
 
-function walk(node: unknown, profile: Profile, path: string, dropped: string[]): unknown {
+function walk(node: unknown, profile: SchemaProfile, path: string, dropped: string[]): unknown {
   if (node === null || typeof node !== "object" || Array.isArray(node)) return node;
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(node as Record<string, unknown>)) {

@@ -1,5 +1,5 @@
 /**
- * The strict form of a spec's JSON Schema for OpenAI's structured outputs (`strict: true`), and the way back
+ * The strict form of a spec's JSON Schema for a provider's strict structured outputs (`strict: true`), and the way back
  * from an answer written under it. Strict mode holds the model to the schema while it decodes, but takes only
  * a subset of JSON Schema: every property required, every object closed, a documented list of keywords, and
  * limits on the schema's size. So the spec's schema is rewritten:
@@ -19,31 +19,32 @@
  * This changes only what the model may write: the answer is mapped back (each introduced null removed, a
  * null the spec allows kept) and judged whole against the real spec by the check step, so nothing the
  * strict form leaves out can make an invalid answer pass. Where no strict form exists (the root is not an
- * object, or is an `anyOf`; a `$ref` strict mode cannot follow; a schema past one of OpenAI's documented
- * limits, checked before the call), the request is sent without strict, saying why. Pure: no provider
- * package, no graph.
+ * object, or is an `anyOf`; a `$ref` strict mode cannot follow; a schema past one of the provider's documented
+ * limits, checked before the call by strictLimitProblem with the limits in the provider's row), the request is
+ * sent without strict, saying why. Pure: no provider package, no graph.
  */
 import { pathOf } from "../json/paths.js";
 import type { JsonSchema } from "../specs/spec.js";
 
 /**
- * OpenAI's documented limits for a strict schema ("Structured model outputs", section "Supported schemas",
- * https://platform.openai.com/docs/guides/structured-outputs#supported-schemas; read 2026-12). A schema past
- * one is refused with a 400, so it is checked before the call.
+ * A provider's documented limits for a strict schema (its row in ./index.ts gives the numbers and their
+ * source). A schema past one is refused with a 400, so it is checked before the call.
  */
-export const OPENAI_STRICT_LIMITS = {
-  /** "A schema may have up to 5000 object properties total". */
-  properties: 5_000,
-  /** "… with up to 10 levels of nesting" (objects within objects). */
-  nesting: 10,
-  /** "A schema may have up to 1000 enum values across all enum properties". */
-  enumValues: 1_000,
-  /** "The total string length of all property names, definition names, enum values, and const values cannot exceed 120,000 characters". */
-  chars: 120_000,
-  /** "For a single enum property with string values, the total string length of all enum values cannot exceed 15,000 characters when there are more than 250 enum values". */
-  largeEnumValues: 250,
-  largeEnumChars: 15_000,
-} as const;
+export interface StrictLimits {
+  /** Whose limits, as messages name them ("X's strict limit of …"). */
+  provider: string;
+  /** Object properties in all. */
+  properties: number;
+  /** Levels of objects within objects. */
+  nesting: number;
+  /** Enum values in all. */
+  enumValues: number;
+  /** Characters of property names, definition names, enum values and consts. */
+  chars: number;
+  /** A single string enum of more than `largeEnumValues` values may have at most `largeEnumChars` characters. */
+  largeEnumValues: number;
+  largeEnumChars: number;
+}
 
 /** Formats strict mode takes (the same page). */
 const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
@@ -97,8 +98,11 @@ const WRAPPER_KEY = "value";
 
 const forms = new WeakMap<JsonSchema, StrictForm>();
 
-/** The strict form of a spec's schema (computed once per schema object), or why there is none. */
-export function openaiStrictForm(schema: JsonSchema): StrictForm {
+/**
+ * The strict form of a spec's schema (computed once per schema object), or why there is none. The provider's
+ * size limits are not checked here (strictLimitProblem does): how an answer maps back does not depend on them.
+ */
+export function strictForm(schema: JsonSchema): StrictForm {
   let form = forms.get(schema);
   if (form === undefined) {
     form = buildForm(schema);
@@ -133,8 +137,6 @@ function buildForm(spec: JsonSchema): StrictForm {
     if (error instanceof NoStrictForm) return { strict: false, reason: error.message };
     throw error;
   }
-  const over = limitProblem(schema);
-  if (over !== undefined) return { strict: false, reason: over };
   const listed = walk.dropped.length > MAX_LISTED ? [...walk.dropped.slice(0, MAX_LISTED), `… and ${walk.dropped.length - MAX_LISTED} more`] : walk.dropped;
   return { strict: true, schema, dropped: listed, nulls: walk.nulls, maps: walk.maps, wrapped, reshapes: wrapped || walk.introducedAny || walk.mapsAny };
 }
@@ -425,9 +427,8 @@ function withoutKey(s: JsonSchema, key: string): JsonSchema {
   return Object.fromEntries(Object.entries(s).filter(([k]) => k !== key));
 }
 
-/** Which documented limit a strict schema passes, in words; undefined when it fits them all. */
-function limitProblem(schema: JsonSchema): string | undefined {
-  const L = OPENAI_STRICT_LIMITS;
+/** Which of a provider's documented limits a strict schema passes, in words; undefined when it fits them all. */
+export function strictLimitProblem(schema: JsonSchema, L: StrictLimits): string | undefined {
   let properties = 0;
   let enumValues = 0;
   let chars = 0;
@@ -450,7 +451,7 @@ function limitProblem(schema: JsonSchema): string | undefined {
       for (const value of node.enum) enumChars += typeof value === "string" ? value.length : JSON.stringify(value).length;
       chars += enumChars;
       if (node.enum.length > L.largeEnumValues && enumChars > L.largeEnumChars && node.enum.every((v) => typeof v === "string"))
-        largeEnum ??= `${path || "/"} has ${node.enum.length} enum values of ${enumChars.toLocaleString("en-US")} characters in all, over OpenAI's strict limit of ${L.largeEnumChars.toLocaleString("en-US")} characters for an enum of more than ${L.largeEnumValues} values`;
+        largeEnum ??= `${path || "/"} has ${node.enum.length} enum values of ${enumChars.toLocaleString("en-US")} characters in all, over ${L.provider}'s strict limit of ${L.largeEnumChars.toLocaleString("en-US")} characters for an enum of more than ${L.largeEnumValues} values`;
     }
     if (typeof node.const === "string") chars += node.const.length;
     for (const key of ["$defs", "definitions"]) {
@@ -466,11 +467,11 @@ function limitProblem(schema: JsonSchema): string | undefined {
   };
   visit(schema, 0, "");
   const n = (x: number) => x.toLocaleString("en-US");
-  if (properties > L.properties) return `the schema has ${n(properties)} properties, over OpenAI's strict limit of ${n(L.properties)}`;
-  if (deepest > L.nesting) return `the schema nests objects ${deepest} levels deep, over OpenAI's strict limit of ${L.nesting}`;
-  if (enumValues > L.enumValues) return `the schema has ${n(enumValues)} enum values, over OpenAI's strict limit of ${n(L.enumValues)}`;
+  if (properties > L.properties) return `the schema has ${n(properties)} properties, over ${L.provider}'s strict limit of ${n(L.properties)}`;
+  if (deepest > L.nesting) return `the schema nests objects ${deepest} levels deep, over ${L.provider}'s strict limit of ${L.nesting}`;
+  if (enumValues > L.enumValues) return `the schema has ${n(enumValues)} enum values, over ${L.provider}'s strict limit of ${n(L.enumValues)}`;
   if (chars > L.chars)
-    return `the schema's property names, definition names, enum values and consts come to ${n(chars)} characters, over OpenAI's strict limit of ${n(L.chars)}`;
+    return `the schema's property names, definition names, enum values and consts come to ${n(chars)} characters, over ${L.provider}'s strict limit of ${n(L.chars)}`;
   return largeEnum;
 }
 
