@@ -88,7 +88,10 @@ describe("provider-qualified model names", () => {
       "google-genai": "google-genai/gemini-x",
     };
     for (const [provider, name] of Object.entries(names) as Array<[ModelProvider, string]>) {
-      const model = await loadChatModel({ model: name, role: "generate" }, { ...env, providers: { ...env.providers, "google-genai": { apiKey: "test-google-key" } } });
+      const model = await loadChatModel(
+        { model: name, role: "generate" },
+        { ...env, providers: { ...env.providers, "google-genai": { apiKey: "test-google-key" } } },
+      );
       expect(model.getLsParams({}).ls_provider, provider).toBe(MODEL_PROVIDERS[provider].traced);
     }
   });
