@@ -85,6 +85,10 @@ export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
 export type { ArgumentLimits } from "./tools/arguments.js";
 export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
+// Traces, metrics and LangSmith scores of every verdict (docs/tracing.md)
+export { configureTelemetry, type TelemetryOptions } from "./telemetry.js";
+export { VerdictFeedbackHandler, type FeedbackClient } from "./feedback-scores.js";
+
 // Durable state
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence.js";
 export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./threads.js";
