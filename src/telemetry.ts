@@ -262,6 +262,61 @@ export function contextOf(otel: Api, traceparent: string | undefined): Context {
 }
 
 /**
+ * The createAgent middleware's verdict on one answer, counted: a refused answer by error class, and the
+ * answer's end (valid, or out of attempts) with its attempts.
+ */
+export async function countAnswerVerdict(verdict: { spec: string; valid: boolean; attempts: number; stopReason?: string; errorClass?: string }): Promise<void> {
+  const otel = await openTelemetry();
+  if (otel === undefined) return;
+  if (!verdict.valid) recordMetric(otel, "refusedAttempts", 1, { spec: verdict.spec, errorClass: verdict.errorClass ?? "spec" });
+  if (verdict.stopReason === undefined) return;
+  recordMetric(otel, "runs", 1, { spec: verdict.spec, outcome: verdict.stopReason });
+  recordMetric(otel, "runAttempts", verdict.attempts, { spec: verdict.spec, outcome: verdict.stopReason });
+}
+
+/** A guarded tool's verdict on one call: ran (its arguments passed), or not, with why. */
+export interface ToolCallVerdict {
+  tool: string;
+  spec: string;
+  valid: boolean;
+  /** Why the call did not run: "invalid" arguments, or "refused" (its budget was spent). */
+  outcome?: string;
+  attempt?: number;
+  errors: readonly string[];
+}
+
+/**
+ * A guarded tool's call: a GenAI `execute_tool` span with the verdict on its arguments, active while its
+ * function runs (so the function's own spans nest), and a refused call counted.
+ */
+export async function traceToolCall<T>(verdict: ToolCallVerdict, run: () => Promise<T> | T): Promise<T> {
+  const otel = await openTelemetry();
+  if (otel === undefined) return run();
+  if (!verdict.valid) recordMetric(otel, "toolRefusals", 1, { tool: verdict.tool, spec: verdict.spec, errorClass: verdict.outcome });
+  const span = startSpan(otel, `execute_tool ${verdict.tool}`, {
+    kind: 0,
+    attributes: defined({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": verdict.tool,
+      "trustworthy.spec.name": verdict.spec,
+      "trustworthy.valid": verdict.valid,
+      "trustworthy.attempt": verdict.attempt,
+      "trustworthy.error_count": verdict.errors.length,
+      "trustworthy.errors": firstErrors(verdict.errors),
+      "trustworthy.error_class": verdict.outcome,
+    }),
+  });
+  try {
+    const out = await withSpan(otel, span, run);
+    endSpan(otel, span, {});
+    return out;
+  } catch (error) {
+    endSpan(otel, span, {}, error);
+    throw error;
+  }
+}
+
+/**
  * The spans open between two steps of a run (a run's span from its start to its verdict, an attempt's
  * from the model call to the check step), by key. Bounded: past MAX_OPEN_SPANS the oldest is ended,
  * marked abandoned (a run that stopped on a thrown error, or resumed in another process, never reaches
