@@ -21,7 +21,7 @@ type Context = OtelApi.Context;
 type Attributes = OtelApi.Attributes;
 
 /** The instrumentation scope's name: the package's. */
-export const TELEMETRY_SCOPE = "langgraph-trustworthy-output";
+const TELEMETRY_SCOPE = "langgraph-trustworthy-output";
 
 /** What is recorded beyond the verdicts (see configureTelemetry). */
 export interface TelemetryOptions {
@@ -137,7 +137,7 @@ function instrumentsOf(otel: Api): Instruments {
 }
 
 /** The low-cardinality attributes of a verdict's metrics. */
-export interface MetricLabels {
+interface MetricLabels {
   spec?: string;
   model?: string;
   outcome?: string;
@@ -275,7 +275,7 @@ export async function countAnswerVerdict(verdict: { spec: string; valid: boolean
 }
 
 /** A guarded tool's verdict on one call: ran (its arguments passed), or not, with why. */
-export interface ToolCallVerdict {
+interface ToolCallVerdict {
   tool: string;
   spec: string;
   valid: boolean;
@@ -347,12 +347,7 @@ export class OpenSpans {
     this.spans.delete(key);
     return span;
   }
-
-  /** How many spans are open (for tests of the bound). */
-  get size(): number {
-    return this.spans.size;
-  }
 }
 const MAX_OPEN_SPANS = 1_000;
 
-export type { Api as OpenTelemetryApi, Span as OpenTelemetrySpan };
+export type { Api as OpenTelemetryApi };

@@ -254,8 +254,3 @@ export function tracedReview(decide: typeof review) {
     return command;
   };
 }
-
-/** How many spans are open between steps (the bound's test reads it). */
-export function openSpanCount(): number {
-  return open.size;
-}

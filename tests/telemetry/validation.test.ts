@@ -10,7 +10,7 @@ import type { ModelRequest } from "../../src/models.js";
 import { estimateTokens } from "../../src/shared/usage.js";
 import { builtinSpecs, fingerprintSpec, resolveSpec } from "../../src/specs/registry.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
-import { configureTelemetry } from "../../src/telemetry.js";
+import { configureTelemetry, OpenSpans } from "../../src/telemetry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
 import { firstAttemptPrompt } from "../../src/feedback.js";
@@ -211,5 +211,18 @@ describe("with telemetry off", () => {
     const { trace: kept, ...settings } = on.run;
     expect(kept).toMatch(/^00-/);
     expect(off.run).toEqual(settings);
+  });
+});
+
+describe("spans open between steps", () => {
+  it("are bounded: past the bound the oldest is ended, marked abandoned", () => {
+    const open = new OpenSpans(2);
+    const tracer = trace.getTracer("bound");
+    for (const name of ["s1", "s2", "s3"]) open.keep(name, tracer.startSpan(name));
+    expect(telemetry.spans.getFinishedSpans().map((span) => [span.name, span.attributes["trustworthy.abandoned"]])).toEqual([["s1", true]]);
+    expect(open.take("s1")).toBeUndefined();
+    open.take("s2")?.end();
+    open.take("s3")?.end();
+    expect(telemetry.spans.getFinishedSpans().map((span) => span.name)).toEqual(["s1", "s2", "s3"]);
   });
 });
