@@ -15,6 +15,8 @@ import { buildValidationGraph } from "../../src/validation/graph.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
 import { firstAttemptPrompt } from "../../src/feedback.js";
 import { ScriptedChatModel, scriptedModel } from "../../testkit/scripted-model.js";
+import { streamValidated } from "../../src/validation/stream.js";
+import { TokenStreamingModel } from "../streaming/token-model.js";
 import { parentOf, recordTelemetry, spansNamed, type Recording } from "./support.js";
 
 const SPEC = "deployment-config";
@@ -191,6 +193,26 @@ describe("the validation graph's metrics", () => {
     const seen = new Set((await telemetry.points("trustworthy.runs")).map((point) => point.attributes["gen_ai.request.model"]));
     expect(seen.has("other")).toBe(true);
     expect(seen.size).toBeLessThanOrEqual(101);
+  });
+});
+
+describe("early stops while streaming", () => {
+  it("an answer stopped while it streamed is counted by reason, and its span says why", async () => {
+    const bad = JSON.stringify({ ...VALID, service_name: "Payments API" }, null, 2);
+    const fenced = `Here it is:\n\`\`\`json\n${bad}\n\`\`\`\n${"and some explanation after it ".repeat(20)}`;
+    const before = await telemetry.count("trustworthy.early_stops", { "trustworthy.reason": "first-error" });
+    const model = new TokenStreamingModel({ answers: [fenced, JSON.stringify(VALID)] });
+    let outcome: unknown;
+    for await (const event of streamValidated({ model, spec: SPEC, request: REQUEST, stopEarly: "first-error" }))
+      if (event.kind === "outcome") outcome = event.outcome;
+    expect(outcome).toMatchObject({ success: true, attempts: 2 });
+    expect(model.calls[0].aborted).toBe(true);
+    expect(await telemetry.count("trustworthy.early_stops", { "trustworthy.reason": "first-error" })).toBe(before + 1);
+    const attempts = spansNamed(telemetry.spans, "chat ");
+    expect(attempts.map((span) => [span.attributes["trustworthy.stopped_early"], span.attributes["trustworthy.error_class"]])).toEqual([
+      ["first-error", "stopped_early"],
+      [undefined, undefined],
+    ]);
   });
 });
 
