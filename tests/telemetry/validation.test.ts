@@ -4,7 +4,7 @@
  * caller's own span; counters of a run with a retry and an escalation, one stopped by its budget, one refused.
  */
 import { trace } from "@opentelemetry/api";
-import { MemorySaver } from "@langchain/langgraph";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { ModelRequest } from "../../src/models.js";
 import { estimateTokens } from "../../src/shared/usage.js";
@@ -193,6 +193,28 @@ describe("the validation graph's metrics", () => {
     const seen = new Set((await telemetry.points("trustworthy.runs")).map((point) => point.attributes["gen_ai.request.model"]));
     expect(seen.has("other")).toBe(true);
     expect(seen.size).toBeLessThanOrEqual(101);
+  });
+});
+
+describe("the review step", () => {
+  it("each decision of a person is counted and is a span under the run's; the run's span ends at its stop", async () => {
+    const graph = buildValidationGraph({ model: scriptedModel([BROKEN]), checkpointer: new MemorySaver() });
+    const config = { configurable: { thread_id: "review" }, context: { maxAttempts: 1, onFailure: "interrupt" as const } };
+    const count = (decision: string) => telemetry.count("trustworthy.reviews", { "trustworthy.decision": decision });
+    const before = { refused: await count("refused_value"), accepted: await count("accepted") };
+    await graph.invoke({ request: REQUEST }, config);
+    await graph.invoke(new Command({ resume: { value: BROKEN } }), config);
+    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(VALID) } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid" });
+    expect(await count("refused_value")).toBe(before.refused + 1);
+    expect(await count("accepted")).toBe(before.accepted + 1);
+    const [run] = spansNamed(telemetry.spans, "invoke_agent");
+    expect(run.attributes).toMatchObject({ "trustworthy.stop_reason": "max_attempts", "trustworthy.valid": false });
+    const reviews = spansNamed(telemetry.spans, "review");
+    expect(reviews.map((span) => [span.attributes["trustworthy.decision"], parentOf(span)])).toEqual([
+      ["refused_value", run.spanContext().spanId],
+      ["accepted", run.spanContext().spanId],
+    ]);
   });
 });
 
