@@ -34,6 +34,7 @@ import * as streaming from "./streaming.js";
 import * as threads from "./threads.js";
 import * as validator from "./validator-speed.js";
 import * as patterns from "./pattern-cost.js";
+import * as telemetry from "./telemetry.js";
 
 export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<BenchResult> }[] = [
   { id: "validator", run: validator.run },
@@ -50,6 +51,7 @@ export const BENCHMARKS: { id: string; run: (opts: BenchOptions) => Promise<Benc
   { id: "corpus", run: corpus.run },
   { id: "soak", run: soak.run },
   { id: "threads", run: threads.run },
+  { id: "telemetry", run: telemetry.run },
   // Last: it leaves a large heap behind.
   { id: "memory", run: memory.run },
 ];
@@ -71,6 +73,7 @@ const SECTION_ORDER = [
   "corpus",
   "soak",
   "threads",
+  "telemetry",
 ];
 
 /** The commit the figures were measured on, and whether code that runs in them had uncommitted changes. */

@@ -86,6 +86,10 @@ export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
 export type { ArgumentLimits } from "./tools/arguments.js";
 export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
+// Traces, metrics and LangSmith scores of every verdict (docs/tracing.md)
+export { configureTelemetry, type TelemetryOptions } from "./telemetry/open-telemetry.js";
+export { VerdictFeedbackHandler, type FeedbackClient } from "./telemetry/langsmith-feedback.js";
+
 // Durable state
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence/open.js";
 export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./persistence/threads.js";

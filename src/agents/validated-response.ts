@@ -37,6 +37,7 @@ import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "
 import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
 import { reviewStep } from "./review.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
+import { countAnswerVerdict } from "../telemetry/open-telemetry.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
@@ -176,6 +177,10 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
               },
             };
       const attempts = progress.attempts + 1;
+      // The verdict counted for OpenTelemetry (../telemetry.ts): a refused answer by class, the end with its attempts.
+      const ended = verdict.valid ? "valid" : attempts >= progress.limit ? "max_attempts" : undefined;
+      const errorClass = end.kind === "cut" ? "truncated" : end.kind !== "finished" ? "unfinished" : "spec";
+      await countAnswerVerdict({ spec: spec.name, valid: verdict.valid, attempts, stopReason: ended, errorClass });
       if (verdict.valid) {
         const outcome: ResponseOutcome<T> = {
           success: true,

@@ -46,6 +46,7 @@ import {
   type ReflexionUpdate,
   type TaskStateType,
 } from "./state.js";
+import { traceTask } from "./telemetry.js";
 
 /** Options of the Reflexion graph builders: models, defaults, checkpointer and store. */
 export interface ReflexionGraphOptions extends ReflexionNodeOptions {
@@ -159,17 +160,14 @@ export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { stor
     let shortTerm: StepRecord[] = [];
     for (const [taskIndex, task] of tasks.entries()) {
       const memories = cfg.useMemory ? await recall(longTerm, task, shortTerm) : [];
-      const done = await runTask({ task, taskIndex, memories, settings });
-      shortTerm = [...shortTerm, ...done.steps].slice(-SHORT_TERM_SIZE);
-      const { result, outcome } = closeTask({
-        task,
-        steps: done.steps,
-        passed: done.passed,
-        usage: done.usage,
-        failure: done.failure,
-        gated: cfg.spec !== undefined,
-        maxLoops: cfg.maxLoops,
+      // Each task under its OpenTelemetry span, a round's score on a span of its own (./telemetry.ts).
+      const { done, result, outcome } = await traceTask({ model: cfg.model, spec: settings.specRecord, taskIndex }, async () => {
+        const done = await runTask({ task, taskIndex, memories, settings });
+        const gated = cfg.spec !== undefined;
+        const closed = closeTask({ task, steps: done.steps, passed: done.passed, usage: done.usage, failure: done.failure, gated, maxLoops: cfg.maxLoops });
+        return { done, ...closed, steps: done.steps, passed: done.passed };
       });
+      shortTerm = [...shortTerm, ...done.steps].slice(-SHORT_TERM_SIZE);
       out.results.push(result);
       out.steps.push(done.steps);
       out.outcomes.push(outcome);

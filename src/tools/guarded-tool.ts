@@ -20,6 +20,7 @@ import type { ArgumentLimits } from "./arguments.js";
 import { BudgetMemo, GUARD_ARTIFACT_KEY, type ToolCallRef } from "./budget.js";
 import { decideToolCall } from "./decide.js";
 import { toolDescription } from "./prompts.js";
+import { traceToolCall } from "../telemetry/open-telemetry.js";
 
 /** Options of guardedTool: the tool's name, description, spec and function, and its attempt budget. */
 export interface GuardedToolOptions<Args = any, Output = unknown> {
@@ -83,7 +84,12 @@ export function guardedTool<Args = any, Output = unknown>(
     // The call as its AI message holds it (ToolNode passes a copy of the entry, with the same arguments): located by position, never by id alone.
     const call: ToolCallRef | undefined = runtime?.toolCall ?? (toolCallId !== undefined ? { id: toolCallId, name, args: input } : undefined);
     const decision = await decideToolCall({ spec, tool: name, args: input, call, messages, maxAttempts, memo, limits, context });
-    if (decision.run) return func(decision.args as Args, runtime);
+    // The verdict goes to OpenTelemetry (../telemetry.ts): a span around the call, a refusal counted.
+    const verdict = decision.run
+      ? { tool: name, spec: spec.name, valid: true, errors: [] }
+      : { tool: name, spec: spec.name, valid: false, outcome: decision.record.outcome, attempt: decision.record.attempt, errors: decision.record.errors };
+    if (decision.run) return traceToolCall(verdict, () => func(decision.args as Args, runtime));
+    await traceToolCall(verdict, () => undefined);
     // Inside a tool call the result is a ToolMessage marked as an error, carrying the record the budget counts; in a
     // conversation that holds even for a call without an id, whose bare text would pass for the result of a call that ran.
     if (toolCallId === undefined && (call === undefined || !Array.isArray(messages))) return decision.text;

@@ -26,6 +26,7 @@ import { resolveSpec } from "../specs/registry.js";
 import { PROVIDER_RETRY_POLICY, STREAM_TOKENS_KEY } from "../providers/model-call.js";
 import { builderDefaults, ValidationNodeContext, type ValidationNodeOptions } from "./node-context.js";
 import { generate, review, startRun, validate } from "./nodes.js";
+import { tracedGenerate, tracedReview, tracedStartRun, tracedValidate } from "./telemetry.js";
 import { ValidationInputSchema, ValidationOutputSchema, ValidationState } from "./state.js";
 
 /** Options of the validation graph builders: the model, default settings, checkpointer and store. */
@@ -84,10 +85,11 @@ export function createValidationGraphBuilder(given: ValidationNodeOptions = {}) 
       context: context as unknown as LooseContext,
     })
       // generate and validate take their config as an argument and run as plain calls (see DirectCall); review calls interrupt().
-      .addNode("generate", new DirectCall(nodes.bind(generate)), { retryPolicy: PROVIDER_RETRY_POLICY })
-      .addNode("validate", new DirectCall(nodes.bind(validate)), { ends: ["generate", "review", END] })
-      .addNode("review", nodes.bind(review), { ends: ["review", "generate", END] })
-      .addConditionalEdges(START, new DirectCall(nodes.bind(startRun)), ["generate"])
+      // Each node reports what it did to OpenTelemetry (./telemetry.ts): a no-op without an SDK.
+      .addNode("generate", new DirectCall(nodes.bind(tracedGenerate(generate))), { retryPolicy: PROVIDER_RETRY_POLICY })
+      .addNode("validate", new DirectCall(nodes.bind(tracedValidate(validate))), { ends: ["generate", "review", END] })
+      .addNode("review", nodes.bind(tracedReview(review)), { ends: ["review", "generate", END] })
+      .addConditionalEdges(START, new DirectCall(nodes.bind(tracedStartRun(startRun))), ["generate"])
       .addEdge("generate", "validate")
   );
 }

@@ -163,6 +163,8 @@ export const RunSettingsSchema = EnsuredConfigSchema
     attemptLimit: z.number(),
     /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
     tokenLimit: z.number().optional(),
+    /** The run's span (W3C traceparent) when OpenTelemetry records it: a resumed run's spans nest under it (../telemetry.ts). */
+    trace: z.string().optional(),
   })
   .describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;

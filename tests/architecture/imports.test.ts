@@ -110,6 +110,7 @@ const FLOORS: Array<{ floor: string; rooms: string[] }> = [
       "src/models.ts",
       "src/model-option.ts",
       "src/providers/",
+      "src/telemetry/",
       "src/persistence/",
       "src/tools/",
     ],

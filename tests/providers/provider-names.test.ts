@@ -20,9 +20,9 @@ function sourceFiles(dir: string): string[] {
 /**
  * Words that are not the provider: "OpenAI-compatible" names the Chat Completions wire format many servers speak
  * (a bare model name means a model on such a server), and LangChain's `convertToOpenAITool` names that format's
- * tool shape.
+ * tool shape; "GenAI" names OpenTelemetry's semantic conventions for generative AI.
  */
-const NOT_THE_PROVIDER = [/OpenAI-compatible/gi, /convertToOpenAITool/g];
+const NOT_THE_PROVIDER = [/OpenAI-compatible/gi, /convertToOpenAITool/g, /\bGenAI\b/g];
 
 /** Each provider's names: its key in the table, and the other ways it has been written (its maker's name, its client's name). */
 const SPELLINGS: Record<string, RegExp> = {
