@@ -31,18 +31,8 @@ export {
 } from "./specs/spec.js";
 export { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits, type SpecCostLimits } from "./specs/limits.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
-export {
-  checkText,
-  checkTextSync,
-  checkValue,
-  checkValueSync,
-  validateAgainstSpec,
-  type CheckLimits,
-  type CheckOptions,
-  type Reader,
-  type Verdict,
-} from "./specs/check.js";
-export type { ValidationLimits, ValidationReport } from "./specs/validate.js";
+export { checkText, checkTextSync, checkValue, checkValueSync, type CheckLimits, type CheckOptions, type Reader, type Verdict } from "./specs/check.js";
+export type { ValidationLimits } from "./specs/validate.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
 export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./shared/json.js";
 

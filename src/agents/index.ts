@@ -32,16 +32,10 @@ async function loadMiddleware() {
 const middleware = await loadMiddleware();
 
 /** Middleware that holds the agent's structured answer to a spec; the outcome is `responseOutcome` in the agent's state. */
-export const validatedResponseMiddleware: typeof import("./validated-response.js").validatedResponse = middleware.validatedResponse;
+export const validatedResponseMiddleware: typeof import("./validated-response.js").validatedResponseMiddleware = middleware.validatedResponseMiddleware;
 /** Middleware that holds existing tools' arguments to specs, by tool name. */
-export const guardToolsMiddleware: typeof import("./guard-tools.js").guardTools = middleware.guardTools;
-
-/** @deprecated Renamed `validatedResponseMiddleware` (LangChain's `…Middleware` naming); this name goes in 0.3. */
-export const validatedResponse = validatedResponseMiddleware;
-/** @deprecated Renamed `guardToolsMiddleware` (LangChain's `…Middleware` naming, and no longer one letter from `guardedTool`); this name goes in 0.3. */
-export const guardTools = guardToolsMiddleware;
+export const guardToolsMiddleware: typeof import("./guard-tools.js").guardToolsMiddleware = middleware.guardToolsMiddleware;
 
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";
-export type { AnswerProgress, ResponseFailureBase, ResponseOutcome, ResponseOutcomeBase, ResponseStopReason } from "./outcome.js";
-export type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";
+export type { AnswerProgress, ResponseOutcome, ResponseStopReason } from "./outcome.js";

@@ -1,5 +1,5 @@
 /**
- * What the validatedResponse middleware leaves in a createAgent's state: the
+ * What the validatedResponseMiddleware middleware leaves in a createAgent's state: the
  * typed outcome of the agent's structured answer (`responseOutcome`), and the
  * private bookkeeping of the answer's attempts. No LangChain import: the types
  * are usable without the optional peer.
@@ -10,12 +10,6 @@ import { ANSWERED_BY, type OutcomeBase, type OutcomeFailure, type OutcomeSuccess
 const RESPONSE_STOP_REASONS = ["max_attempts", "no_answer", "rejected"] as const;
 /** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
 export type ResponseStopReason = (typeof RESPONSE_STOP_REASONS)[number];
-
-/** @deprecated The shared `OutcomeBase` (every outcome's fields); this name goes in 0.3. */
-export type ResponseOutcomeBase = OutcomeBase;
-
-/** @deprecated The shared `OutcomeFailure` (every outcome's failure); this name goes in 0.3. */
-export type ResponseFailureBase = OutcomeFailure;
 
 /**
  * How the agent's structured answer stands, in the vocabulary of every outcome

@@ -29,15 +29,7 @@ import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../s
 import { describeThrown } from "../shared/text.js";
 import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
 import type { Spec } from "./spec.js";
-import {
-  capMessages,
-  judgeSchemaAndRules,
-  ruleOutcomeMessages,
-  zodIssueMessages,
-  type Judgement,
-  type ValidationLimits,
-  type ValidationReport,
-} from "./validate.js";
+import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages, type Judgement, type ValidationLimits } from "./validate.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 /** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
@@ -46,8 +38,17 @@ export type CheckLimits = JsonLimits & ValidationLimits;
 /** How text is read: a model's answer (tolerant of prose and fences) or exactly one JSON value (a person, a tool call). */
 export type Reader = "model" | "exact";
 
-/** A verdict: the validation report, and the JSON value that was read (valid or not; absent when the input was not JSON). */
-export interface Verdict<T = unknown> extends ValidationReport<T> {
+/** The check step's verdict on one value: valid or not, the errors, the value as the spec's output, and the JSON value that was read. */
+export interface Verdict<T = unknown> {
+  /** True only when every check ran to completion and passed. */
+  valid: boolean;
+  /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself), plain JSON data. */
+  value?: T;
+  /** Messages, capped at `maxErrors` (plus one "…and N more" line when cut). */
+  errors: string[];
+  /** How many problems were found in all, before the cap. */
+  problemCount: number;
+  /** The JSON value that was read, valid or not (absent when the input was not JSON). */
   parsed?: unknown;
   /** The syntax slips the model's reader repaired before the value was judged (absent when there were none). */
   repairs?: string[];
@@ -144,13 +145,9 @@ export async function checkGiven<T, C>(spec: SpecLike<T, C>, given: unknown, opt
   return typeof given === "string" ? checkText(spec, given, "exact", options) : checkValue(spec, given, options);
 }
 
-/** `checkGiven`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkGivenSync<T, C>(
-  spec: SpecLike<T, C>,
-  given: unknown,
-  options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {},
-): ValidationReport<T> {
-  return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : validateAgainstSpec(spec, given, options.limits, options.context);
+/** `checkGiven`, synchronously (see checkValueSync for the one difference). */
+export function checkGivenSync<T, C>(spec: SpecLike<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): Verdict<T> {
+  return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : checkValueSync(spec, given, options);
 }
 
 /** A given answer as text, for a record: as given when it was text, else the JSON data that was read (the only form known to be safe to write out). */
@@ -183,14 +180,6 @@ export function checkValueSync<T, C>(given: SpecLike<T, C>, value: unknown, opti
   } catch (error) {
     return refused([couldNotJudge(spec, error)]);
   }
-}
-
-/**
- * @deprecated Renamed `checkValueSync(spec, value, { limits, context })`, one of the check family with
- * `checkValue`, `checkText` and `checkTextSync`; this name goes in a later minor release.
- */
-export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
-  return checkValueSync(given, value, { limits, context });
 }
 
 /** `checkText`, synchronously (see checkValueSync for the one difference). */
@@ -272,7 +261,7 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   return { ...finish(spec, structure, zod, data, limits), parsed: data };
 }
 
-function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): Verdict<T> {
   let structure: Judgement;
   try {
     structure = judgeSchemaAndRules(spec, data, limits, context);
@@ -300,7 +289,7 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
 }
 
 /** The verdict from the schema and rules, and zod's outcome for a zod spec. */
-function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): Verdict<T> {
   const messages = structure.messages;
   let output: unknown = data;
   if (zod !== undefined) {
@@ -321,7 +310,7 @@ function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | 
   return { valid: true, value: output as T, errors: [], problemCount: 0 };
 }
 
-function refused<T>(messages: string[], limits?: Partial<CheckLimits>): ValidationReport<T> {
+function refused<T>(messages: string[], limits?: Partial<CheckLimits>): Verdict<T> {
   return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
 }
 

@@ -41,18 +41,6 @@ function countValues(value: unknown, max: number): number {
 
 export const DEFAULT_VALIDATION_LIMITS: ValidationLimits = { maxErrors: 20, maxValueChars: 60 };
 
-/** The validator's report on one value: valid or not, the errors, and the value as the spec's output. */
-export interface ValidationReport<T = unknown> {
-  /** True only when every check ran to completion and passed (see ./check.ts). */
-  valid: boolean;
-  /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself), plain JSON data. */
-  value?: T;
-  /** Messages, capped at `maxErrors` (plus one "…and N more" line when cut). */
-  errors: string[];
-  /** How many problems were found in all, before the cap. */
-  problemCount: number;
-}
-
 /**
  * The schema's and the rules' judgement of a value: the messages (none when
  * both pass) and whether the schema itself passed. It may throw (a spent

@@ -90,11 +90,11 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   const spec = ctx.specs.find(run.spec);
   const modelName = modelForAttempt(run, state.attempts);
   const previous = lastAnswer(state.history);
-  const form = previous ? nextRetryForm(run, previous, state.result) : "answer";
+  const form = previous ? nextRetryForm(run, previous, state.value) : "answer";
   const prompt = !previous
     ? firstAttemptPrompt(run.request)
     : form === "corrections"
-      ? correctionPrompt(run.request, shownValue(state.result), previous.errors)
+      ? correctionPrompt(run.request, shownValue(state.value), previous.errors)
       : retryPrompt(run.request, previous.output, previous.errors);
   const messages = [new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(prompt)];
   const budget = overBudget(run, state.usage, messages);
@@ -120,8 +120,8 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   }
   const stopped = watch?.finish();
   if (streaming && form === "corrections" && config.writer) {
-    const applied = applyCorrection(answer.text, state.result, { repair: run.repairSyntax !== false });
-    for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.result, answer.text.length)) config.writer(event);
+    const applied = applyCorrection(answer.text, state.value, { repair: run.repairSyntax !== false });
+    for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.value, answer.text.length)) config.writer(event);
   }
   const draft = {
     output: answer.text,
@@ -201,7 +201,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
   return {
     success: valid,
-    result: truncated !== undefined || unfinished !== undefined ? null : resultOf(report),
+    value: truncated !== undefined || unfinished !== undefined ? null : judgedValue(report),
     errors,
     stopReason,
     draft: null,
@@ -246,7 +246,7 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       ? ({ ok: false, problem: `it was cut off at the output limit (${truncated})` } as const)
       : unfinished !== undefined
         ? ({ ok: false, problem: `the provider did not say it was finished (${unfinished})` } as const)
-        : applyCorrection(text, state.result, { repair: run.repairSyntax !== false });
+        : applyCorrection(text, state.value, { repair: run.repairSyntax !== false });
   let problem = applied.ok ? undefined : applied.problem;
   let report: Verdict | undefined;
   if (applied.ok) {
@@ -267,7 +267,7 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       stopReason: state.attempts >= run.attemptLimit ? "max_attempts" : null,
       draft: null,
       ...(state.refusal !== null ? { refusal: null } : {}),
-      history: [{ ...modelRecord(state, shownValue(state.result)), errors, valid: false, correction }],
+      history: [{ ...modelRecord(state, shownValue(state.value)), errors, valid: false, correction }],
     };
   }
   const previous = state.history.at(-1);
@@ -277,14 +277,14 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
   else if (run.stopOnNoProgress && previous && sameErrors(previous.errors, report.errors)) stopReason = "no_progress";
   return {
     success: report.valid,
-    result: resultOf(report),
+    value: judgedValue(report),
     errors: report.errors,
     stopReason,
     draft: null,
     ...(state.refusal !== null ? { refusal: null } : {}),
     history: [
       {
-        ...modelRecord(state, shownValue(applied.ok ? applied.value : state.result)),
+        ...modelRecord(state, shownValue(applied.ok ? applied.value : state.value)),
         errors: report.errors,
         valid: report.valid,
         correction,
@@ -403,12 +403,12 @@ export async function review(ctx: ValidationNodeContext, state: ValidationStateT
     for (let i = state.history.length - 1; i >= 0 && state.history[i].by === "human" && !state.history[i].valid; i--) refusedInRow++;
     const recordIt = refusedInRow < MAX_RECORDED_REFUSED_ANSWERS;
     return new Command({
-      update: { success: false, result: resultOf(report), errors: report.errors, ...(recordIt ? { history: [record(shown, report.errors, false)] } : {}) },
+      update: { success: false, value: judgedValue(report), errors: report.errors, ...(recordIt ? { history: [record(shown, report.errors, false)] } : {}) },
       goto: "review",
     });
   }
   return new Command({
-    update: { success: true, result: resultOf(report), errors: [], stopReason: "valid", history: [record(shown, [], true)] },
+    update: { success: true, value: judgedValue(report), errors: [], stopReason: "valid", history: [record(shown, [], true)] },
     goto: END,
   });
 }
@@ -421,15 +421,15 @@ function isRunStart(input: ValidationStateType | RunStart): input is RunStart {
 
 /** The state a new run starts from, and the writes that clear the thread's previous run. */
 function freshRun(run: RunSettings): { state: ValidationStateType; writes: ValidationUpdate } {
-  const fresh = { run, spec: run.spec.name, attempts: 0, draft: null, refusal: null, stopReason: null, success: false, errors: [], result: null };
+  const fresh = { run, spec: run.spec.name, attempts: 0, draft: null, refusal: null, stopReason: null, success: false, errors: [], value: null };
   return {
     state: { ...fresh, request: run.request, history: [], usage: { ...ZERO_USAGE }, usageByModel: {} },
     writes: { ...fresh, history: new Overwrite([]), usage: new Overwrite({ ...ZERO_USAGE }), usageByModel: new Overwrite({}) } as ValidationUpdate,
   };
 }
 
-/** What a run reports as its result: the spec's output when valid, else the JSON value read (null when there was none). */
-function resultOf(verdict: Verdict): unknown {
+/** What a run reports as its value: the spec's output when valid, else the JSON value read (null when there was none). */
+function judgedValue(verdict: Verdict): unknown {
   if (verdict.valid) return verdict.value;
   return verdict.parsed === undefined ? null : verdict.parsed;
 }

@@ -118,7 +118,7 @@ export const ValidationInputSchema = stateObject({ request });
 
 const outcome = {
   success: z.boolean().default(false).meta({ title: "Success", description: "True only when the last attempt passed the validator" }),
-  result: z.unknown().default(null).meta({ title: "Result", description: "The parsed value of the last attempt (null when it was not JSON)" }),
+  value: z.unknown().default(null).meta({ title: "Value", description: "The parsed value of the last attempt (null when it was not JSON)" }),
   errors: z.array(z.string()).default([]).meta({ title: "Errors", description: "The last attempt's validation errors" }),
   attempts: z.number().default(0).meta({ title: "Attempts", description: "Attempts made (model answers received)" }),
   stopReason: StopReasonSchema.nullable()
@@ -138,8 +138,6 @@ const outcome = {
 export const ValidationOutputSchema = stateObject(outcome);
 /**
  * The validation graph's output: what its `invoke` returns, and what a server thread's state and Studio show.
- * Its channels keep their names (the value is `result`); generateValidated's outcome speaks the shared
- * vocabulary of outcomes (the value is `value`).
  */
 export type ValidationGraphOutput = z.output<typeof ValidationOutputSchema>;
 
