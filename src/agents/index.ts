@@ -13,7 +13,7 @@ import { ConfigurationError } from "../errors.js";
 import { importPeer } from "../peers.js";
 
 /** The LangChain release line the middleware is written against. */
-export const LANGCHAIN_RANGE = "^1.5.14";
+const LANGCHAIN_RANGE = "^1.5.14";
 
 async function loadMiddleware() {
   const langchain = await importPeer<{ createMiddleware?: unknown }>("langgraph-trustworthy-output/agents", {
@@ -38,4 +38,4 @@ export const guardToolsMiddleware: typeof import("./guard-tools.js").guardToolsM
 
 export type { ValidatedResponseOptions } from "./validated-response.js";
 export type { GuardToolsOptions } from "./guard-tools.js";
-export type { AnswerProgress, ResponseOutcome, ResponseStopReason } from "./outcome.js";
+export type { ResponseOutcome } from "./outcome.js";

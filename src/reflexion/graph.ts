@@ -122,7 +122,7 @@ function createTaskGraphBuilder(options: ReflexionNodeOptions = {}, store?: Base
  * await graph.invoke({ tasks: ["Explain recursion."] }, { configurable: { thread_id: "t1" } });
  * ```
  */
-export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
+export function createReflexionGraphBuilder(given: Omit<ReflexionGraphOptions, "checkpointer"> = {}) {
   const options = withModelOption(given);
   const { store, ...nodeOptions } = options;
   const ops = makeReflexionOperations(nodeOptions);

@@ -31,7 +31,7 @@ export type ExtractResult =
   { ok: true; value: unknown; source: JsonSource; repairs?: string[] } | { ok: false; error: string };
 
 /** Options of extractJson: its size and depth limits. */
-export interface ExtractOptions {
+interface ExtractOptions {
   /** Repair syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) in text that does not parse as it is (default true). */
   repair?: boolean;
 }

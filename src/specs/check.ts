@@ -33,10 +33,10 @@ import { capMessages, judgeSchemaAndRules, ruleOutcomeMessages, zodIssueMessages
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 /** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
-export type CheckLimits = JsonLimits & ValidationLimits;
+export interface CheckLimits extends JsonLimits, ValidationLimits {}
 
 /** How text is read: a model's answer (tolerant of prose and fences) or exactly one JSON value (a person, a tool call). */
-export type Reader = "model" | "exact";
+type Reader = Parameters<typeof checkText>[2];
 
 /** The check step's verdict on one value: valid or not, the errors, the value as the spec's output, and the JSON value that was read. */
 export interface Verdict<T = unknown> {
@@ -93,7 +93,7 @@ const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  * console.log(fromModel.errors, fromPerson.errors);
  * ```
  */
-export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read: "model" | "exact", options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   let spec: Spec<T, C> | undefined;
   try {
     spec = specOf(given);
@@ -186,7 +186,7 @@ export function checkValueSync<T, C>(given: SpecLike<T, C>, value: unknown, opti
 export function checkTextSync<T, C>(
   given: SpecLike<T, C>,
   text: unknown,
-  read: Reader,
+  read: "model" | "exact",
   options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {},
 ): Verdict<T> {
   let spec: Spec<T, C> | undefined;

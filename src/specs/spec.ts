@@ -22,7 +22,7 @@ import { refuseUnrecognisedSchema } from "./recognize.js";
 import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
-export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
+export type FieldType = BusinessRule["inputs"][string];
 
 /** A JSON Schema, as a plain object. */
 export type JsonSchema = Record<string, unknown>;
@@ -45,8 +45,8 @@ export interface BusinessRule<C = any> {
   id: string;
   /** The rule in words, for the prompt. */
   description: string;
-  /** Dotted paths of the fields the rule reads, with the type each must have. */
-  inputs: Record<string, FieldType>;
+  /** Dotted paths of the fields the rule reads, with the JSON type each must have before the rule runs. */
+  inputs: Record<string, "string" | "number" | "integer" | "boolean" | "object" | "array">;
   check(values: Record<string, any>, document: unknown, context: C): RuleOutcome | Promise<RuleOutcome>;
 }
 

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../shared/state.js";
 import { ANSWERED_BY } from "../shared/outcome.js";
-import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
+import { addUsageByModel, type TokenUsage } from "../shared/usage.js";
 import { EARLY_STOP_REASONS } from "../streaming/partial-check.js";
 import { EnsuredConfigSchema } from "./configuration.js";
 import { ANSWER_MODES } from "./output-mode.js";
@@ -105,7 +105,7 @@ function usageByModelChannel() {
     .record(z.string(), TokenUsageSchema)
     .meta({ title: "Usage by model", description: "Token usage per model name (escalation runs use several)", default: {} })
     .register(registry, {
-      reducer: { fn: (total: UsageByModel, next: UsageByModel) => addUsageByModel(total, next) },
+      reducer: { fn: (total: Record<string, TokenUsage>, next: Record<string, TokenUsage>) => addUsageByModel(total, next) },
       default: () => ({}),
     });
 }

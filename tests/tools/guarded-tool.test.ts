@@ -102,6 +102,8 @@ describe("guardedTool: one call", () => {
     expect(result.name).toBe("deploy_service");
     expect(result.content).toBe(invalidText(1, 3, [LOW_CPU_ERROR]));
     expect(guardRecordOf(result)).toEqual({ outcome: "invalid", spec: "deployment-config", attempt: 1, maxAttempts: 3, errors: [LOW_CPU_ERROR] });
+    // Where docs/guarded-tools.md tells a user to read it.
+    expect((result.artifact as { guardedTool?: unknown }).guardedTool).toEqual(guardRecordOf(result));
   });
 
   it("answers schema failures itself, not with LangChain's generic parsing error, in the validation graph's words", async () => {
