@@ -5,7 +5,7 @@
  * are usable without the optional peer.
  */
 import { z } from "zod";
-import { ANSWERED_BY, type OutcomeBase, type OutcomeFailure, type OutcomeSuccess } from "../shared/outcome.js";
+import { ANSWERED_BY, type OutcomeFailure, type OutcomeSuccess } from "../shared/outcome.js";
 
 /** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
 const RESPONSE_STOP_REASONS = ["max_attempts", "no_answer", "rejected"] as const;

@@ -17,7 +17,6 @@ import { checkGiven, checkText, givenAsText, type CheckOptions, type Verdict } f
 import { streamsTokens } from "../shared/model-call.js";
 import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "../shared/corrections.js";
-import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { mapBackStrictAnswer, openaiStrictForm } from "./strict-schema.js";
 import {
@@ -106,7 +105,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   const streaming = streamsTokens(config);
   const watch =
     streaming && form === "answer"
-      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? DEFAULT_STOP_EARLY, publish: config.writer, context: run.ruleContext })
+      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly, publish: config.writer, context: run.ruleContext })
       : undefined;
   let answer: ModeAnswer;
   try {
@@ -120,7 +119,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   }
   const stopped = watch?.finish();
   if (streaming && form === "corrections" && config.writer) {
-    const applied = applyCorrection(answer.text, state.value, { repair: run.repairSyntax !== false });
+    const applied = applyCorrection(answer.text, state.value, { repair: run.repairSyntax });
     for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.value, answer.text.length)) config.writer(event);
   }
   const draft = {
@@ -171,7 +170,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   if (refusal !== undefined) return refused(state, run, refusal);
   if (state.draft?.corrections) return judgeCorrection(state, run, spec);
   const output = state.draft?.output ?? "";
-  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false, mapBack: mapBackFor(state, spec) });
+  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax, mapBack: mapBackFor(state, spec) });
   const previous = state.history.at(-1);
   // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
   const stopped = state.draft?.stopped;
@@ -246,7 +245,7 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       ? ({ ok: false, problem: `it was cut off at the output limit (${truncated})` } as const)
       : unfinished !== undefined
         ? ({ ok: false, problem: `the provider did not say it was finished (${unfinished})` } as const)
-        : applyCorrection(text, state.value, { repair: run.repairSyntax !== false });
+        : applyCorrection(text, state.value, { repair: run.repairSyntax });
   let problem = applied.ok ? undefined : applied.problem;
   let report: Verdict | undefined;
   if (applied.ok) {
@@ -487,7 +486,7 @@ function nextRetryForm(run: RunSettings, previous: AttemptRecord, value: unknown
     previous.unfinished === undefined &&
     previous.stopped === undefined &&
     previous.correction?.applied !== false;
-  return retryFormFor(run.retryWith ?? "answer", { value, errors: previous.errors, whole });
+  return retryFormFor(run.retryWith, { value, errors: previous.errors, whole });
 }
 
 /** How many problems an error list stands for (the list may end with "…and N more problems"). */

@@ -146,18 +146,14 @@ export type ValidationGraphOutput = z.output<typeof ValidationOutputSchema>;
  * every run setting as ensureValidationConfig completes it (declared once, in configuration.ts), and what
  * the run adds: its request, its spec as recorded, and the budgets a person's new request renews.
  */
-export const RunSettingsSchema = EnsuredConfigSchema
-  // Absent in runs started before they were recorded: stop when useless, repair syntax, retry with the whole answer.
-  .partial({ stopEarly: true, repairSyntax: true, retryWith: true })
-  .extend({
-    request: z.string(),
-    spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
-    /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
-    attemptLimit: z.number(),
-    /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
-    tokenLimit: z.number().optional(),
-  })
-  .describe("The request and settings the current run was started with");
+export const RunSettingsSchema = EnsuredConfigSchema.extend({
+  request: z.string(),
+  spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
+  /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
+  attemptLimit: z.number(),
+  /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
+  tokenLimit: z.number().optional(),
+}).describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;
 
 export const ValidationState = stateObject({
