@@ -209,7 +209,7 @@ describe("correction retries", () => {
     expect(refused.history.at(-1)).toMatchObject({ by: "human", valid: false, output: FIX });
     expect(refused.history.at(-1)?.correction).toBeUndefined();
     // A person's new request starts afresh: its first attempt is asked for a whole answer.
-    await graph.invoke(new Command({ resume: { request } }), config);
+    await graph.invoke(new Command({ resume: { type: "retry", request } }), config);
     expect(prompts(model).map(isCorrectionRequest)).toEqual([false, false]);
   });
 });
