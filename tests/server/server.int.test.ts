@@ -316,9 +316,9 @@ describe("LangGraph server, auth off", () => {
     const state = await client.threads.getState(thread.thread_id);
     expect((state.values as { value: unknown }).value).toEqual(KEPT_VALID);
     const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
-    const results = history.map((h) => (h.values as { result?: unknown }).result).filter((r) => r !== null && r !== undefined);
-    expect(results.length).toBeGreaterThan(0);
-    for (const result of results) expect(result).toEqual(KEPT_VALID);
+    const values = history.map((h) => (h.values as { value?: unknown }).value).filter((v) => v !== null && v !== undefined);
+    expect(values.length).toBeGreaterThan(0);
+    for (const value of values) expect(value).toEqual(KEPT_VALID);
   });
 
   test("a bad configuration is refused with a clear error before any model call, not a hung run", async () => {
