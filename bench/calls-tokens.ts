@@ -16,7 +16,7 @@ import { firstErrorSpec } from "../eval/strategies.js";
 import { SUITE, type EvalRequest } from "../eval/suite.js";
 import { planDefects } from "../eval/simulated-model.js";
 import { resolveSpec } from "../src/specs/registry.js";
-import { validateAgainstSpec } from "../src/specs/check.js";
+import { checkValueSync } from "../src/specs/check.js";
 import { startScriptedOpenAIServer, type RecordedRequest } from "../testkit/openai-server.js";
 import { compare, fmt, outcomeBlocks, table, type BenchOptions, type BenchResult, type Target } from "./common.js";
 import { makePeer, type PeerName } from "./peer-clients.js";

@@ -66,7 +66,7 @@ const LABELS: Record<VariantId, string> = {
   today: "(a) today",
   delta: "(b) DeltaChannel history, stock saver",
   "delta-one-query": "(c) DeltaChannel history, one-query saver",
-  "delta-answers": "(e) (c) + draft and result as DeltaChannels",
+  "delta-answers": "(e) (c) + draft and value as DeltaChannels",
   floor: "(d) floor (minimal two-node graph)",
 };
 
@@ -126,7 +126,7 @@ function makeVariant(id: VariantId, saver: BaseCheckpointSaver, attempts: number
   if (id !== "today") channels.history = new DeltaChannel(appendAll as never, { initialValueFactory: () => [] });
   if (id === "delta-answers") {
     channels.draft = new DeltaChannel(lastOf as never, { initialValueFactory: () => null });
-    channels.result = new DeltaChannel(lastOf as never, { initialValueFactory: () => null });
+    channels.value = new DeltaChannel(lastOf as never, { initialValueFactory: () => null });
   }
   const context = { spec: SPEC, maxAttempts: attempts, stopOnNoProgress: false };
   return {
@@ -273,7 +273,7 @@ async function measureReads(savers: Savers, attempts: number, size: number, thre
     sameWalk = true;
     for (const thread_id of threadIds["delta-one-query"])
       for await (const tuple of saver.list({ configurable: { thread_id } })) {
-        const options = { config: tuple.config, channels: ["history", "draft", "result"] };
+        const options = { config: tuple.config, channels: ["history", "draft", "value"] };
         const walked = await BaseCheckpointSaver.prototype.getDeltaChannelHistory.call(saver, options);
         sameWalk &&= isDeepStrictEqual(await saver.getDeltaChannelHistory(options), walked);
       }

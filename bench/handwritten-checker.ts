@@ -4,7 +4,7 @@
  * TypeScript. It is the speed floor the generic validator is compared with.
  *
  * It reports every problem, with the same messages, in the same order, as
- * `validateAgainstSpec(deploymentConfigSpec, value)` (schema errors in schema
+ * `checkValueSync(deploymentConfigSpec, value)` (schema errors in schema
  * order, then the rules; a rule runs only when its inputs are present and
  * well typed). The benchmark checks that on every input it times.
  */

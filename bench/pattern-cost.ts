@@ -51,28 +51,28 @@ const CASES: Record<string, Case> = {
   },
   wholeBudget: {
     label: "validate a string that takes the whole RE2 step budget: not {pattern: [ \\t]{1000}[^ ]}, 4,995 spaces",
-    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{1000}[^ ]" } })}; const v = " ".repeat(4995); validateAgainstSpec(s, "x");`,
-    step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
+    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{1000}[^ ]" } })}; const v = " ".repeat(4995); checkValueSync(s, "x");`,
+    step: `const r = checkValueSync(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
   },
   pastBudget: {
     label: "validate 250,000 spaces against that pattern (past the budget)",
-    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{1000}[^ ]" } })}; const v = " ".repeat(250000); validateAgainstSpec(s, "x");`,
-    step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
+    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{1000}[^ ]" } })}; const v = " ".repeat(250000); checkValueSync(s, "x");`,
+    step: `const r = checkValueSync(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
   },
   plainBudget: {
     label: "validate 4,995 spaces against not {pattern: [ \\t]{2}[^ ]}",
-    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{2}[^ ]" } })}; const v = " ".repeat(4995); validateAgainstSpec(s, "x");`,
-    step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
+    setup: `const s = ${spec({ type: "string", not: { pattern: "[ \\t]{2}[^ ]" } })}; const v = " ".repeat(4995); checkValueSync(s, "x");`,
+    step: `const r = checkValueSync(s, v); out = r.valid ? "valid" : "invalid: " + r.errors[0];`,
   },
   regExpBound: {
     label: "a code-defined pattern at RegExp's bound ([a-z]{31}[0-9]: 32 positions, unanchored) on 999,990 letters (about the longest string an answer holds)",
-    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z]{31}[0-9]" } }); const v = "a".repeat(999990); validateAgainstSpec(s, "x");`,
-    step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid";`,
+    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z]{31}[0-9]" } }); const v = "a".repeat(999990); checkValueSync(s, "x");`,
+    step: `const r = checkValueSync(s, v); out = r.valid ? "valid" : "invalid";`,
   },
   regExpPlain: {
     label: "a code-defined pattern [a-z][0-9] on the same 999,990 letters",
-    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z][0-9]" } }); const v = "a".repeat(999990); validateAgainstSpec(s, "x");`,
-    step: `const r = validateAgainstSpec(s, v); out = r.valid ? "valid" : "invalid";`,
+    setup: `const s = defineSpec({ name: "bench", schema: { type: "string", pattern: "[a-z][0-9]" } }); const v = "a".repeat(999990); checkValueSync(s, "x");`,
+    step: `const r = checkValueSync(s, v); out = r.valid ? "valid" : "invalid";`,
   },
   dataPattern: {
     label: "define a spec with pattern: {$data}",
@@ -92,7 +92,7 @@ function runCase(dir: string, c: Case): CaseOutcome {
   const code = [
     `const { resolveSpec } = await import(${url("src/specs/registry")});`,
     `const { defineSpec } = await import(${url("src/specs/spec")});`,
-    `const { validateAgainstSpec } = await import(${url("src/specs/check")});`,
+    `const { checkValueSync } = await import(${url("src/specs/check")});`,
     `let out = "";`,
     c.setup,
     `const cpu0 = process.cpuUsage();`,

@@ -2,7 +2,7 @@
  * The clients compared in the peers benchmark (bench/peers.ts): the package's
  * validation graph and what a user would write instead, each making the same
  * requests against the same scripted OpenAI-compatible server, with the same
- * validator (`validateAgainstSpec`, so only the client framework differs) and
+ * validator (`checkValueSync`, so only the client framework differs) and
  * at most 3 attempts. Every client returns `{ success, attempts }`. The
  * calls-and-tokens benchmark (bench/calls-tokens.ts) uses the same clients
  * with other specs, requests and attempt budgets.
@@ -31,7 +31,7 @@ import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
 import { generationSystemPrompt } from "../src/validation/prompts.js";
 import { firstAttemptPrompt, retryPrompt } from "../src/protocol/feedback.js";
-import { checkTextSync, validateAgainstSpec } from "../src/specs/check.js";
+import { checkTextSync, checkValueSync } from "../src/specs/check.js";
 
 export const PEERS = ["openai-ajv", "chatopenai-loop", "langgraph-floor", "package-graph", "ai-sdk", "with-structured-output"] as const;
 export type PeerName = (typeof PEERS)[number];
@@ -226,7 +226,7 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
             if (attempt >= MAX_ATTEMPTS) return { success: false, attempts: attempt };
             continue;
           }
-          const report = validateAgainstSpec(spec, value);
+          const report = checkValueSync(spec, value);
           errors = report.errors;
           if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
         }
@@ -257,7 +257,7 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
             if (attempt >= MAX_ATTEMPTS) return { success: false, attempts: attempt };
             continue;
           }
-          const report = validateAgainstSpec(spec, value);
+          const report = checkValueSync(spec, value);
           errors = report.errors;
           if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
         }
@@ -269,7 +269,7 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
       // The spec's JSON Schema, with the same validator deciding what is valid.
       const schema = jsonSchema<Record<string, unknown>>(spec.schema as never, {
         validate: (value) => {
-          const report = validateAgainstSpec(spec, value);
+          const report = checkValueSync(spec, value);
           return report.valid ? { success: true, value: value as Record<string, unknown> } : { success: false, error: new Error(report.errors.join("\n")) };
         },
       });
@@ -300,7 +300,7 @@ export function makePeer(name: ClientName, baseUrl: string, options: PeerOptions
         const messages: BaseMessage[] = [new SystemMessage(system), new HumanMessage(firstAttemptPrompt(requestText(i)))];
         for (let attempt = 1; ; attempt++) {
           const { raw, parsed } = await structured.invoke(messages);
-          const report = validateAgainstSpec(spec, parsed);
+          const report = checkValueSync(spec, parsed);
           if (report.valid || attempt >= MAX_ATTEMPTS) return { success: report.valid, attempts: attempt };
           messages.push(new AIMessage(String(raw.content)), new HumanMessage(feedback(report.errors)));
         }

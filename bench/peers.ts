@@ -316,7 +316,7 @@ function report(
     "## 7. Peers: the package next to what a user would pick instead",
     "",
     `Every client makes the same requests (the deployment-config spec, the package's system prompt; the first answer breaks both cross-field rules, the retry is valid, so every run makes exactly ${ATTEMPTS_PER_RUN} attempts) ` +
-      "to the same scripted OpenAI-compatible server (bench/model-server.ts, its own process), and every client checks answers with the same validator (`validateAgainstSpec`), so what differs is the client and its framework. " +
+      "to the same scripted OpenAI-compatible server (bench/model-server.ts, its own process), and every client checks answers with the same validator (`checkValueSync`), so what differs is the client and its framework. " +
       "Clients (bench/peer-clients.ts, compiled to JavaScript as in bench/compiled.ts): the raw floor (one `node:http` request per attempt on a kept-alive socket, `JSON.parse` of the body and of the answer, the validator: the least any client does); " +
       "the `openai` SDK (v6) calling `chat.completions.create` in a loop; `ChatOpenAI` (@langchain/openai) in a loop; a minimal two-node LangGraph graph " +
       "(generate → validate → conditional edge, Annotation state, the same `ChatOpenAI` and prompts): the floor for any LangGraph graph making these calls; this package's compiled validation graph " +

@@ -15,7 +15,7 @@ import { checkTextSync } from "../src/specs/check.js";
 
 export interface PlainLoopResult {
   success: boolean;
-  result: unknown;
+  value: unknown;
   errors: string[];
   attempts: number;
   history: { attempt: number; output: string; errors: string[]; valid: boolean; usage: TokenUsage }[];
@@ -43,7 +43,7 @@ export async function plainValidationLoop(
     const report = checkTextSync(spec, answer.text, "model");
     history.push({ attempt, output: answer.text, errors: report.errors, valid: report.valid, usage: answer.usage });
     if (report.valid || attempt >= maxAttempts) {
-      return { success: report.valid, result: report.valid ? report.value : (report.parsed ?? null), errors: report.errors, attempts: attempt, history, usage };
+      return { success: report.valid, value: report.valid ? report.value : (report.parsed ?? null), errors: report.errors, attempts: attempt, history, usage };
     }
   }
 }

@@ -201,7 +201,7 @@ async function audit(
   const whole = (v: Record<string, any>) =>
     v.success === true &&
     v.attempts === 2 &&
-    JSON.stringify(v.result) === JSON.stringify(valid) &&
+    JSON.stringify(v.value) === JSON.stringify(valid) &&
     JSON.stringify(v.history?.map((h: { attempt: number }) => h.attempt)) === "[1,2]" &&
     v.history?.[1]?.valid === true;
   let lost = 0;

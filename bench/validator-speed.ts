@@ -129,8 +129,8 @@ const V = {
   handValid: "hand-written checker, valid",
   handInvalid: "hand-written checker, invalid",
   ajvValid: "ajv schema check alone, valid",
-  valueValid: "validateAgainstSpec (object in: bounded copy, then judged), valid",
-  valueInvalid: "validateAgainstSpec (object in: bounded copy, then judged), invalid",
+  valueValid: "checkValueSync (object in: bounded copy, then judged), valid",
+  valueInvalid: "checkValueSync (object in: bounded copy, then judged), invalid",
   textValid: "checkTextSync (text in: the exact reader, then judged), valid",
   sharedValid: "validator, valid, in a timing loop shared by every measured function",
   sharedHandValid: "hand-written checker, valid, in a timing loop shared by every measured function",
@@ -148,12 +148,12 @@ const V = {
 export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
   // The package and the checker as compiled JavaScript (see bench/compiled.ts).
   const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
-  const { validateAgainstSpec, checkTextSync } = await compiled<typeof import("../src/specs/check.js")>("src/specs/check");
+  const { checkValueSync, checkTextSync } = await compiled<typeof import("../src/specs/check.js")>("src/specs/check");
   const { judgeSchemaAndRules } = await compiled<typeof import("../src/specs/validate.js")>("src/specs/validate");
   const { checkDeploymentConfig } = await compiled<typeof import("./handwritten-checker.js")>("bench/handwritten-checker");
   const spec = builtinSpecs.get("deployment-config");
   if (!spec) throw new Error("deployment-config spec missing");
-  const validateValue = (v: unknown) => validateAgainstSpec(spec, v);
+  const validateValue = (v: unknown) => checkValueSync(spec, v);
   // What the check step runs on a parsed answer (checkText → judge): the schema check, then the rules. No copy: JSON.parse made the value.
   const judge = (v: unknown) => judgeSchemaAndRules(spec, v);
 
@@ -245,13 +245,13 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     cmp("validator (schema + rules), invalid inputs (all errors, full messages)", V.invalid, V.handInvalid, "hand-written checker"),
     cmp("JSON.parse + validator, freshly parsed valid inputs", V.freshValid, V.freshHandValid, "JSON.parse + hand-written checker"),
     cmp("JSON.parse + validator, freshly parsed invalid inputs", V.freshInvalid, V.freshHandInvalid, "JSON.parse + hand-written checker"),
-    cmp("validateAgainstSpec on an object (a bounded copy first), valid inputs", V.valueValid, V.valid, "the validator on the value as parsed"),
+    cmp("checkValueSync on an object (a bounded copy first), valid inputs", V.valueValid, V.valid, "the validator on the value as parsed"),
     cmp("the check step on text (checkTextSync: the exact reader, then judged), valid inputs", V.textValid, V.freshValid, "JSON.parse + validator"),
   ];
   const notRun: string[] = [];
   const checks: BenchResult["checks"] = [
     {
-      description: `hand-written checker and validateAgainstSpec give the same verdict on every input (${equivalenceInputs.length} inputs: the timed ones and random mutations)`,
+      description: `hand-written checker and checkValueSync give the same verdict on every input (${equivalenceInputs.length} inputs: the timed ones and random mutations)`,
       ok: verdictMismatches === 0,
       detail: `${verdictMismatches} verdict mismatches`,
     },
@@ -261,7 +261,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       detail: `${messageMismatches} message mismatches`,
     },
     {
-      description: `the ${VALID_CONFIGS.length} timed valid inputs are valid and the ${INVALID_CONFIGS.length} timed invalid inputs are invalid for the validator, validateAgainstSpec and the hand-written checker`,
+      description: `the ${VALID_CONFIGS.length} timed valid inputs are valid and the ${INVALID_CONFIGS.length} timed invalid inputs are invalid for the validator, checkValueSync and the hand-written checker`,
       ok: timedVerdictsOk,
     },
   ];
@@ -298,7 +298,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     const all = [...VALID_CONFIGS, ...INVALID_CONFIGS];
     const agree = all.filter((c, i) => r.verdicts[i]?.valid === validateValue(c).valid).length;
     checks.push({
-      description: "the article's validator gives the same verdict as validateAgainstSpec on every timed input",
+      description: "the article's validator gives the same verdict as checkValueSync on every timed input",
       ok: agree === all.length,
       detail: `${agree}/${all.length}`,
     });
@@ -361,7 +361,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
       [
         ["the validator (`judgeSchemaAndRules`: ajv + rules)", cell(V.valid), cell(V.invalid), cell(V.freshValid), cell(V.freshInvalid)],
         ["hand-written TypeScript checker", cell(V.handValid), cell(V.handInvalid), cell(V.freshHandValid), cell(V.freshHandInvalid)],
-        ["`validateAgainstSpec` on an object (a bounded copy, then the validator)", cell(V.valueValid), cell(V.valueInvalid), "—", "—"],
+        ["`checkValueSync` on an object (a bounded copy, then the validator)", cell(V.valueValid), cell(V.valueInvalid), "—", "—"],
         ["ajv schema check alone", cell(V.ajvValid), "—", "—", "—"],
         ["JSON.parse alone", "—", "—", cell(V.parse), "—"],
         ...(py.ok
@@ -376,7 +376,7 @@ export async function run(opts: ValidatorSpeedOptions): Promise<BenchResult> {
     outcomeBlocks(comparisons, targets, checks),
     "",
     "**How this differs from the earlier method**, each difference measured in these rounds: " +
-      "(1) the earlier figures timed `validateAgainstSpec` on objects, which now makes a bounded copy of the value first (a caller's object may hold cycles, getters or non-JSON values), " +
+      "(1) the earlier figures timed `checkValueSync` on objects, which now makes a bounded copy of the value first (a caller's object may hold cycles, getters or non-JSON values), " +
       `while the check step never copies a value \`JSON.parse\` made: the copy path takes ${fmtRatio(copy.median)} the validator's time (${fmt(m(V.valueValid))} µs against ${fmt(m(V.valid))} µs). ` +
       `(2) One timing loop served every measured function, a megamorphic call site that can keep V8 from inlining the function under test: through such a loop the validator takes ${fmtRatio(shared.median)} its own loop's time and the hand-written checker ${fmtRatio(sharedHand.median)}${
         Math.max(Math.abs(shared.median - 1), Math.abs(sharedHand.median - 1)) < 0.05 ? ", no measurable effect here" : ""

@@ -12,7 +12,7 @@ const out = await validation.invoke(
   { request: "A deployment config for payments-api with 8 replicas" },
   { context: { spec: "deployment-config", maxAttempts: 3 } },
 );
-if (out.success) console.log("valid after", out.attempts, "attempt(s):", JSON.stringify(out.result));
+if (out.success) console.log("valid after", out.attempts, "attempt(s):", JSON.stringify(out.value));
 else console.error("not valid:", out.stopReason, out.errors); // never silently passed off as valid
 
 // 2. Your own spec: a JSON Schema plus cross-field rules written in code.
@@ -35,7 +35,7 @@ const discountSpec = defineSpec({
   ],
 });
 const discount = await buildValidationGraph({ spec: discountSpec, maxAttempts: 3 }).invoke({ request: "A 40% discount code for our best customers" });
-console.log("discount:", discount.success ? JSON.stringify(discount.result) : discount.errors);
+console.log("discount:", discount.success ? JSON.stringify(discount.value) : discount.errors);
 
 // 3. Reflexion: the best response per task.
 const agent = new ReflexionAgent({ maxLoops: 2 });

@@ -289,8 +289,8 @@ async function resumeValidate(threadId: string, body: Record<string, unknown>, r
 }
 
 function validationAnswer(threadId: string, out: Awaited<ReturnType<typeof graphs.validation.invoke>>) {
-  const { success, result, errors, attempts, stopReason, spec, history, usage } = out;
-  return { threadId, success, result, errors, attempts, stopReason, spec, history, usage };
+  const { success, value, errors, attempts, stopReason, spec, history, usage } = out;
+  return { threadId, success, value, errors, attempts, stopReason, spec, history, usage };
 }
 
 async function postReflexion(body: Record<string, unknown>, run: RunControl) {

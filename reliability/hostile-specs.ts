@@ -13,7 +13,7 @@ import { RUNTIME_SPEC_LIMITS } from "../src/specs/limits.js";
 import { INLINE_SPEC_CACHE_SIZE, resolveSpec } from "../src/specs/registry.js";
 import type { Spec } from "../src/specs/spec.js";
 import { buildValidationGraph } from "../src/validation/graph.js";
-import { checkText, validateAgainstSpec } from "../src/specs/check.js";
+import { checkText, checkValueSync } from "../src/specs/check.js";
 import { scriptedModel } from "../testkit/scripted-model.js";
 import type { CaseResult } from "./hostile.js";
 
@@ -390,14 +390,14 @@ export async function measureSpecHeap(
     }
   };
   // Warm up (the meta-schema checkers are compiled once per process), then measure.
-  for (let i = 0; i < 20; i++) validateAgainstSpec(resolveSpec({ type: "object", properties: { [`w${i}`]: { type: "string", pattern: `^w${i}$` } } }), {});
+  for (let i = 0; i < 20; i++) checkValueSync(resolveSpec({ type: "object", properties: { [`w${i}`]: { type: "string", pattern: `^w${i}$` } } }), {});
   await settle();
   const before = process.memoryUsage().heapUsed;
   const evicted = Math.max(0, count - INLINE_SPEC_CACHE_SIZE);
   const dropped: WeakRef<Spec>[] = [];
   for (let i = 0; i < count; i++) {
     const spec = resolveSpec({ type: "object", required: ["a"], properties: { a: { type: "string", pattern: `^x${i}$` }, [`k${i}`]: { type: "integer" } } });
-    validateAgainstSpec(spec, { a: "nope" }); // also compiles the explanation validator
+    checkValueSync(spec, { a: "nope" }); // also compiles the explanation validator
     if (i < evicted) dropped.push(new WeakRef(spec));
   }
   await settle();

@@ -27,7 +27,6 @@ export interface PublicExport {
   typeOnly: boolean;
   kind: "class" | "function" | "constant" | "interface" | "type";
   summary: string;
-  deprecated: boolean;
 }
 
 export interface PublicSurface {
@@ -57,22 +56,13 @@ export function publicSurface(): PublicSurface {
       const symbol = exported.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(exported) : exported;
       const typeOnly = (exported.declarations ?? []).some((declaration) => ts.isTypeOnlyImportOrExportDeclaration(declaration));
       const docs = [exported, symbol].map((s) => ts.displayPartsToString(s.getDocumentationComment(checker)).trim()).find((text) => text !== "") ?? "";
-      const tags = [...exported.getJsDocTags(checker), ...symbol.getJsDocTags(checker)];
       exports.push({
         entry: entry.specifier,
         name: exported.name,
         symbol,
         typeOnly,
         kind: kindOf(symbol),
-        summary: firstSentence(
-          docs ||
-            (tags
-              .find((tag) => tag.name === "deprecated")
-              ?.text?.map((part) => part.text)
-              .join("") ??
-              ""),
-        ),
-        deprecated: tags.some((tag) => tag.name === "deprecated"),
+        summary: firstSentence(docs),
       });
     }
   }
@@ -99,13 +89,12 @@ export function apiMarkdown(surface: PublicSurface = publicSurface()): string {
     "# API",
     "",
     "Every name the package exports, from its three entry points, with the first sentence of its documentation (your editor shows the rest). " +
-      "Every type a function here takes or returns can be named from here. Written by `npx tsx scripts/api-docs.ts`; `npm test` checks it is current. " +
-      "Deprecated names are the same functions under their earlier names ([CHANGELOG](../CHANGELOG.md)).",
+      "Every type a function here takes or returns can be named from here. Written by `npx tsx scripts/api-docs.ts`; `npm test` checks it is current.",
   ];
   for (const entry of ENTRIES) {
     const rows = surface.exports.filter((e) => e.entry === entry.specifier).sort((a, b) => a.name.localeCompare(b.name));
     lines.push("", `## \`${entry.specifier}\``, "", "| name | kind | what |", "| --- | --- | --- |");
-    for (const row of rows) lines.push(`| \`${row.name}\`${row.deprecated ? " (deprecated)" : ""} | ${row.kind} | ${row.summary || "—"} |`);
+    for (const row of rows) lines.push(`| \`${row.name}\` | ${row.kind} | ${row.summary || "—"} |`);
   }
   return lines.join("\n") + "\n";
 }

@@ -82,9 +82,6 @@ export class ModelTimeoutError extends TrustworthyOutputError {
   }
 }
 
-/** Why a run could not have its thread: another run holds it, the thread's queue is full, or the wait ran out. */
-export type ThreadBusyReason = "running" | "queue-full" | "wait-timeout";
-
 /**
  * A run that asked for a thread another run holds (one run per thread at a time, across processes): refused at
  * once under the "reject" strategy, or under "enqueue" when the thread's queue is full or the wait ran out.
@@ -95,9 +92,10 @@ export class ThreadBusyError extends TrustworthyOutputError {
   override readonly code: string = "THREAD_BUSY";
   override readonly name = "ThreadBusyError";
   readonly threadId: string;
-  readonly reason: ThreadBusyReason;
+  /** Why the run could not have its thread: another run holds it, the thread's queue is full, or the wait ran out. */
+  readonly reason: "running" | "queue-full" | "wait-timeout";
 
-  constructor(threadId: string, reason: ThreadBusyReason, detail: string) {
+  constructor(threadId: string, reason: ThreadBusyError["reason"], detail: string) {
     super(`Thread ${JSON.stringify(truncate(threadId, 200))} is busy: ${detail}`);
     this.threadId = threadId;
     this.reason = reason;

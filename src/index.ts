@@ -6,50 +6,26 @@
  * a function here returns or takes can be named from here. Everything else is
  * internal.
  */
-export {
-  ConfigurationError,
-  ModelTimeoutError,
-  ProviderError,
-  SpecError,
-  ThreadBusyError,
-  ThreadLockLostError,
-  TrustworthyOutputError,
-  type ThreadBusyReason,
-} from "./errors.js";
+export { ConfigurationError, ModelTimeoutError, ProviderError, SpecError, ThreadBusyError, ThreadLockLostError, TrustworthyOutputError } from "./errors.js";
 
 // Specs and validation (pure: no model, no graph)
 export {
   defineSpec,
   type BusinessRule,
   type DefineSpecOptions,
-  type FieldType,
   type JsonSchema,
   type RuleOutcome,
   type Spec,
   type SpecDefinition,
   type SpecOutput,
 } from "./specs/spec.js";
-export { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits, type SpecCostLimits } from "./specs/limits.js";
+export type { RuntimeSpecLimits } from "./specs/limits.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
-export {
-  checkText,
-  checkTextSync,
-  checkValue,
-  checkValueSync,
-  validateAgainstSpec,
-  type CheckLimits,
-  type CheckOptions,
-  type Reader,
-  type Verdict,
-} from "./specs/check.js";
-export type { ValidationLimits } from "./specs/messages.js";
-export type { ValidationReport } from "./specs/validate.js";
+export { checkText, checkTextSync, checkValue, checkValueSync, type CheckLimits, type CheckOptions, type Verdict } from "./specs/check.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
-export { extractJson, parseExactJson, type ExtractOptions, type ExtractResult, type JsonLimits, type JsonSource } from "./json/parse.js";
 
 // The validation graph
 export { buildValidationGraph, createValidationGraphBuilder, type ValidationGraphOptions } from "./validation/graph.js";
-export type { ValidationNodeOptions } from "./validation/node-context.js";
 export {
   generateValidated,
   type GenerateValidatedOptions,
@@ -59,7 +35,6 @@ export {
 } from "./validation/generate.js";
 export {
   streamValidated,
-  type StreamValidatedOptions,
   type ValidationStream,
   type ValidationStreamEvent,
   type PartialEvent,
@@ -67,24 +42,19 @@ export {
   type OutcomeEvent,
   type StoppedAnswer,
   type DeepPartial,
-  type StopPolicy,
-  type EarlyStopReason,
 } from "./validation/stream.js";
 export type { AttemptRecord, StopReason, ValidationGraphOutput } from "./validation/state.js";
-export type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "./shared/outcome.js";
+export type { OutcomeFailure, OutcomeSuccess } from "./shared/outcome.js";
 export type { ReviewAnswer, ReviewRequest } from "./protocol/review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
-export type { ReflexionNodeOptions } from "./reflexion/node-context.js";
 export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
 export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
 export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memory.js";
 
 // Guarding your own agent's tool calls
 export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
-export type { ArgumentLimits } from "./tools/arguments.js";
-export { guardRecordOf, type GuardRecord } from "./tools/budget.js";
 
 // Traces, metrics and LangSmith scores of every verdict (docs/tracing.md)
 export { configureTelemetry, type TelemetryOptions } from "./telemetry/open-telemetry.js";
@@ -92,9 +62,9 @@ export { VerdictFeedbackHandler, type FeedbackClient } from "./telemetry/langsmi
 
 // Durable state
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence/open.js";
-export type { MultitaskOptions, MultitaskStrategy, ThreadLease, ThreadLocks, ThreadRunOptions } from "./persistence/threads.js";
+export type { MultitaskOptions, ThreadLease, ThreadLocks, ThreadRunOptions } from "./persistence/threads.js";
 
 // Models and environment
 export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
 export { readEnvironment, type Environment } from "./environment.js";
-export type { TokenUsage, UsageByModel } from "./shared/usage.js";
+export type { TokenUsage } from "./shared/usage.js";

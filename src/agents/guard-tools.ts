@@ -1,5 +1,5 @@
 /**
- * guardTools: a createAgent middleware that holds existing tools to specs
+ * guardToolsMiddleware: a createAgent middleware that holds existing tools to specs
  * without rewriting them. Each guarded call's arguments are judged by the check
  * step (../tools/arguments.ts: text exactly, an object as JSON data); a call
  * that fails is not run and its result is the exact errors, as guardedTool
@@ -34,7 +34,7 @@ export interface GuardToolsOptions {
 }
 
 /** The middleware's name in the agent. */
-const GUARD_TOOLS = "guardTools";
+const GUARD_TOOLS = "guardToolsMiddleware";
 
 interface Guard {
   spec: Spec;
@@ -63,7 +63,7 @@ interface Guard {
  * });
  * ```
  */
-export function guardTools(options: GuardToolsOptions) {
+export function guardToolsMiddleware(options: GuardToolsOptions) {
   const maxAttempts = attemptsOption(options.maxAttempts, DEFAULT_TOOL_ATTEMPTS);
   const { limits, ruleContext } = options;
   if (options.tools === null || typeof options.tools !== "object" || Object.keys(options.tools).length === 0) {

@@ -1,21 +1,14 @@
 /**
- * What the validatedResponse middleware leaves in a createAgent's state: the
+ * What the validatedResponseMiddleware middleware leaves in a createAgent's state: the
  * typed outcome of the agent's structured answer (`responseOutcome`), and the
  * private bookkeeping of the answer's attempts. No LangChain import: the types
  * are usable without the optional peer.
  */
 import { z } from "zod";
-import { ANSWERED_BY, type OutcomeBase, type OutcomeFailure, type OutcomeSuccess } from "../shared/outcome.js";
+import { ANSWERED_BY, type OutcomeFailure, type OutcomeSuccess } from "../shared/outcome.js";
 
-const RESPONSE_STOP_REASONS = ["max_attempts", "no_answer", "rejected"] as const;
 /** Why a structured answer ended without being accepted: the model ran out of attempts, it kept calling other tools and gave no answer, or a person rejected it at the review. */
-export type ResponseStopReason = (typeof RESPONSE_STOP_REASONS)[number];
-
-/** @deprecated The shared `OutcomeBase` (every outcome's fields); this name goes in 0.3. */
-export type ResponseOutcomeBase = OutcomeBase;
-
-/** @deprecated The shared `OutcomeFailure` (every outcome's failure); this name goes in 0.3. */
-export type ResponseFailureBase = OutcomeFailure;
+const RESPONSE_STOP_REASONS = ["max_attempts", "no_answer", "rejected"] as const;
 
 /**
  * How the agent's structured answer stands, in the vocabulary of every outcome
@@ -26,7 +19,7 @@ export type ResponseFailureBase = OutcomeFailure;
  * paused for a person (`onFailure: "interrupt"`), the stop reason is
  * `"awaiting_review"`: the answer has not ended, and resuming the run ends it.
  */
-export type ResponseOutcome<T = unknown> = OutcomeSuccess<T> | OutcomeFailure<ResponseStopReason> | OutcomeFailure<"awaiting_review">;
+export type ResponseOutcome<T = unknown> = OutcomeSuccess<T> | OutcomeFailure<(typeof RESPONSE_STOP_REASONS)[number]> | OutcomeFailure<"awaiting_review">;
 
 const outcomeShape = z
   .object({
@@ -45,31 +38,25 @@ const outcomeShape = z
   .meta({ title: "Response outcome", description: "How the agent's structured answer stands; null until it ends or pauses for a person" });
 
 /** Where the middleware is between model calls; private to it (LangChain keeps `_` keys out of the agent's input and output). */
-export interface AnswerProgress {
-  /** Answers judged since the run (or the person's new request) began. */
-  attempts: number;
-  /** The attempt number that is the last one allowed. */
-  limit: number;
-  /** Model turns since the run began that called the agent's other tools. */
-  toolTurns: number;
-  /** What the step after the model call does: ask again, end the run, or take a person's answer (one per step, so no answer is replayed). */
-  next: "retry" | "end" | "review" | null;
-  /** The facts the spec's code rules read, computed once from the context the run started with (a resumed run keeps them). */
-  ruleContext?: unknown;
-}
-
 const progressShape = z.object({
+  /** Answers judged since the run (or the person's new request) began. */
   attempts: z.number(),
+  /** The attempt number that is the last one allowed. */
   limit: z.number(),
+  /** Model turns since the run began that called the agent's other tools. */
   toolTurns: z.number(),
+  /** What the step after the model call does: ask again, end the run, or take a person's answer (one per step, so no answer is replayed). */
   next: z.enum(["retry", "end", "review"]).nullable(),
+  /** The facts the spec's code rules read, computed once from the context the run started with (a resumed run keeps them). */
   ruleContext: z.unknown().optional(),
 });
+/** Where the middleware is between model calls (see progressShape). */
+export type AnswerProgress = z.infer<typeof progressShape>;
 
 /** The middleware's state, typed from the spec's output. */
 export function responseStateSchema<T>() {
   return z.object({
     responseOutcome: (outcomeShape as unknown as z.ZodType<ResponseOutcome<T> | null>).nullable().default(null),
-    _answerProgress: (progressShape as z.ZodType<AnswerProgress>).optional(),
+    _answerProgress: progressShape.optional(),
   });
 }

@@ -1,5 +1,5 @@
 /**
- * What the validatedResponse middleware tells the model. The errors of a
+ * What the validatedResponseMiddleware middleware tells the model. The errors of a
  * rejected answer are listed exactly as the validation graph's retry prompt
  * lists them (../protocol/feedback.ts); only the instruction around them
  * differs, because here the answer is a tool call in a conversation.

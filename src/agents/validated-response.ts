@@ -1,5 +1,5 @@
 /**
- * validatedResponse: the one middleware that gives a LangChain v1 createAgent
+ * validatedResponseMiddleware: the one middleware that gives a LangChain v1 createAgent
  * a structured answer held to a spec. It supplies the answer's format itself
  * (a tool whose parameters are the spec's JSON Schema, as toolStrategy does),
  * judges every answer with the check step (schema, cross-field rules, zod),
@@ -64,7 +64,7 @@ const DEFAULT_ANSWER_ATTEMPTS = 3;
 const DEFAULT_TOOL_TURNS = 5;
 const MAX_TOOL_TURNS = 20;
 /** The middleware's name in the agent (a name may appear once per agent). */
-const VALIDATED_RESPONSE = "validatedResponse";
+const VALIDATED_RESPONSE = "validatedResponseMiddleware";
 /** Marks the feedback this middleware writes as a user turn (a text answer has no tool call to answer). */
 const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
 
@@ -82,7 +82,7 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  * if (responseOutcome?.success) console.log(responseOutcome.value);
  * ```
  */
-export function validatedResponse<T = unknown>(options: ValidatedResponseOptions<T>) {
+export function validatedResponseMiddleware<T = unknown>(options: ValidatedResponseOptions<T>) {
   // The operator's limits on run-time specs (RUNTIME_SPEC_LIMITS) hold for an inline spec given here too.
   const spec = resolveSpec(options.spec, { specLimits: readSpecLimits() }) as Spec<T>;
   if (spec.schema.type !== "object") {

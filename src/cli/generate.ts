@@ -84,7 +84,7 @@ Options:
   -h, --help             this text
 
 Output: stdout carries exactly one JSON document: the valid object (exit 0), or
-{"success": false, ...} with the last errors and result (exit 1) or the error (other exits).
+{"success": false, ...} with the last errors and value (exit 1) or the error (other exits).
 Progress and messages go to stderr. Use npx (or "npm run -s") so npm adds no banner to stdout.
 
 Environment (also read from ./.env; a variable set in the environment wins over the file):
@@ -494,7 +494,7 @@ async function review(
 /** The one JSON document on stdout, and the exit status; a person's rejection keeps the reason they gave. */
 function report(final: Record<string, any>, threadId: string, io: CliIO, rejection?: string): number {
   if (final.success === true) {
-    io.stdout(`${JSON.stringify(final.result, null, 2)}\n`);
+    io.stdout(`${JSON.stringify(final.value, null, 2)}\n`);
     return EXIT.valid;
   }
   io.stderr(`not valid after ${final.attempts} attempt(s) (${final.stopReason})\n`);
@@ -506,7 +506,7 @@ function report(final: Record<string, any>, threadId: string, io: CliIO, rejecti
     stopReason: final.stopReason,
     attempts: final.attempts,
     errors: final.errors ?? [],
-    result: final.result ?? null,
+    value: final.value ?? null,
     ...(typeof final.refusal === "string" ? { refusal: final.refusal } : {}),
     ...(final.stopReason === "rejected" && rejection !== undefined ? { reason: rejection } : {}),
     usage: final.usage,

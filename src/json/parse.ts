@@ -31,22 +31,12 @@ export type ExtractResult =
   { ok: true; value: unknown; source: JsonSource; repairs?: string[] } | { ok: false; error: string };
 
 /** Options of extractJson: its size and depth limits. */
-export interface ExtractOptions {
+interface ExtractOptions {
   /** Repair syntax slips (trailing commas, comments, single quotes, unquoted keys, Python literals) in text that does not parse as it is (default true). */
   repair?: boolean;
 }
 
-/**
- * A model's answer, read tolerantly: bare JSON, a fenced block, or one object in prose; otherwise an exact, bounded error for the model.
- *
- * @example
- * ```ts
- * import { extractJson } from "langgraph-trustworthy-output";
- *
- * const read = extractJson('Here it is: {"replicas": 3}. Anything else?');
- * if (read.ok) console.log(read.value, read.source); // { replicas: 3 } "prose"
- * ```
- */
+/** A model's answer, read tolerantly: bare JSON, a fenced block, or one object in prose; otherwise an exact, bounded error for the model. */
 export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, options: ExtractOptions = {}): ExtractResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };
   const repairing = options.repair !== false;
@@ -159,13 +149,6 @@ export function extractJson(answer: unknown, limits: Partial<JsonLimits> = {}, o
  * whole text (whitespace around it aside) must be one JSON value, with no
  * field named twice; nothing is looked for in prose or fences, and nothing
  * after the value is ignored. Bounded like `extractJson`.
- *
- * @example
- * ```ts
- * import { parseExactJson } from "langgraph-trustworthy-output";
- *
- * console.log(parseExactJson('{"replicas": 3} and more').ok); // false: something follows the value
- * ```
  */
 export function parseExactJson(text: unknown, limits: Partial<JsonLimits> = {}, what = "the value"): ExtractResult {
   const { maxChars, maxDepth } = { ...DEFAULT_JSON_LIMITS, ...limits };

@@ -23,13 +23,10 @@ import { createHash } from "node:crypto";
 import type pg from "pg";
 import { ConfigurationError, ThreadBusyError, ThreadLockLostError } from "../errors.js";
 
-/** What a run does when another run holds its thread: refuse at once, or wait its turn (bounded). */
-export type MultitaskStrategy = "reject" | "enqueue";
-
 /** How a run waits for its thread. */
 export interface MultitaskOptions {
-  /** "enqueue" (default): wait for the thread; "reject": a ThreadBusyError at once when it is held. */
-  strategy?: MultitaskStrategy;
+  /** What a run does when another run holds its thread: "enqueue" (default), wait its turn (bounded); "reject", a ThreadBusyError at once. */
+  strategy?: "reject" | "enqueue";
   /** "enqueue": the longest wait for the thread, in milliseconds (default 60000); then a ThreadBusyError. */
   maxWaitMs?: number;
   /** "enqueue": the most runs waiting for one thread in this process (default 16); one more is refused. */
@@ -37,6 +34,9 @@ export interface MultitaskOptions {
   /** Called once when the run has to wait for the thread ("enqueue"), before it waits. */
   onQueued?: () => void;
 }
+
+/** What a run does when another run holds its thread: refuse at once, or wait its turn (bounded). */
+export type MultitaskStrategy = NonNullable<MultitaskOptions["strategy"]>;
 
 /** Options of ThreadLocks.acquire and run: the strategy, its bounds, and the caller's signal. */
 export interface ThreadRunOptions extends MultitaskOptions {

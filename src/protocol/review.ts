@@ -73,19 +73,9 @@ export interface ReviewRequest {
 
 /**
  * What a person answers at the review step (the `resume` of `Command({ resume })`): a decision typed as
- * LangChain's review decisions are. The untyped forms `{ value }`, `{ request }` and `{ reject: true, reason? }`
- * are still read, and deprecated.
+ * LangChain's review decisions are.
  */
-export type ReviewAnswer =
-  | { type: "edit"; value: unknown }
-  | { type: "retry"; request: string }
-  | { type: "reject"; message?: string }
-  /** @deprecated Use `{ type: "edit", value }`. */
-  | { value: unknown }
-  /** @deprecated Use `{ type: "retry", request }`. */
-  | { request: string }
-  /** @deprecated Use `{ type: "reject", message }`. */
-  | { reject: true; reason?: string };
+export type ReviewAnswer = { type: "edit"; value: unknown } | { type: "retry"; request: string } | { type: "reject"; message?: string };
 
 type ReviewDecision =
   { kind: "value"; value: unknown } | { kind: "request"; request: unknown } | { kind: "reject"; reason?: string } | { kind: "invalid"; problem: string };
@@ -96,7 +86,7 @@ const reasonOf = (text: unknown): string | undefined => (typeof text === "string
 const hasKeys = (a: Record<string, unknown>, required: string[], optional: string[] = []) =>
   required.every((key) => Object.hasOwn(a, key)) && Object.keys(a).every((key) => required.includes(key) || optional.includes(key));
 
-/** A resume value: a typed decision (`edit`, `retry`, `reject`), or one of the deprecated untyped forms. */
+/** A resume value: a typed decision (`edit`, `retry`, `reject`); anything else is invalid, with the forms it may take. */
 export function readReviewAnswer(answer: unknown): ReviewDecision {
   if (answer !== null && typeof answer === "object" && !Array.isArray(answer)) {
     const a = answer as Record<string, unknown>;
@@ -109,9 +99,6 @@ export function readReviewAnswer(answer: unknown): ReviewDecision {
         problem: 'approve is not a decision here: the answer did not pass its spec; give {"type": "edit", "value": <the corrected JSON>} instead',
       };
     }
-    if (hasKeys(a, ["value"], ["reason"])) return { kind: "value", value: a.value };
-    if (hasKeys(a, ["request"], ["reason"])) return { kind: "request", request: a.request };
-    if (hasKeys(a, ["reject"], ["reason"]) && a.reject === true) return { kind: "reject", reason: reasonOf(a.reason) };
   }
   return {
     kind: "invalid",

@@ -117,7 +117,7 @@ function createTaskGraphBuilder(nodes: ReflexionNodeContext) {
  * await graph.invoke({ tasks: ["Explain recursion."] }, { configurable: { thread_id: "t1" } });
  * ```
  */
-export function createReflexionGraphBuilder(given: ReflexionNodeOptions & { store?: BaseStore } = {}) {
+export function createReflexionGraphBuilder(given: Omit<ReflexionGraphOptions, "checkpointer"> = {}) {
   const options = withSpecLimitsInEffect(withModelOption(given));
   const { store, ...nodeOptions } = options;
   const nodes = new ReflexionNodeContext(nodeOptions, store);

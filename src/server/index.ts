@@ -27,21 +27,13 @@ export const auth: Auth = serverAuth;
 /** The server's HTTP app (langgraph.json `http.app`): the rules the auth handlers cannot express, with auth on or off as `auth` is. */
 export const app: Hono = serverApp;
 
-/** A project's own app and Auth, for withServerRules. */
-export interface ServerParts {
-  /** The project's Hono app (langgraph.json `http.app`); its routes come after the rules. */
-  app?: Hono;
-  /** The project's Auth (langgraph.json `auth.path`); its `authenticate` says who the caller is. */
-  auth?: Auth;
-}
-
 /**
  * The package's rules added to a project's own Hono app and Auth, for langgraph.json: `auth`, the project's Auth with
  * `/internal/*` refused and the owner rules after its own handlers (or, without one, the API keys of
  * LANGGRAPH_API_KEYS); `app`, a new app that applies the rules (the auth-on ones when `auth` authenticates) and then
  * serves the project's routes, as they are when this is called. The project's objects are left as they are.
  */
-export function withServerRules(parts: ServerParts = {}): { app: Hono; auth: Auth } {
+export function withServerRules(parts: { app?: Hono; auth?: Auth } = {}): { app: Hono; auth: Auth } {
   const auth = parts.auth === undefined ? serverAuth : withOwnerRules(parts.auth);
   const app = createHttpApp({ auth: authenticates(auth) });
   if (parts.app !== undefined) app.route("/", parts.app);

@@ -1,7 +1,7 @@
 /**
  * The rule for state writes on the LangGraph server: the verdict cannot be written.
  *
- * A thread's outcome (the validation graph's `success`, `result`, `errors`,
+ * A thread's outcome (the validation graph's `success`, `value`, `errors`,
  * `stopReason`, `history`, …; Reflexion's `results`, `outcomes`, …) is made
  * only by the graph's own nodes: the validator, or a person's answer at the
  * review step, itself held to the spec. Every way of writing a thread's
@@ -60,7 +60,7 @@ export const WRITABLE: Readonly<Record<string, GraphRule>> = {
     check: (field, value) => void checkRequestText(value, field),
     instead:
       "The verdict is made only by the validator or by a person's review answer, which is held to the same spec. " +
-      'Resume a paused run with Command({ resume }): {"value": <the corrected JSON>}, {"request": "<a new request>"} or {"reject": true}; ' +
+      'Resume a paused run with Command({ resume }): {"type": "edit", "value": <the corrected JSON>}, {"type": "retry", "request": "<a new request>"} or {"type": "reject"}; ' +
       'start a new run with input {"request": "…"}.',
   },
   reflexion: {
@@ -203,7 +203,7 @@ export function commandRefusal(command: unknown): Refusal | undefined {
     `A run's command may carry only "resume" on this server; not ${used.map((k) => `"command.${k}"`).join(" or ")}. ` +
       "command.update writes the thread's state as a state write does (the verdict included), and command.goto skips steps or hands a node arbitrary input: " +
       "the outcome of a run is made only by its graph's nodes (for the validation graph: the validator, or a person's review answer held to the same spec). " +
-      'Resume a paused run with Command({ resume }) alone (at the validation review: {"value": …}, {"request": …} or {"reject": true}); start a new run with input.',
+      'Resume a paused run with Command({ resume }) alone (at the validation review: {"type": "edit", "value": …}, {"type": "retry", "request": …} or {"type": "reject"}); start a new run with input.',
   );
 }
 

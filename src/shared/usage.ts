@@ -52,7 +52,7 @@ function charsOf(content: unknown): number {
 }
 
 /** Token usage per model name. */
-export type UsageByModel = Record<string, TokenUsage>;
+type UsageByModel = Record<string, TokenUsage>;
 
 /** Per-model totals plus an update's entries (own keys only: a model may be named anything, "__proto__" included). */
 export function addUsageByModel(total: UsageByModel, next: UsageByModel): UsageByModel {

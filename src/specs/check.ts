@@ -29,32 +29,16 @@ import { freezeOwned, readOnlyCopy, toJsonData, type JsonDataResult } from "../j
 import { describeThrown } from "../shared/text.js";
 import { resolveSpec, type SpecLike, type SpecRef } from "./registry.js";
 import type { Spec } from "./spec.js";
-import {
-  judgeSchemaAndRules,
-  refusedReport,
-  settleRule,
-  verdictOf,
-  type Judgement,
-  type Settled,
-  type ValidationLimits,
-  type ValidationReport,
-} from "./validate.js";
+import { judgeSchemaAndRules, refusedReport, settleRule, verdictOf, type Judgement, type Settled, type ValidationLimits, type Verdict } from "./validate.js";
+
+export type { Verdict };
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 /** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
-export type CheckLimits = JsonLimits & ValidationLimits;
+export interface CheckLimits extends JsonLimits, ValidationLimits {}
 
 /** How text is read: a model's answer (tolerant of prose and fences) or exactly one JSON value (a person, a tool call). */
-export type Reader = "model" | "exact";
-
-/** A verdict: the validation report, and the JSON value that was read (valid or not; absent when the input was not JSON). */
-export interface Verdict<T = unknown> extends ValidationReport<T> {
-  parsed?: unknown;
-  /** The syntax slips the model's reader repaired before the value was judged (absent when there were none). */
-  repairs?: string[];
-  /** What `mapBack` changed in the value read before it was judged (absent when nothing). */
-  mappedBack?: string[];
-}
+type Reader = Parameters<typeof checkText>[2];
 
 /** Options of checkText and checkValue: limits, the facts code rules read, and a deadline for async rules. */
 export interface CheckOptions<C = unknown> {
@@ -93,7 +77,7 @@ const DEFAULT_CHECK_TIMEOUT_MS = 10_000;
  * console.log(fromModel.errors, fromPerson.errors);
  * ```
  */
-export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read: Reader, options: CheckOptions<C> = {}): Promise<Verdict<T>> {
+export async function checkText<T, C>(given: SpecLike<T, C>, text: unknown, read: "model" | "exact", options: CheckOptions<C> = {}): Promise<Verdict<T>> {
   let spec: Spec<T, C> | undefined;
   try {
     spec = specOf(given);
@@ -145,13 +129,9 @@ export async function checkGiven<T, C>(spec: SpecLike<T, C>, given: unknown, opt
   return typeof given === "string" ? checkText(spec, given, "exact", options) : checkValue(spec, given, options);
 }
 
-/** `checkGiven`, synchronously (see validateAgainstSpec for the one difference). */
-export function checkGivenSync<T, C>(
-  spec: SpecLike<T, C>,
-  given: unknown,
-  options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {},
-): ValidationReport<T> {
-  return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : validateAgainstSpec(spec, given, options.limits, options.context);
+/** `checkGiven`, synchronously (see checkValueSync for the one difference). */
+export function checkGivenSync<T, C>(spec: SpecLike<T, C>, given: unknown, options: Pick<CheckOptions<C>, "limits" | "what" | "context"> = {}): Verdict<T> {
+  return typeof given === "string" ? checkTextSync(spec, given, "exact", options) : checkValueSync(spec, given, options);
 }
 
 /** A given answer as text, for a record: as given when it was text, else the JSON data that was read (the only form known to be safe to write out). */
@@ -186,19 +166,11 @@ export function checkValueSync<T, C>(given: SpecLike<T, C>, value: unknown, opti
   }
 }
 
-/**
- * @deprecated Renamed `checkValueSync(spec, value, { limits, context })`, one of the check family with
- * `checkValue`, `checkText` and `checkTextSync`; this name goes in a later minor release.
- */
-export function validateAgainstSpec<T, C>(given: SpecLike<T, C>, value: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
-  return checkValueSync(given, value, { limits, context });
-}
-
 /** `checkText`, synchronously (see checkValueSync for the one difference). */
 export function checkTextSync<T, C>(
   given: SpecLike<T, C>,
   text: unknown,
-  read: Reader,
+  read: "model" | "exact",
   options: Pick<CheckOptions<C>, "limits" | "what" | "context" | "repair"> = {},
 ): Verdict<T> {
   let spec: Spec<T, C> | undefined;
@@ -268,7 +240,7 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   return { ...verdictOf<T>(spec, structure, zod, data, limits), parsed: data };
 }
 
-function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
+function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): Verdict<T> {
   let structure: Judgement;
   try {
     structure = judgeSchemaAndRules(spec, data, limits, context);

@@ -15,7 +15,7 @@ import { SpecError } from "../errors.js";
 import { isGeneralCategory, MAX_PROPERTY_TABLES, propertyKeysOf } from "./unicode-properties.js";
 
 /** The cost bound every spec has, code-defined or supplied at run time. */
-export interface SpecCostLimits {
+interface SpecCostLimits {
   /** Largest compiled validator, in characters of generated code: bounds compile time and memory. */
   maxCompiledChars: number;
 }

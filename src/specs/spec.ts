@@ -22,7 +22,7 @@ import { refuseUnrecognisedSchema } from "./recognize.js";
 import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
-export type FieldType = "string" | "number" | "integer" | "boolean" | "object" | "array";
+export type FieldType = BusinessRule["inputs"][string];
 
 /** A JSON Schema, as a plain object. */
 export type JsonSchema = Record<string, unknown>;
@@ -37,7 +37,7 @@ export type RuleOutcome = string | string[] | null;
  * It may read the run's context (facts given with the run, typed `C`), and
  * may be asynchronous for a lookup: the check step waits for it under a
  * deadline, and a rule that throws, rejects or does not finish in time makes
- * the value invalid, never valid. (The synchronous `validateAgainstSpec`
+ * the value invalid, never valid. (The synchronous `checkValueSync`
  * cannot wait: a value under an asynchronous rule is invalid there.)
  */
 export interface BusinessRule<C = any> {
@@ -45,8 +45,8 @@ export interface BusinessRule<C = any> {
   id: string;
   /** The rule in words, for the prompt. */
   description: string;
-  /** Dotted paths of the fields the rule reads, with the type each must have. */
-  inputs: Record<string, FieldType>;
+  /** Dotted paths of the fields the rule reads, with the JSON type each must have before the rule runs. */
+  inputs: Record<string, "string" | "number" | "integer" | "boolean" | "object" | "array">;
   check(values: Record<string, any>, document: unknown, context: C): RuleOutcome | Promise<RuleOutcome>;
 }
 
@@ -138,7 +138,7 @@ function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; 
  *
  * @example
  * ```ts
- * import { defineSpec, validateAgainstSpec } from "langgraph-trustworthy-output";
+ * import { defineSpec, checkValueSync } from "langgraph-trustworthy-output";
  *
  * const window = defineSpec({
  *   name: "time-window",
@@ -146,7 +146,7 @@ function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; 
  *   schema: { type: "object", required: ["start", "end"], properties: { start: { type: "integer" }, end: { type: "integer" } } },
  *   rules: [{ id: "end-after-start", description: "end > start", inputs: { start: "integer", end: "integer" }, check: (v) => (v.end > v.start ? null : `end is ${v.end}; it must be greater than start (${v.start})`) }],
  * });
- * console.log(validateAgainstSpec(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
+ * console.log(checkValueSync(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
  * ```
  */
 export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(

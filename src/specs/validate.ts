@@ -44,8 +44,8 @@ function countValues(value: unknown, max: number): number {
   return count;
 }
 
-/** The validator's report on one value: valid or not, the errors, and the value as the spec's output. */
-export interface ValidationReport<T = unknown> {
+/** The check step's verdict on one value: valid or not, the errors, the value as the spec's output, and the JSON value that was read. */
+export interface Verdict<T = unknown> {
   /** True only when every check ran to completion and passed (see ./check.ts). */
   valid: boolean;
   /** When valid: the value to use (a zod spec's output, with its transforms and defaults; else the value itself), plain JSON data. */
@@ -54,6 +54,12 @@ export interface ValidationReport<T = unknown> {
   errors: string[];
   /** How many problems were found in all, before the cap. */
   problemCount: number;
+  /** The JSON value that was read, valid or not (absent when the input was not JSON). */
+  parsed?: unknown;
+  /** The syntax slips the model's reader repaired before the value was judged (absent when there were none). */
+  repairs?: string[];
+  /** What `mapBack` changed in the value read before it was judged (absent when nothing). */
+  mappedBack?: string[];
 }
 
 /**
@@ -160,7 +166,7 @@ export function verdictOf<T>(
   zod: ZodOutcome | undefined,
   data: unknown,
   limits?: Partial<ValidationLimits & JsonLimits>,
-): ValidationReport<T> {
+): Verdict<T> {
   const messages = structure.messages;
   let output: unknown = data;
   if (zod !== undefined) {
@@ -182,7 +188,7 @@ export function verdictOf<T>(
 }
 
 /** An invalid report with these messages (capped); never empty. */
-export function refusedReport<T>(messages: string[], limits?: Partial<ValidationLimits>): ValidationReport<T> {
+export function refusedReport<T>(messages: string[], limits?: Partial<ValidationLimits>): Verdict<T> {
   return { valid: false, ...capMessages(messages.length > 0 ? messages : ["the value could not be judged"], limits) };
 }
 

@@ -16,7 +16,7 @@ import { readText, type CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
 import { capMessages, DEFAULT_VALIDATION_LIMITS } from "../specs/messages.js";
 import { bound } from "../shared/text.js";
-import { PartialCheck, stopDecision, type StopPolicy, type EarlyStopReason } from "./partial-check.js";
+import { PartialCheck, stopDecision, type StopPolicy, type EarlyStopReason, type EARLY_STOP_REASONS } from "./partial-check.js";
 
 /** A value of type T as far as it has arrived: every field optional, all the way down. */
 export type DeepPartial<T> = T extends ReadonlyArray<infer U> ? Array<DeepPartial<U>> : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
@@ -51,7 +51,8 @@ export type StreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEvent<T>;
 export interface StoppedAnswer {
   /** Characters of the answer received when it was stopped. */
   at: number;
-  reason: EarlyStopReason;
+  /** Why the rest of the answer could not help. */
+  reason: (typeof EARLY_STOP_REASONS)[number];
   /** Why, in words. */
   detail: string;
 }

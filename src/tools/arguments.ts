@@ -5,13 +5,11 @@
  * copy). Pure: no model, no graph. The value handed to the tool's function is
  * the spec's output (a zod spec's transforms and defaults applied).
  */
-import type { JsonLimits } from "../json/parse.js";
-import { checkGiven, checkGivenSync } from "../specs/check.js";
+import { checkGiven, checkGivenSync, type CheckLimits } from "../specs/check.js";
 import type { Spec } from "../specs/spec.js";
-import type { ValidationLimits } from "../specs/messages.js";
 
 /** Size, depth and message limits for a tool call's arguments (the check step's limits). */
-export type ArgumentLimits = JsonLimits & ValidationLimits;
+export type ArgumentLimits = CheckLimits;
 
 type CheckedArguments = { valid: true; value: unknown } | { valid: false; errors: string[] };
 

@@ -35,19 +35,7 @@ export interface GuardRecord {
   callIndex?: number;
 }
 
-/**
- * The guard record of a tool result, when a guarded tool did not run that call.
- *
- * @example
- * ```ts
- * import type { BaseMessage } from "@langchain/core/messages";
- * import { guardRecordOf } from "langgraph-trustworthy-output";
- *
- * declare const messages: BaseMessage[]; // an agent's conversation
- * const refused = messages.map(guardRecordOf).filter((record) => record?.outcome === "refused");
- * console.log(refused.length);
- * ```
- */
+/** The guard record of a tool result, when a guarded tool did not run that call. */
 export function guardRecordOf(message: unknown): GuardRecord | undefined {
   if (message === null || typeof message !== "object") return undefined;
   const artifact = (message as { artifact?: unknown }).artifact;

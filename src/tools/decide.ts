@@ -1,6 +1,6 @@
 /**
  * The one decision about a guarded tool call, for both tool paths (guardedTool and the createAgent
- * middleware guardTools): is the tool's budget of failed calls spent (the call is refused), and do its
+ * middleware guardToolsMiddleware): is the tool's budget of failed calls spent (the call is refused), and do its
  * arguments pass the spec (the check step judges them; a valid call runs with the spec's output)? A call that
  * does not run gets the text the model reads and the record the budget counts.
  */

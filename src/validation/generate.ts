@@ -33,32 +33,24 @@ export interface ValidationOutcomeBase extends OutcomeBase {
  * failure it is the JSON value the last answer was read as (null when there was none).
  */
 export type ValidationOutcome<T = unknown> =
-  | (ValidationOutcomeBase &
-      OutcomeSuccess<T> & {
-        /** @deprecated Renamed `value` (the name of every outcome's judged value); this name goes in 0.3. Not copied by spread or JSON. */
-        readonly result: T;
-      })
+  | (ValidationOutcomeBase & OutcomeSuccess<T>)
   | (ValidationOutcomeBase &
       OutcomeFailure<Exclude<StopReason, "valid">> & {
         value: unknown;
-        /** @deprecated Renamed `value` (the name of every outcome's judged value); this name goes in 0.3. Not copied by spread or JSON. */
-        readonly result: unknown;
         /** The provider's refusal (secrets redacted), when the run ended "refused". */
         refusal?: string;
       });
 
 /**
- * The outcome a run's final state says. The graph's state keeps its own names
- * (its `result` channel is what a server thread's state and Studio show); the
- * outcome speaks the shared vocabulary, with `result` kept as a deprecated alias.
+ * The outcome a run's final state says, in the shared vocabulary of outcomes.
  */
 export function outcomeOf<T = unknown>(
-  state: Pick<ValidationStateType, "success" | "stopReason" | "result" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">,
+  state: Pick<ValidationStateType, "success" | "stopReason" | "value" | "errors" | "attempts" | "spec" | "history" | "usage" | "usageByModel" | "refusal">,
 ): ValidationOutcome<T> {
   const judged = state.success
-    ? { success: true, stopReason: "valid", value: state.result, by: state.history.at(-1)?.by ?? "model", errors: [] }
-    : { success: false, stopReason: state.stopReason, value: state.result, errors: state.errors, lastAnswer: lastAnswerOf(state.history) };
-  const outcome = {
+    ? { success: true, stopReason: "valid", value: state.value, by: state.history.at(-1)?.by ?? "model", errors: [] }
+    : { success: false, stopReason: state.stopReason, value: state.value, errors: state.errors, lastAnswer: lastAnswerOf(state.history) };
+  return {
     ...judged,
     attempts: state.attempts,
     spec: state.spec,
@@ -66,9 +58,7 @@ export function outcomeOf<T = unknown>(
     usage: state.usage,
     usageByModel: state.usageByModel ?? {},
     ...(state.refusal !== null && state.refusal !== undefined ? { refusal: state.refusal } : {}),
-  };
-  // The old name reads the same value, without being one more field to print or copy.
-  return Object.defineProperty(outcome, "result", { get: () => outcome.value, enumerable: false }) as unknown as ValidationOutcome<T>;
+  } as ValidationOutcome<T>;
 }
 
 /**

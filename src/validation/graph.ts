@@ -70,7 +70,7 @@ function frontDoor(options: ValidationNodeOptions, settings: CheckedSettings) {
  * await graph.invoke({ request: "POST /orders with a JSON body" }, { configurable: { thread_id: "t1" } });
  * ```
  */
-export function createValidationGraphBuilder(given: ValidationNodeOptions = {}) {
+export function createValidationGraphBuilder(given: Omit<ValidationGraphOptions, "checkpointer" | "store"> = {}) {
   const options = withSpecLimitsInEffect(withModelOption(given));
   const nodes = new ValidationNodeContext(options);
   const { input, context } = frontDoor(options, nodes.settings);

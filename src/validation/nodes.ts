@@ -17,7 +17,6 @@ import { checkGiven, checkText, givenAsText, type CheckOptions, type Verdict } f
 import { streamsTokens } from "../providers/model-call.js";
 import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "./corrections.js";
-import { DEFAULT_STOP_EARLY } from "../streaming/partial-check.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { mapBackStrictAnswer, strictForm } from "../providers/strict-form.js";
 import {
@@ -90,11 +89,11 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   const spec = ctx.specs.find(run.spec);
   const modelName = modelForAttempt(run, state.attempts);
   const previous = lastAnswer(state.history);
-  const form = previous ? nextRetryForm(run, previous, state.result) : "answer";
+  const form = previous ? nextRetryForm(run, previous, state.value) : "answer";
   const prompt = !previous
     ? firstAttemptPrompt(run.request)
     : form === "corrections"
-      ? correctionPrompt(run.request, shownValue(state.result), previous.errors)
+      ? correctionPrompt(run.request, shownValue(state.value), previous.errors)
       : retryPrompt(run.request, previous.output, previous.errors);
   const messages = [new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(prompt)];
   const budget = overBudget(run, state.usage, messages);
@@ -106,7 +105,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   const streaming = streamsTokens(config);
   const watch =
     streaming && form === "answer"
-      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly ?? DEFAULT_STOP_EARLY, publish: config.writer, context: run.ruleContext })
+      ? new AttemptWatch({ spec, attempt: state.attempts + 1, policy: run.stopEarly, publish: config.writer, context: run.ruleContext })
       : undefined;
   let answer: ModeAnswer;
   try {
@@ -120,8 +119,8 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
   }
   const stopped = watch?.finish();
   if (streaming && form === "corrections" && config.writer) {
-    const applied = applyCorrection(answer.text, state.result, { repair: run.repairSyntax !== false });
-    for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.result, answer.text.length)) config.writer(event);
+    const applied = applyCorrection(answer.text, state.value, { repair: run.repairSyntax });
+    for (const event of correctedAttemptEvents(state.attempts + 1, applied.ok ? applied.value : state.value, answer.text.length)) config.writer(event);
   }
   const draft = definedFields({
     output: answer.text,
@@ -171,7 +170,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
   if (refusal !== undefined) return refused(state, run, refusal);
   if (state.draft?.corrections) return judgeCorrection(state, run, spec);
   const output = state.draft?.output ?? "";
-  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax !== false, mapBack: mapBackFor(state, spec) });
+  const report = await checkText(spec, output, "model", { context: run.ruleContext, repair: run.repairSyntax, mapBack: mapBackFor(state, spec) });
   // A stopped answer is judged on what arrived; its retry carries the errors found before the stop, and why.
   const stopped = state.draft?.stopped;
   // The provider cut the answer at its output limit: it did not run to completion, so it is not valid
@@ -195,7 +194,7 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
   return {
     success: valid,
-    result: truncated !== undefined || unfinished !== undefined ? null : resultOf(report),
+    value: truncated !== undefined || unfinished !== undefined ? null : judgedValue(report),
     errors,
     stopReason: stopAfter(state, run, { valid, errors }),
     draft: null,
@@ -242,7 +241,7 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       ? ({ ok: false, problem: `it was cut off at the output limit (${truncated})` } as const)
       : unfinished !== undefined
         ? ({ ok: false, problem: `the provider did not say it was finished (${unfinished})` } as const)
-        : applyCorrection(text, state.result, { repair: run.repairSyntax !== false });
+        : applyCorrection(text, state.value, { repair: run.repairSyntax });
   let problem = applied.ok ? undefined : applied.problem;
   let report: Verdict | undefined;
   if (applied.ok) {
@@ -264,19 +263,19 @@ async function judgeCorrection(state: ValidationStateType, run: RunSettings, spe
       stopReason: stopAfter(state, run, { valid: false }),
       draft: null,
       ...(state.refusal !== null ? { refusal: null } : {}),
-      history: [attemptRecord(state, { output: shownValue(state.result), errors, valid: false, correction })],
+      history: [attemptRecord(state, { output: shownValue(state.value), errors, valid: false, correction })],
     };
   }
   return {
     success: report.valid,
-    result: resultOf(report),
+    value: judgedValue(report),
     errors: report.errors,
     stopReason: stopAfter(state, run, { valid: report.valid, errors: report.errors }),
     draft: null,
     ...(state.refusal !== null ? { refusal: null } : {}),
     history: [
       attemptRecord(state, {
-        output: shownValue(applied.ok ? applied.value : state.result),
+        output: shownValue(applied.ok ? applied.value : state.value),
         errors: report.errors,
         valid: report.valid,
         correction,
@@ -444,12 +443,12 @@ export async function review(ctx: ValidationNodeContext, state: ValidationStateT
     for (let i = state.history.length - 1; i >= 0 && state.history[i].by === "human" && !state.history[i].valid; i--) refusedInRow++;
     const recordIt = refusedInRow < MAX_RECORDED_REFUSED_ANSWERS;
     return new Command({
-      update: { success: false, result: resultOf(report), errors: report.errors, ...(recordIt ? { history: [record(shown, report.errors, false)] } : {}) },
+      update: { success: false, value: judgedValue(report), errors: report.errors, ...(recordIt ? { history: [record(shown, report.errors, false)] } : {}) },
       goto: "review",
     });
   }
   return new Command({
-    update: { success: true, result: resultOf(report), errors: [], stopReason: "valid", history: [record(shown, [], true)] },
+    update: { success: true, value: judgedValue(report), errors: [], stopReason: "valid", history: [record(shown, [], true)] },
     goto: END,
   });
 }
@@ -462,15 +461,15 @@ function isRunStart(input: ValidationStateType | RunStart): input is RunStart {
 
 /** The state a new run starts from, and the writes that clear the thread's previous run. */
 function freshRun(run: RunSettings): { state: ValidationStateType; writes: ValidationUpdate } {
-  const fresh = { run, spec: run.spec.name, attempts: 0, draft: null, refusal: null, stopReason: null, success: false, errors: [], result: null };
+  const fresh = { run, spec: run.spec.name, attempts: 0, draft: null, refusal: null, stopReason: null, success: false, errors: [], value: null };
   return {
     state: { ...fresh, request: run.request, history: [], usage: { ...ZERO_USAGE }, usageByModel: {} },
     writes: { ...fresh, history: new Overwrite([]), usage: new Overwrite({ ...ZERO_USAGE }), usageByModel: new Overwrite({}) } as ValidationUpdate,
   };
 }
 
-/** What a run reports as its result: the spec's output when valid, else the JSON value read (null when there was none). */
-function resultOf(verdict: Verdict): unknown {
+/** What a run reports as its value: the spec's output when valid, else the JSON value read (null when there was none). */
+function judgedValue(verdict: Verdict): unknown {
   if (verdict.valid) return verdict.value;
   return verdict.parsed === undefined ? null : verdict.parsed;
 }
@@ -528,7 +527,7 @@ function nextRetryForm(run: RunSettings, previous: AttemptRecord, value: unknown
     previous.unfinished === undefined &&
     previous.stopped === undefined &&
     previous.correction?.applied !== false;
-  return retryFormFor(run.retryWith ?? "answer", { value, errors: previous.errors, whole });
+  return retryFormFor(run.retryWith, { value, errors: previous.errors, whole });
 }
 
 /** How many problems an error list stands for (the list may end with "…and N more problems"). */

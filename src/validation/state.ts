@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { SpecRecord } from "../specs/registry.js";
 import { appendChannel, stateObject, TokenUsageSchema, usageChannel } from "../graph/state.js";
 import { ANSWERED_BY } from "../shared/outcome.js";
-import { addUsageByModel, type UsageByModel } from "../shared/usage.js";
+import { addUsageByModel, type TokenUsage } from "../shared/usage.js";
 import { EARLY_STOP_REASONS } from "../streaming/partial-check.js";
 import { EnsuredConfigSchema } from "./configuration.js";
 import { ANSWER_MODES } from "./output-mode.js";
@@ -110,7 +110,7 @@ function usageByModelChannel() {
     .record(z.string(), TokenUsageSchema)
     .meta({ title: "Usage by model", description: "Token usage per model name (escalation runs use several)", default: {} })
     .register(registry, {
-      reducer: { fn: (total: UsageByModel, next: UsageByModel) => addUsageByModel(total, next) },
+      reducer: { fn: (total: Record<string, TokenUsage>, next: Record<string, TokenUsage>) => addUsageByModel(total, next) },
       default: () => ({}),
     });
 }
@@ -123,7 +123,7 @@ export const ValidationInputSchema = stateObject({ request });
 
 const outcome = {
   success: z.boolean().default(false).meta({ title: "Success", description: "True only when the last attempt passed the validator" }),
-  result: z.unknown().default(null).meta({ title: "Result", description: "The parsed value of the last attempt (null when it was not JSON)" }),
+  value: z.unknown().default(null).meta({ title: "Value", description: "The parsed value of the last attempt (null when it was not JSON)" }),
   errors: z.array(z.string()).default([]).meta({ title: "Errors", description: "The last attempt's validation errors" }),
   attempts: z.number().default(0).meta({ title: "Attempts", description: "Attempts made (model answers received)" }),
   stopReason: StopReasonSchema.nullable()
@@ -143,8 +143,6 @@ const outcome = {
 export const ValidationOutputSchema = stateObject(outcome);
 /**
  * The validation graph's output: what its `invoke` returns, and what a server thread's state and Studio show.
- * Its channels keep their names (the value is `result`); generateValidated's outcome speaks the shared
- * vocabulary of outcomes (the value is `value`).
  */
 export type ValidationGraphOutput = z.output<typeof ValidationOutputSchema>;
 
@@ -153,20 +151,16 @@ export type ValidationGraphOutput = z.output<typeof ValidationOutputSchema>;
  * every run setting as ensureValidationConfig completes it (declared once, in configuration.ts), and what
  * the run adds: its request, its spec as recorded, and the budgets a person's new request renews.
  */
-export const RunSettingsSchema = EnsuredConfigSchema
-  // Absent in runs started before they were recorded: stop when useless, repair syntax, retry with the whole answer.
-  .partial({ stopEarly: true, repairSyntax: true, retryWith: true })
-  .extend({
-    request: z.string(),
-    spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
-    /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
-    attemptLimit: z.number(),
-    /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
-    tokenLimit: z.number().optional(),
-    /** The run's span (W3C traceparent) when OpenTelemetry records it: a resumed run's spans nest under it (../telemetry.ts). */
-    trace: z.string().optional(),
-  })
-  .describe("The request and settings the current run was started with");
+export const RunSettingsSchema = EnsuredConfigSchema.extend({
+  request: z.string(),
+  spec: z.record(z.string(), z.unknown()) as unknown as z.ZodType<SpecRecord>,
+  /** The last model attempt allowed (a person's new request gives the model a fresh budget). */
+  attemptLimit: z.number(),
+  /** The total the run may reach (a person's new request gives the model a fresh budget, as with attempts). */
+  tokenLimit: z.number().optional(),
+  /** The run's span (W3C traceparent) when OpenTelemetry records it: a resumed run's spans nest under it (../telemetry/open-telemetry.ts). */
+  trace: z.string().optional(),
+}).describe("The request and settings the current run was started with");
 export type RunSettings = z.infer<typeof RunSettingsSchema>;
 
 export const ValidationState = stateObject({

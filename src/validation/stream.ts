@@ -15,7 +15,6 @@ import { checkedLease, type ThreadLease } from "../persistence/threads.js";
 import type { ValidationStateType } from "./state.js";
 
 export type { AttemptEndEvent, DeepPartial, PartialEvent, StoppedAnswer } from "../streaming/attempt.js";
-export type { EarlyStopReason, StopPolicy } from "../streaming/partial-check.js";
 
 /** The outcome, once the run ends: the same as generateValidated's. */
 export interface OutcomeEvent<T = unknown> {
@@ -25,9 +24,6 @@ export interface OutcomeEvent<T = unknown> {
 
 /** What streamValidated yields: partials and the end of each attempt while the model answers, then the outcome. */
 export type ValidationStreamEvent<T = unknown> = PartialEvent<T> | AttemptEndEvent<T> | OutcomeEvent<T>;
-
-/** Options of streamValidated: the same as generateValidated's. */
-export type StreamValidatedOptions<T, C = Record<string, unknown>> = GenerateValidatedOptions<T, C>;
 
 /**
  * What streamValidated returns: the events, as an async generator (its return
@@ -74,7 +70,7 @@ export interface ValidationStream<T = unknown> extends AsyncGenerator<Validation
  * const outcome = await stream.outcome;
  * ```
  */
-export function streamValidated<T = unknown, C = Record<string, unknown>>(options: StreamValidatedOptions<T, C>): ValidationStream<T> {
+export function streamValidated<T = unknown, C = Record<string, unknown>>(options: GenerateValidatedOptions<T, C>): ValidationStream<T> {
   let finished: ValidationOutcome<T> | undefined;
   const events = fanOut(runEvents<T, C>(options, (outcome) => (finished = outcome)));
   const finalOutcome = (): ValidationOutcome<T> => {
@@ -124,7 +120,7 @@ export function streamValidated<T = unknown, C = Record<string, unknown>>(option
  * ("values") go through the graph's stream. Same events, same order.
  */
 async function* runEvents<T, C>(
-  options: StreamValidatedOptions<T, C>,
+  options: GenerateValidatedOptions<T, C>,
   onOutcome: (outcome: ValidationOutcome<T>) => void,
 ): AsyncGenerator<ValidationStreamEvent<T>, void, undefined> {
   const { graph, input, config } = prepareRun(options);

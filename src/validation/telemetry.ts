@@ -224,7 +224,7 @@ function errorClass(state: ValidationStateType, record: AttemptRecord, update: V
   if (state.draft?.missing !== undefined) return "missing_answer";
   if (record.stopped !== undefined) return "stopped_early";
   if (record.correction !== undefined && !record.correction.applied) return "correction_unused";
-  if (update.result === null) return "not_json";
+  if (update.value === null) return "not_json";
   return "spec";
 }
 

@@ -1,5 +1,5 @@
 /**
- * Tools inside createAgent held to specs: guardTools wraps tools the user
+ * Tools inside createAgent held to specs: guardToolsMiddleware wraps tools the user
  * already has (no rewrite), and guardedTool works as one of createAgent's
  * tools. A call whose arguments fail never reaches the function; its result is
  * the exact errors (guardedTool's text and record); the same attempt budget
@@ -10,7 +10,7 @@ import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { guardTools, validatedResponse } from "../../src/agents/index.js";
+import { guardToolsMiddleware, validatedResponseMiddleware } from "../../src/agents/index.js";
 import { checkText, checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { guardRecordOf } from "../../src/tools/budget.js";
@@ -36,7 +36,7 @@ const facts = (attempt: number) => ({ tool: "deploy_service", spec: "deployment-
 
 async function run(
   turns: Array<() => AIMessage>,
-  middleware: Parameters<typeof createAgent>[0]["middleware"] = [guardTools({ tools: { deploy_service: "deployment-config" } })],
+  middleware: Parameters<typeof createAgent>[0]["middleware"] = [guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
 ) {
   const { deployService, deployed } = existingDeployTool();
   const model = scriptedTurns([...turns, () => callTurn([], "done")]);
@@ -44,7 +44,7 @@ async function run(
   return { out, deployed, model };
 }
 
-describe("guardTools: existing tools held to specs inside createAgent", () => {
+describe("guardToolsMiddleware: existing tools held to specs inside createAgent", () => {
   it("a failing call is not run and gets every error, exactly as guardedTool gives them; the fixed call runs", async () => {
     const { out, deployed, model } = await run([deployCall(threeDefects, "a"), deployCall(valid, "b")]);
     const errors = (await checkValue(deploymentSpec, threeDefects)).errors;
@@ -62,7 +62,7 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
     const spec = defineSpec({ name: "small-deploy", description: "A small deployment.", schema: Deploy });
     const { deployed } = await run(
       [deployCall({ service_name: "Payments" }), deployCall({ service_name: "payments" })],
-      [guardTools({ tools: { deploy_service: spec } })],
+      [guardToolsMiddleware({ tools: { deploy_service: spec } })],
     );
     expect(deployed).toEqual([{ service_name: "payments", replicas: 1 }]);
   });
@@ -83,7 +83,7 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
     });
     const { deployService, deployed } = existingDeployTool();
     const model = scriptedTurns([deployCall(valid, "a"), deployCall({ ...valid, replicas: 2 }, "b"), () => callTurn([], "done")]);
-    const middleware = [guardTools({ tools: { deploy_service: quota }, ruleContext: (run: { context: unknown }) => run.context })];
+    const middleware = [guardToolsMiddleware({ tools: { deploy_service: quota }, ruleContext: (run: { context: unknown }) => run.context })];
     const out = await createAgent({ model, tools: [deployService], middleware }).invoke(
       { messages: [new HumanMessage("Deploy")] },
       { context: { maxReplicas: 4 } },
@@ -117,7 +117,7 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
     expect(deployed).toEqual([valid]);
   });
 
-  it("beside validatedResponse, calls with reused or missing ids all run or are judged (each gets a fresh id)", async () => {
+  it("beside validatedResponseMiddleware, calls with reused or missing ids all run or are judged (each gets a fresh id)", async () => {
     const answerAndDeploy = [
       () => callTurn([{ name: "deploy_service", args: threeDefects, id: "call_0" }]),
       () =>
@@ -132,7 +132,7 @@ describe("guardTools: existing tools held to specs inside createAgent", () => {
     const agent = createAgent({
       model,
       tools: [deployService],
-      middleware: [validatedResponse({ spec: "deployment-config" }), guardTools({ tools: { deploy_service: "deployment-config" } })],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config" }), guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
     });
     const out = await agent.invoke({ messages: [new HumanMessage("Deploy payments-api twice, then give me the config.")] });
     expect(outcomes(out.messages)).toEqual(["invalid", "ran", "ran", "ran"]);

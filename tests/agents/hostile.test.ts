@@ -8,7 +8,7 @@
 import { HumanMessage, type BaseMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import { validatedResponse } from "../../src/agents/index.js";
+import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { MAX_RECORDED_OUTPUT_CHARS } from "../../src/protocol/feedback.js";
 import { MAX_ERRORS_SECTION_CHARS, MAX_FEEDBACK_CHARS } from "../../src/protocol/feedback.js";
@@ -28,7 +28,11 @@ async function bothRetries(answer: string): Promise<{ graph: string; agent: stri
   const graphModel = scriptedModel([answer, JSON.stringify(valid)]);
   await buildValidationGraph({ model: graphModel, spec: "deployment-config", maxAttempts: 2 }).invoke({ request: REQUEST });
   const agentModel = scriptedTurns([() => callTurn([], answer), () => answerTurn(valid)]);
-  const out = await createAgent({ model: agentModel, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 2 })] }).invoke({
+  const out = await createAgent({
+    model: agentModel,
+    tools: [],
+    middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })],
+  }).invoke({
     messages: [new HumanMessage(REQUEST)],
   });
   expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
@@ -37,7 +41,7 @@ async function bothRetries(answer: string): Promise<{ graph: string; agent: stri
   return { graph: String(graphRetry.content), agent: String(agentRetry.content) };
 }
 
-describe("validatedResponse: hostile answers get the validation graph's bounded feedback", () => {
+describe("validatedResponseMiddleware: hostile answers get the validation graph's bounded feedback", () => {
   it.each(HOSTILE_TEXT)("a %s text answer gets the very retry prompt the validation graph sends, within its bound", async (_, answer) => {
     const { graph, agent } = await bothRetries(answer);
     expect(agent).toBe(graph);
@@ -51,7 +55,7 @@ describe("validatedResponse: hostile answers get the validation graph's bounded 
     ["not JSON text", "{replicas: eight"],
   ])("a %s answer given as tool arguments gets bounded errors and a bounded recorded answer", async (_, args) => {
     const model = scriptedTurns([() => answerTurn(args)]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
       messages: [new HumanMessage(REQUEST)],
     });
     const outcome = out.responseOutcome;
@@ -69,7 +73,7 @@ describe("validatedResponse: hostile answers get the validation graph's bounded 
     const args = JSON.parse(text) as Record<string, unknown>;
     for (const turn of [() => callTurn([], text), () => answerTurn(args)]) {
       const model = scriptedTurns([turn]);
-      const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
+      const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1 })] }).invoke({
         messages: [new HumanMessage(REQUEST)],
       });
       expect(out.responseOutcome).toMatchObject({ success: false });

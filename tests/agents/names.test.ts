@@ -1,21 +1,21 @@
 /**
  * The `/agents` entry point's names follow LangChain's (`…Middleware`), and the
- * earlier names stay, deprecated, as the very same functions for one more
- * minor release (CHANGELOG.md).
+ * middleware is known by the same name inside the agent (its nodes, its
+ * checkpoints). No earlier name is kept: the package is 0.x and unpublished.
  */
 import { describe, expect, it } from "vitest";
 import * as agents from "../../src/agents/index.js";
 
 describe("the /agents names", () => {
-  it("exports validatedResponseMiddleware and guardToolsMiddleware, and the deprecated names as the same functions", () => {
+  it("exports validatedResponseMiddleware and guardToolsMiddleware, and no earlier name", () => {
     expect(typeof agents.validatedResponseMiddleware).toBe("function");
     expect(typeof agents.guardToolsMiddleware).toBe("function");
-    expect(agents.validatedResponse).toBe(agents.validatedResponseMiddleware);
-    expect(agents.guardTools).toBe(agents.guardToolsMiddleware);
+    expect(Object.keys(agents)).not.toContain("validatedResponse");
+    expect(Object.keys(agents)).not.toContain("guardTools");
   });
 
-  it("builds LangChain middleware under the new names", () => {
-    expect(agents.validatedResponseMiddleware({ spec: "deployment-config" }).name).toMatch(/\S/);
-    expect(agents.guardToolsMiddleware({ tools: { deploy: "deployment-config" } }).name).toMatch(/\S/);
+  it("builds LangChain middleware named as its factory", () => {
+    expect(agents.validatedResponseMiddleware({ spec: "deployment-config" }).name).toBe("validatedResponseMiddleware");
+    expect(agents.guardToolsMiddleware({ tools: { deploy: "deployment-config" } }).name).toBe("guardToolsMiddleware");
   });
 });

@@ -1,5 +1,5 @@
 /**
- * validatedResponse with `onFailure: "interrupt"` in a createAgent compiled
+ * validatedResponseMiddleware with `onFailure: "interrupt"` in a createAgent compiled
  * with a checkpointer (MemorySaver): out of attempts, the run pauses with the
  * validation graph's review payload and form, and a person's answer is held
  * to the same spec with the exact reader. Resuming never calls the model again
@@ -11,7 +11,7 @@ import { tool } from "@langchain/core/tools";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
-import { validatedResponse } from "../../src/agents/index.js";
+import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { noAnswerText } from "../../src/agents/prompts.js";
 import { checkText, checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
@@ -23,7 +23,7 @@ async function pausedAgent(extraTurns: Array<() => ReturnType<typeof answerTurn>
   const agent = createAgent({
     model,
     tools: [],
-    middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
+    middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: `agent-review-${Math.random()}` } };
@@ -41,7 +41,7 @@ async function shown({ agent, config }: Paused) {
 const errorsOf = async (value: unknown) => (await checkValue(deploymentSpec, value)).errors;
 const resume = (paused: Paused, answer: unknown) => paused.agent.invoke(new Command({ resume: answer }), paused.config);
 
-describe("validatedResponse: a person finishes what the model could not (onFailure: interrupt)", () => {
+describe("validatedResponseMiddleware: a person finishes what the model could not (onFailure: interrupt)", () => {
   it("pauses with the request, the last answer, its exact errors and the validation graph's answers and form; the outcome says it awaits the review meanwhile", async () => {
     const paused = await pausedAgent();
     const interrupt = await shown(paused);
@@ -71,12 +71,12 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
   it("reads a person's text exactly: prose around the JSON is refused with the reader's error and asked again; exact JSON ends the run as the person's", async () => {
     const paused = await pausedAgent();
     const prose = `Use this: ${JSON.stringify(valid)}`;
-    await resume(paused, { value: prose });
+    await resume(paused, { type: "edit", value: prose });
     const again = await shown(paused);
     expect(again?.value.errors).toEqual((await checkText(deploymentSpec, prose, "exact", { what: "the answer" })).errors);
     expect(again?.value.output).toBe(prose);
 
-    const out = await resume(paused, { value: JSON.stringify(valid) });
+    const out = await resume(paused, { type: "edit", value: JSON.stringify(valid) });
     expect(out.responseOutcome).toEqual({ success: true, stopReason: "valid", value: valid, by: "human", errors: [], attempts: 1, spec: "deployment-config" });
     expect(structuredResponseOf(out)).toEqual(valid);
     expect(await shown(paused)).toBeUndefined();
@@ -85,9 +85,9 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
 
   it("holds a person's object to the spec too: an invalid one is shown again with its errors", async () => {
     const paused = await pausedAgent();
-    await resume(paused, { value: threeDefects });
+    await resume(paused, { type: "edit", value: threeDefects });
     expect((await shown(paused))?.value.errors).toEqual((await checkValue(deploymentSpec, threeDefects)).errors);
-    const out = await resume(paused, { value: valid });
+    const out = await resume(paused, { type: "edit", value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human" });
   });
 
@@ -100,7 +100,7 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
 
   it("a rejection ends the run with stop reason rejected and the reason", async () => {
     const paused = await pausedAgent();
-    const out = await resume(paused, { reject: true, reason: "not needed" });
+    const out = await resume(paused, { type: "reject", message: "not needed" });
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "rejected" });
     expect(out.responseOutcome?.errors.at(-1)).toBe("rejected at review: not needed");
     expect(structuredResponseOf(out)).toBeUndefined();
@@ -108,7 +108,7 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
 
   it("a new request sends the model back with a fresh attempt budget", async () => {
     const paused = await pausedAgent([() => answerTurn(valid, "second")]);
-    const out = await resume(paused, { request: "Use 1 CPU and a /healthz path." });
+    const out = await resume(paused, { type: "retry", request: "Use 1 CPU and a /healthz path." });
     expect(paused.model.callCount).toBe(2);
     expect(paused.model.calls[1].messages.at(-1)?.content).toBe("Use 1 CPU and a /healthz path.");
     expect(out.responseOutcome).toMatchObject({ success: true, by: "model", attempts: 2 });
@@ -119,7 +119,7 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
     const agent = createAgent({
       model,
       tools: [],
-      middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
       checkpointer: new MemorySaver(),
     });
     const config = { configurable: { thread_id: `agent-review-text-${Math.random()}` } };
@@ -127,10 +127,10 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
     // The refused text answer has its verdict as a user turn, as an answer call has its result.
     expect(first.messages.map((m) => m.getType())).toEqual(["human", "ai", "human"]);
     const paused = { agent, config, model, out: first };
-    const refused = await resume(paused, { value: threeDefects });
+    const refused = await resume(paused, { type: "edit", value: threeDefects });
     expect(refused.responseOutcome).toMatchObject({ stopReason: "awaiting_review", errors: await errorsOf(threeDefects) });
     expect((await shown(paused))?.value.errors).toEqual(await errorsOf(threeDefects));
-    const out = await resume(paused, { value: valid });
+    const out = await resume(paused, { type: "edit", value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid });
     expect(model.callCount).toBe(1);
   });
@@ -141,7 +141,7 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
     const agent = createAgent({
       model,
       tools: [lookup],
-      middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 0, onFailure: "interrupt" })],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxToolTurns: 0, onFailure: "interrupt" })],
       checkpointer: new MemorySaver(),
     });
     const config = { configurable: { thread_id: `agent-review-tools-${Math.random()}` } };
@@ -154,19 +154,19 @@ describe("validatedResponse: a person finishes what the model could not (onFailu
       attempts: 0,
       spec: "deployment-config",
     });
-    const out = await resume({ agent, config, model, out: first }, { value: valid });
+    const out = await resume({ agent, config, model, out: first }, { type: "edit", value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid, attempts: 0 });
   });
 
   it("answered again and again, the review keeps only the last refused answer: the thread's state does not grow", async () => {
     const paused = await pausedAgent();
-    await resume(paused, { value: "not json" });
+    await resume(paused, { type: "edit", value: "not json" });
     const size = JSON.stringify((await paused.agent.graph.getState(paused.config)).values).length;
-    for (let i = 0; i < 12; i++) await resume(paused, { value: "not json" });
+    for (let i = 0; i < 12; i++) await resume(paused, { type: "edit", value: "not json" });
     const after = await paused.agent.graph.getState(paused.config);
     expect(JSON.stringify(after.values).length).toBe(size);
     expect(after.values.responseOutcome).toMatchObject({ stopReason: "awaiting_review", lastAnswer: "not json" });
-    const out = await resume(paused, { value: valid });
+    const out = await resume(paused, { type: "edit", value: valid });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: valid });
   });
 });
@@ -189,7 +189,7 @@ async function pausedTicketAgent(options: { ruleContext?: (run: { context: unkno
   const agent = createAgent({
     model,
     tools: [],
-    middleware: [validatedResponse({ spec: spec as never, maxAttempts: 1, onFailure: "interrupt", ruleContext: options.ruleContext })],
+    middleware: [validatedResponseMiddleware({ spec: spec as never, maxAttempts: 1, onFailure: "interrupt", ruleContext: options.ruleContext })],
     checkpointer: new MemorySaver(),
   });
   const config = { configurable: { thread_id: `agent-review-${Math.random()}` } };
@@ -197,12 +197,12 @@ async function pausedTicketAgent(options: { ruleContext?: (run: { context: unkno
   return { agent, config, model, out };
 }
 
-describe("validatedResponse: each review answer is judged once, as given, and never replayed", () => {
+describe("validatedResponseMiddleware: each review answer is judged once, as given, and never replayed", () => {
   it("a refused answer whose field is the checkpoint's undefined record, then a rejection: the run ends rejected", async () => {
     const paused = await pausedTicketAgent();
-    const refused = await resume(paused, { value: { title: "Printer jam", note: UNDEFINED_RECORD } });
+    const refused = await resume(paused, { type: "edit", value: { title: "Printer jam", note: UNDEFINED_RECORD } });
     expect(refused.responseOutcome).toMatchObject({ success: false, stopReason: "awaiting_review" });
-    const out = await resume(paused, { reject: true, reason: "not a ticket" });
+    const out = await resume(paused, { type: "reject", message: "not a ticket" });
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "rejected" });
     expect(structuredResponseOf(out)).toBeUndefined();
     expect((await paused.agent.graph.getState(paused.config)).values.responseOutcome).toMatchObject({ stopReason: "rejected" });
@@ -210,8 +210,8 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
 
   it("a refused answer, then a valid one: the valid one is the result", async () => {
     const paused = await pausedTicketAgent();
-    await resume(paused, { value: { title: "Printer jam", note: UNDEFINED_RECORD } });
-    const out = await resume(paused, { value: { title: "Scanner offline" } });
+    await resume(paused, { type: "edit", value: { title: "Printer jam", note: UNDEFINED_RECORD } });
+    const out = await resume(paused, { type: "edit", value: { title: "Scanner offline" } });
     expect(out.responseOutcome).toMatchObject({ success: true, by: "human", value: { title: "Scanner offline" } });
     expect(structuredResponseOf(out)).toEqual({ title: "Scanner offline" });
   });
@@ -219,12 +219,12 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
   it("a value holding a record the checkpoint would rewrite is refused, saying where, never accepted as another value", async () => {
     const open = { name: "note", description: "A note.", schema: { type: "object", required: ["title"], properties: { title: { type: "string" } } } };
     const paused = await pausedTicketAgent({ spec: open });
-    const out = await resume(paused, { value: { title: "Printer jam", extra: UNDEFINED_RECORD } });
+    const out = await resume(paused, { type: "edit", value: { title: "Printer jam", extra: UNDEFINED_RECORD } });
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "awaiting_review" });
     expect(out.responseOutcome?.errors.join("\n")).toMatch(/^extra has the fields "lc" and "type" of a LangGraph checkpoint marker/m);
     const shownAgain = await shown(paused);
     expect(shownAgain?.value.errors).toEqual(out.responseOutcome?.errors);
-    const accepted = await resume(paused, { value: { title: "Printer jam", extra: { lc: 3, kind: "fine" } } });
+    const accepted = await resume(paused, { type: "edit", value: { title: "Printer jam", extra: { lc: 3, kind: "fine" } } });
     expect(accepted.responseOutcome).toMatchObject({ success: true, value: { title: "Printer jam", extra: { lc: 3, kind: "fine" } } });
     // What the thread keeps is the very value judged.
     expect((await paused.agent.graph.getState(paused.config)).values.responseOutcome).toEqual(accepted.responseOutcome);
@@ -247,8 +247,8 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
     });
     const paused = await pausedTicketAgent({ spec: counted, first: { title: "draft" } });
     expect(runs).toBe(1);
-    for (let i = 0; i < 3; i++) await resume(paused, { value: { title: "draft" } });
-    const out = await resume(paused, { value: { title: "final" } });
+    for (let i = 0; i < 3; i++) await resume(paused, { type: "edit", value: { title: "draft" } });
+    const out = await resume(paused, { type: "edit", value: { title: "final" } });
     expect(out.responseOutcome).toMatchObject({ success: true, value: { title: "final" } });
     expect(runs).toBe(5);
   });
@@ -257,9 +257,9 @@ describe("validatedResponse: each review answer is judged once, as given, and ne
     const quota = quotaSpec();
     const paused = await pausedTicketAgent({ spec: quota, first: valid, context: { maxReplicas: 5 }, ruleContext: (run) => run.context });
     expect(paused.out.responseOutcome?.errors).toEqual(["replicas is 8; the team's quota is 5"]);
-    const out = await paused.agent.invoke(new Command({ resume: { value: valid } }), { ...paused.config, context: { maxReplicas: 100 } });
+    const out = await paused.agent.invoke(new Command({ resume: { type: "edit", value: valid } }), { ...paused.config, context: { maxReplicas: 100 } });
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "awaiting_review", errors: ["replicas is 8; the team's quota is 5"] });
-    const fixed = await paused.agent.invoke(new Command({ resume: { value: { ...valid, replicas: 5 } } }), paused.config);
+    const fixed = await paused.agent.invoke(new Command({ resume: { type: "edit", value: { ...valid, replicas: 5 } } }), paused.config);
     expect(fixed.responseOutcome).toMatchObject({ success: true, value: { replicas: 5 } });
   });
 });

@@ -24,7 +24,7 @@ describe("createAgent structured answers side by side (simulated model)", () => 
     expect(results.ruleOnly.requests.length).toBeGreaterThanOrEqual(1);
   });
 
-  it("validatedResponse: every retry names every defect, one retry suffices, and only valid values are returned", () => {
+  it("validatedResponseMiddleware: every retry names every defect, one retry suffices, and only valid values are returned", () => {
     for (const records of [results.multi.records, results.ruleOnly.records]) {
       for (const run of runsOf(records, "validated-response")) {
         expect(run.result).toBe("valid");

@@ -1,5 +1,5 @@
 /**
- * validatedResponse inside createAgent with scripted model turns: every error
+ * validatedResponseMiddleware inside createAgent with scripted model turns: every error
  * of a rejected answer reaches the model exactly as the validation graph's
  * retry prompt lists them, the model tries again within maxAttempts, and the
  * run ends with a typed outcome; structuredResponse only ever holds an
@@ -11,7 +11,7 @@ import { createAgent } from "langchain";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { answerRejectedText, answerSetAsideText, noAnswerText } from "../../src/agents/prompts.js";
-import { validatedResponse, type ResponseOutcome } from "../../src/agents/index.js";
+import { validatedResponseMiddleware, type ResponseOutcome } from "../../src/agents/index.js";
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { checkValue } from "../../src/specs/check.js";
 import { defineSpec } from "../../src/specs/spec.js";
@@ -33,10 +33,10 @@ import {
 const ask = { messages: [new HumanMessage(REQUEST)] };
 const errorsOf = async (value: unknown) => (await checkValue(deploymentSpec, value)).errors;
 
-describe("validatedResponse: the agent's structured answer held to a spec", () => {
+describe("validatedResponseMiddleware: the agent's structured answer held to a spec", () => {
   it("gives the model every error of a three-defect answer, as the retry prompt lists them; the corrected answer is the outcome", async () => {
     const model = scriptedTurns([() => answerTurn(threeDefects), () => answerTurn(valid)]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] });
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
     const out = await agent.invoke(ask);
 
     const errors = await errorsOf(threeDefects);
@@ -62,7 +62,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
       return turn;
     };
     const model = scriptedTurns([stopped({ finish_reason: "length" }), stopped({ finishReason: "OTHER" }), () => answerTurn(valid)]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] });
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
     const out = await agent.invoke(ask);
     expect(model.callCount).toBe(3);
     expect(promptAt(model, 1).at(-1)!.content).toBe(answerRejectedText(ANSWER, [truncatedAnswerError('finish_reason "length"')], 1, 3));
@@ -72,7 +72,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("ends with an explicit failure after maxAttempts: stop reason, errors, last answer, attempts; no structuredResponse", async () => {
     const model = scriptedTurns([() => answerTurn(threeDefects), () => answerTurn(threeDefects)]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 2 })] });
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })] });
     const out = await agent.invoke(ask);
     expect(model.callCount).toBe(2);
     expect(out.responseOutcome).toEqual({
@@ -90,7 +90,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
   it("holds answers to the cross-field rules that a response schema alone lets through", async () => {
     const ruleOnly = { ...valid, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } };
     const model = scriptedTurns([() => answerTurn(ruleOnly), () => answerTurn(valid)]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     expect(String(promptAt(model, 1).at(-1)!.content)).toContain(rejectionSection(await errorsOf(ruleOnly)));
     expect(structuredResponseOf(out)).toEqual(valid);
   });
@@ -98,7 +98,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
   it("judges a text answer (a provider that ignores the tool choice) with the model's reader and answers it with the validation graph's retry prompt", async () => {
     const broken = `Here it is:\n\`\`\`json\n${JSON.stringify(threeDefects)}\n\`\`\``;
     const model = scriptedTurns([() => callTurn([], broken), () => callTurn([], `Fixed: ${JSON.stringify(valid)}`)]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     const feedback = promptAt(model, 1).at(-1)!;
     expect(feedback.getType()).toBe("human");
     expect(feedback.content).toBe(retryPrompt(REQUEST, broken, await errorsOf(threeDefects)));
@@ -121,7 +121,9 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
         ]),
       () => answerTurn(valid, "c"),
     ]);
-    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1 })] }).invoke(
+      ask,
+    );
     expect(lookups).toEqual([{ service: "payments-api" }]);
     const results = promptAt(model, 1).filter((m) => m.getType() === "tool") as ToolMessage[];
     expect(results.map((m) => [m.tool_call_id, m.content])).toEqual(
@@ -142,7 +144,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
         ]),
       () => answerTurn(valid, "z"),
     ]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     const results = promptAt(model, 1).filter((m) => m.getType() === "tool") as ToolMessage[];
     expect(results.map((m) => m.tool_call_id)).toEqual(["x", "y"]);
     expect(String(results[0].content)).toMatch(/the answer was given 2 times in one message/);
@@ -157,7 +159,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
         invalid_tool_calls: [{ name: ANSWER, args: '{"service_name": "payments-api", "replicas": ', id: "y", error: "not JSON", type: "invalid_tool_call" }],
       });
     const model = scriptedTurns([twoAnswers, () => answerTurn(valid, "z")]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     expect(model.callCount).toBe(2);
     const result = promptAt(model, 1).at(-1) as ToolMessage;
     expect(result.tool_call_id).toBe("x");
@@ -173,7 +175,9 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
       schema: z.object({ service: z.string() }),
     });
     const model = scriptedTurns(Array.from({ length: 40 }, (_, i) => () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: `l${i}` }])));
-    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config", maxToolTurns: 2 })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxToolTurns: 2 })] }).invoke(
+      ask,
+    );
     expect(lookups).toHaveLength(2);
     expect(model.callCount).toBe(3);
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "no_answer", attempts: 0, lastAnswer: "" });
@@ -188,17 +192,19 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     const work = (i: number) => () => callTurn([{ name: "lookup", args: { service: "payments-api" }, id: `w${i}` }]);
     const refused = (i: number) => () => answerTurn(threeDefects, `a${i}`);
     const model = scriptedTurns([work(0), refused(0), work(1), refused(1), work(2), work(3), work(4), refused(2), work(5), work(6)]);
-    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [lookup], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 3 });
     const workFirst = scriptedTurns(Array.from({ length: 12 }, (_, i) => work(i)).concat([refused(0), refused(1), refused(2)]));
-    const worked = await createAgent({ model: workFirst, tools: [lookup], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const worked = await createAgent({ model: workFirst, tools: [lookup], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(
+      ask,
+    );
     expect(worked.responseOutcome).toMatchObject({ success: false, stopReason: "no_answer" });
   });
 
   it("refuses a model's answer holding a record the checkpoint would read back as another value, and says where", async () => {
     const marked = { ...valid, labels: [{ lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], kwargs: { content: "hi" } }] };
     const model = scriptedTurns([() => answerTurn(marked, "m"), () => answerTurn(valid, "n")]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     const result = promptAt(model, 1).at(-1) as ToolMessage;
     expect(String(result.content)).toContain(
       `- labels[0] has the fields "lc" and "type" of a LangGraph checkpoint marker, which a checkpoint would not give back as written`,
@@ -208,7 +214,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("counts a call to a tool the agent does not have as a refused answer, answered, instead of a run that cannot route", async () => {
     const model = scriptedTurns([() => callTurn([{ name: "extract-deployment_config", args: valid, id: "t" }]), () => answerTurn(valid, "u")]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke(ask);
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke(ask);
     const result = promptAt(model, 1).at(-1) as ToolMessage;
     expect(result.tool_call_id).toBe("t");
     expect(String(result.content)).toContain(`- the agent has no tool named "extract-deployment_config"; give your final answer by calling ${ANSWER}`);
@@ -225,7 +231,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
       () => callTurn([{ name: "extract-window", args: { start: 5, end: 1 } }]),
       () => callTurn([{ name: "extract-window", args: { start: 5, end: 9 } }]),
     ]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec })] });
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec })] });
     const out = await agent.invoke(ask);
     expect(String(promptAt(model, 1).at(-1)!.content)).toContain("- end is 1; end must be greater than start");
     expectTypeOf(out.responseOutcome).toEqualTypeOf<ResponseOutcome<{ start: number; end: number; label: string; length: number }> | null>();
@@ -239,7 +245,11 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
     const quota = quotaSpec();
     const answer = (args: unknown) => () => callTurn([{ name: "extract-quota-deploy", args }]);
     const model = scriptedTurns([answer(valid), answer({ ...valid, replicas: 4 })]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: quota, ruleContext: (run: { context: unknown }) => run.context })] });
+    const agent = createAgent({
+      model,
+      tools: [],
+      middleware: [validatedResponseMiddleware({ spec: quota, ruleContext: (run: { context: unknown }) => run.context })],
+    });
     const out = await agent.invoke(ask, { context: { maxReplicas: 5 } });
     expect(String(promptAt(model, 1).at(-1)!.content)).toContain("- replicas is 8; the team's quota is 5");
     expect(out.responseOutcome).toMatchObject({ success: true, value: { replicas: 4 } });
@@ -247,7 +257,7 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
 
   it("starts each new input with a fresh answer and budget", async () => {
     const model = scriptedTurns([() => answerTurn(threeDefects, "1"), () => answerTurn(valid, "2"), () => answerTurn(threeDefects, "3")]);
-    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config", maxAttempts: 1 })] });
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1 })] });
     const first = await agent.invoke(ask);
     expect(first.responseOutcome).toMatchObject({ success: false, attempts: 1 });
     const second = await agent.invoke({ messages: [...first.messages, new HumanMessage("Try again.")] });
@@ -258,16 +268,16 @@ describe("validatedResponse: the agent's structured answer held to a spec", () =
   });
 
   it("refuses what cannot work, when it is built or at the first model call", async () => {
-    expect(() => validatedResponse({ spec: "deployment-config", maxAttempts: 0 })).toThrow(ConfigurationError);
-    expect(() => validatedResponse({ spec: "deployment-config", maxToolTurns: 21 })).toThrow(/maxToolTurns must be an integer from 0 to 20; got 21/);
-    expect(() => validatedResponse({ spec: "deployment-config", onFailure: "retry" as never })).toThrow(ConfigurationError);
-    expect(() => validatedResponse({ spec: { name: "list", schema: { type: "array" } } })).toThrow(SpecError);
+    expect(() => validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 0 })).toThrow(ConfigurationError);
+    expect(() => validatedResponseMiddleware({ spec: "deployment-config", maxToolTurns: 21 })).toThrow(/maxToolTurns must be an integer from 0 to 20; got 21/);
+    expect(() => validatedResponseMiddleware({ spec: "deployment-config", onFailure: "retry" as never })).toThrow(ConfigurationError);
+    expect(() => validatedResponseMiddleware({ spec: { name: "list", schema: { type: "array" } } })).toThrow(SpecError);
     const model = scriptedTurns([() => answerTurn(valid)]);
     const agent = createAgent({
       model,
       tools: [],
       responseFormat: deploymentSpec.schema as never,
-      middleware: [validatedResponse({ spec: "deployment-config" })],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config" })],
     });
     await expect(agent.invoke(ask)).rejects.toThrow(/remove responseFormat from createAgent/);
     expect(model.callCount).toBe(0);

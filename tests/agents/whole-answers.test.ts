@@ -6,7 +6,7 @@
 import { HumanMessage } from "@langchain/core/messages";
 import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
-import { validatedResponse } from "../../src/agents/index.js";
+import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { PROMPT_HEADINGS } from "../../src/protocol/feedback.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
 import { answerTurn, callTurn, promptAt, REQUEST, scriptedTurns, threeDefects, valid } from "./agent.support.js";
@@ -14,11 +14,11 @@ import { answerTurn, callTurn, promptAt, REQUEST, scriptedTurns, threeDefects, v
 const asksForCorrections = (content: unknown) => JSON.stringify(content).includes(PROMPT_HEADINGS.corrections);
 
 describe("whole-answer retries outside the validation graph", () => {
-  it("validatedResponse has no retryWith, and its retries (a tool result, or a text answer's retry prompt) ask for the whole answer", async () => {
+  it("validatedResponseMiddleware has no retryWith, and its retries (a tool result, or a text answer's retry prompt) ask for the whole answer", async () => {
     // @ts-expect-error retryWith is the validation graph's setting; the middleware retries with whole answers.
-    validatedResponse({ spec: "deployment-config", retryWith: "corrections" });
+    validatedResponseMiddleware({ spec: "deployment-config", retryWith: "corrections" });
     const model = scriptedTurns([() => answerTurn(threeDefects), () => callTurn([], JSON.stringify(threeDefects)), () => answerTurn(valid)]);
-    const out = await createAgent({ model, tools: [], middleware: [validatedResponse({ spec: "deployment-config" })] }).invoke({
+    const out = await createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] }).invoke({
       messages: [new HumanMessage(REQUEST)],
     });
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 3 });

@@ -6,8 +6,8 @@
  * (Types inferred from zod schemas, such as AttemptRecord, reach the checker
  * without their alias; their fields are still walked.)
  */
-import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { API_PAGE, apiMarkdown, publicSurface, type PublicExport } from "../../scripts/api-docs.js";
@@ -90,4 +90,24 @@ describe("the public surface", () => {
   it("is listed in docs/api.md as it is (npx tsx scripts/api-docs.ts writes it)", () => {
     expect(readFileSync(API_PAGE, "utf8")).toBe(apiMarkdown(surface));
   });
+
+  it("is small: at most 95 names over the entry points, each once and each explained", () => {
+    const named = surface.exports.map((e) => e.name);
+    expect(named.length).toBeLessThanOrEqual(95);
+    expect(new Set(named).size).toBe(named.length);
+    expect(surface.exports.filter((e) => e.summary === "").map((e) => `${e.entry}: ${e.name}`)).toEqual([]);
+  });
+
+  it("keeps no deprecated name: a rename is made everywhere at once (0.x, unpublished)", () => {
+    const deprecated = sourceFiles(SRC).filter((file) => /@deprecated\b/.test(readFileSync(file, "utf8")));
+    expect(deprecated).toEqual([]);
+    expect(surface.exports.filter((e) => e.symbol.getJsDocTags(checker).some((tag) => tag.name === "deprecated")).map((e) => e.name)).toEqual([]);
+  });
 });
+
+/** The TypeScript files under `dir`. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((name) => /\.(ts|mts|cts)$/.test(name))
+    .map((name) => join(dir, name));
+}

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
 import { firstAttemptPrompt, retryPrompt } from "../../src/protocol/feedback.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import type { EvalCliResult } from "../../eval/run.js";
 import { main, perSpec } from "../../eval/run.js";
 import { formatCalls, formatMs, formatPercent, formatTokens, SUMMARY_HEADER } from "../../eval/report.js";
@@ -172,7 +172,7 @@ describe("the simulated model", () => {
       for (const d of defects) {
         const broken = buildAnswer(specName, [d], new Set([d.id]));
         expect(exhibits(d, broken), `${specName}/${d.id} exhibited`).toBe(true);
-        const report = validateAgainstSpec(spec, broken);
+        const report = checkValueSync(spec, broken);
         expect(report.valid, `${specName}/${d.id} invalid`).toBe(false);
         const feedback = report.errors.join("\n");
         expect(
@@ -185,7 +185,7 @@ describe("the simulated model", () => {
           `${specName}/${d.id} reviewer line`,
         ).toBe(true);
         const fixed = buildAnswer(specName, [d], new Set());
-        expect(validateAgainstSpec(spec, fixed).errors, `${specName}/${d.id} fixed`).toEqual([]);
+        expect(checkValueSync(spec, fixed).errors, `${specName}/${d.id} fixed`).toEqual([]);
       }
     }
   });
@@ -194,7 +194,7 @@ describe("the simulated model", () => {
     for (const item of SUITE) {
       const planned = planDefects(item.spec, item.request, item.difficulty, 1);
       const answer = buildAnswer(item.spec, planned, new Set(planned.map((d) => d.id)));
-      const report = validateAgainstSpec(builtinSpecs.get(item.spec)!, answer);
+      const report = checkValueSync(builtinSpecs.get(item.spec)!, answer);
       expect(report.valid, item.id).toBe(planned.length === 0);
       if (planned.length > 0)
         expect(
@@ -252,13 +252,13 @@ describe("the first-error strategy's spec", () => {
       resources: { cpu_limit: 0.5, memory_limit_mb: 64 },
       health_check: { path: "/h", timeout_seconds: 30, interval_seconds: 10 },
     };
-    expect(validateAgainstSpec(full, several).errors.length).toBeGreaterThan(2);
-    const first = validateAgainstSpec(spec, several);
+    expect(checkValueSync(full, several).errors.length).toBeGreaterThan(2);
+    const first = checkValueSync(spec, several);
     expect(first.valid).toBe(false);
     expect(first.errors).toHaveLength(1);
-    expect(first.errors[0]).toBe(validateAgainstSpec(full, several).errors[0]);
+    expect(first.errors[0]).toBe(checkValueSync(full, several).errors[0]);
     const rulesOnly = { ...(full.example as object), replicas: 8, health_check: { path: "/h", timeout_seconds: 30, interval_seconds: 10 } };
-    expect(validateAgainstSpec(spec, rulesOnly).errors).toEqual(validateAgainstSpec(full, rulesOnly).errors);
-    expect(validateAgainstSpec(spec, full.example).valid).toBe(true);
+    expect(checkValueSync(spec, rulesOnly).errors).toEqual(checkValueSync(full, rulesOnly).errors);
+    expect(checkValueSync(spec, full.example).valid).toBe(true);
   });
 });

@@ -14,7 +14,7 @@ import { formatCalls, formatPercent, formatTokens, LOOPS_HEADER, loopsTable } fr
 import { DEFAULT_LOOP_BUDGET, main, perSpec } from "../../eval/run.js";
 import { buildAnswer, exhibits, planDefects, SMALL_MODEL_NEVER_FIXES, tieredModelSource } from "../../eval/simulated-model.js";
 import { SUITE } from "../../eval/suite.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { REPO_ROOT } from "../../testkit/dev-server.js";
@@ -44,7 +44,7 @@ describe("the simulated small and large models", () => {
     const planned = planDefects(item.spec, item.request, item.difficulty, 1);
     const spec = builtinSpecs.get(item.spec)!;
     const first = buildAnswer(item.spec, planned, new Set(planned.map((d) => d.id)));
-    const errors = validateAgainstSpec(spec, first).errors;
+    const errors = checkValueSync(spec, first).errors;
     const messages = [new SystemMessage(generationSystemPrompt(spec)), new HumanMessage(retryPrompt(item.request, JSON.stringify(first), errors))];
     const small = JSON.parse(String((await tieredModelSource({ seed: 1 })({ model: "small", role: "generate" }).invoke(messages)).content));
     const large = JSON.parse(String((await tieredModelSource({ seed: 1 })({ model: "large", role: "generate" }).invoke(messages)).content));

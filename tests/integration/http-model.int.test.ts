@@ -63,7 +63,7 @@ describe("validation graph through ChatOpenAI over HTTP", () => {
     expect(server.requests.slice(before).map((r) => r.stream)).toEqual([true, true]);
     expect(tokens).toContain(VALID);
     expect(final.success).toBe(true);
-    expect(final.result).toEqual(JSON.parse(VALID));
+    expect(final.value).toEqual(JSON.parse(VALID));
   });
 
   it("a provider error names what the provider said", async () => {
@@ -110,7 +110,7 @@ describe("command line against the scripted server", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("not valid after 2 attempt(s) (max_attempts)");
     const doc = documentOf(r.stdout);
-    expect(doc).toMatchObject({ success: false, exitCode: 1, stopReason: "max_attempts", attempts: 2, result: JSON.parse(BROKEN) });
+    expect(doc).toMatchObject({ success: false, exitCode: 1, stopReason: "max_attempts", attempts: 2, value: JSON.parse(BROKEN) });
     expect(doc.errors.join("\n")).toContain(RULES.replicasNeedCpu(0.5, 8));
   });
 

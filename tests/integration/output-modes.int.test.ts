@@ -195,7 +195,7 @@ describe("output modes through ChatOpenAI", () => {
     expect(body.tools).toHaveLength(1);
     expect(body.tools[0].function).toMatchObject({ name: "deployment-config_output", parameters: SPEC.schema });
     expect(body.tool_choice).toEqual({ type: "function", function: { name: "deployment-config_output" } });
-    expect(out).toMatchObject({ success: true, attempts: 2, result: JSON.parse(VALID) });
+    expect(out).toMatchObject({ success: true, attempts: 2, value: JSON.parse(VALID) });
     expect(out.history[0].errors[0]).toContain(RULES.replicasNeedCpu(0.5, 8));
   });
 
@@ -220,7 +220,7 @@ describe("output modes through ChatOpenAI", () => {
         if (kind === "values") final = chunk as Record<string, any>;
       }
       expect(server.requests.at(-1)!.stream).toBe(true);
-      expect(final).toMatchObject({ success: true, result: JSON.parse(VALID) });
+      expect(final).toMatchObject({ success: true, value: JSON.parse(VALID) });
     }
   });
 

@@ -57,8 +57,8 @@ describe("-0 is judged, returned and kept as 0", () => {
     const config = { configurable: { thread_id: "negative-zero" } };
     const out = await graph.invoke({ request: "z" }, config);
     expect(out.success).toBe(true);
-    expect(Object.is((out.result as { z: number }).z, 0)).toBe(true);
-    expect(Object.is(((await graph.getState(config)).values.result as { z: number }).z, 0)).toBe(true);
+    expect(Object.is((out.value as { z: number }).z, 0)).toBe(true);
+    expect(Object.is(((await graph.getState(config)).values.value as { z: number }).z, 0)).toBe(true);
   });
 });
 
@@ -168,8 +168,8 @@ describe("judged is kept, over seeded answers (property)", () => {
         continue;
       }
       expect(out.success, `${text}: ${out.errors}`).toBe(true);
-      const kept = (await graph.getState(config)).values.result;
-      expect(sameJson(out.result, expected), `returned: ${text}`).toBe(true);
+      const kept = (await graph.getState(config)).values.value;
+      expect(sameJson(out.value, expected), `returned: ${text}`).toBe(true);
       expect(sameJson(kept, expected), `kept: ${text}`).toBe(true);
       expect(sameJson(seen[0], expected), `judged: ${text}`).toBe(true);
     }

@@ -176,9 +176,9 @@ describe("every value let through comes back from the checkpoint exactly as judg
     const out = await graph.invoke({ request: "POST an order" }, config);
     expect(out.history[0].errors[0]).toMatch(/^The JSON cannot be kept as written: body has the fields "lc" and "type" of a LangGraph checkpoint marker/);
     expect(out.success).toBe(true);
-    expect(out.result).toEqual(valid);
+    expect(out.value).toEqual(valid);
     const saved = await graph.getState(config);
-    expect(saved.values.result).toEqual(out.result);
+    expect(saved.values.value).toEqual(out.value);
     expect(saved.values.success).toBe(true);
   });
 });

@@ -130,7 +130,7 @@ describe("the repaired value is judged whole", () => {
       context: { maxAttempts: 1, onFailure: "interrupt" as const, repairSyntax: true },
     };
     await graph.invoke({ request: "a deployment" }, config);
-    const person = await graph.invoke(new Command({ resume: { value: slipped } }), config);
+    const person = await graph.invoke(new Command({ resume: { type: "edit", value: slipped } }), config);
     expect(person.success).toBe(false);
     expect(person.history.at(-1)).toMatchObject({ by: "human", valid: false });
     expect(person.history.at(-1)?.repairs).toBeUndefined();

@@ -460,7 +460,7 @@ describe.each(SETUPS)("a consumer project with the $label supported versions (@l
       const report = JSON.parse(result.stdout.trim());
       expect(report).toEqual({
         success: true,
-        result: { code: "VIP-SAVE40", percent: 40 },
+        value: { code: "VIP-SAVE40", percent: 40 },
         attempts: 2,
         firstErrors: ['code is "SAVE40"; percent=40 requires a code starting with "VIP-"'],
         builtins: [...builtinSpecs.keys()],
@@ -615,7 +615,7 @@ describe.each(SETUPS)("a consumer project with langchain installed beside the ta
   });
 
   it(
-    "runs a createAgent with validatedResponse and a scripted model: every error goes back, the outcome is valid",
+    "runs a createAgent with validatedResponseMiddleware and a scripted model: every error goes back, the outcome is valid",
     async () => {
       const result = await timed(`node agents-consumer/run.mjs (${setup.label})`, () => run(process.execPath, ["run.mjs"], agentsConsumer().dir));
       expect(result.code, explain("node run.mjs (agents)", result)).toBe(0);

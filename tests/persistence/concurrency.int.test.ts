@@ -99,7 +99,7 @@ describeWithPostgres("concurrent runs on PostgreSQL", (db) => {
           expect(state.values.attempts).toBe(2);
           expect(state.values.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
           expect(state.values.usage.calls).toBe(2);
-          expect(state.values.result).toEqual(JSON.parse(VALID));
+          expect(state.values.value).toEqual(JSON.parse(VALID));
         });
       } finally {
         await reader.close();

@@ -96,7 +96,7 @@ describeWithPostgres(
         expect(out.history[0].output).toBe(BROKEN);
         expect(out.history[0].errors.join("\n")).toContain(BROKEN_ERROR);
         expect(out.history[1].valid).toBe(true);
-        expect(out.result).toEqual(JSON.parse(VALID));
+        expect(out.value).toEqual(JSON.parse(VALID));
         // Two answered model calls; the one cut by the crash is not counted.
         expect(out.usage.calls).toBe(2);
         expect(out.usage.totalTokens).toBe(out.history[0].usage.totalTokens + out.history[1].usage.totalTokens);

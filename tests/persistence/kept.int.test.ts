@@ -29,17 +29,17 @@ describeWithPostgres("judged is kept through PostgresSaver", (db) => {
     const config = { configurable: { thread_id: "kept-pg" }, context: { spec: "api-request" } };
     const out = await graph.invoke({ request: "POST an order" }, config);
     expect(out.history[0].errors[0]).toMatch(/^The JSON cannot be kept as written: body has the fields "lc" and "type"/);
-    expect(out).toMatchObject({ success: true, result: VALID });
+    expect(out).toMatchObject({ success: true, value: VALID });
     // A fresh saver on the same database: nothing is served from memory.
     const reader = PostgresSaver.fromConnString(db.url);
     try {
       const fresh = buildValidationGraph({ model: scriptedModel([]), checkpointer: reader });
-      expect((await fresh.getState(config)).values.result).toEqual(out.result);
+      expect((await fresh.getState(config)).values.value).toEqual(out.value);
       let seen = 0;
       for await (const snapshot of fresh.getStateHistory(config)) {
-        const result = (snapshot.values as { result?: unknown }).result;
-        if (result !== null && result !== undefined) {
-          expect(result).toEqual(VALID);
+        const value = (snapshot.values as { value?: unknown }).value;
+        if (value !== null && value !== undefined) {
+          expect(value).toEqual(VALID);
           seen++;
         }
       }
@@ -63,7 +63,7 @@ describeWithPostgres("judged is kept through PostgresSaver", (db) => {
         continue;
       }
       expect(out.success, `${text}: ${out.errors}`).toBe(true);
-      expect(sameJson(out.result, expected), `returned: ${text}`).toBe(true);
+      expect(sameJson(out.value, expected), `returned: ${text}`).toBe(true);
       expect(sameJson(seen[0], expected), `judged: ${text}`).toBe(true);
       accepted.push({ config, text, expected });
     }
@@ -73,7 +73,7 @@ describeWithPostgres("judged is kept through PostgresSaver", (db) => {
     try {
       const fresh = buildValidationGraph({ model: scriptedModel([]), spec, checkpointer: reader });
       for (const { config, text, expected } of accepted) {
-        expect(sameJson((await fresh.getState(config)).values.result, expected), `kept: ${text}`).toBe(true);
+        expect(sameJson((await fresh.getState(config)).values.value, expected), `kept: ${text}`).toBe(true);
       }
     } finally {
       await reader.end();

@@ -139,7 +139,7 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
 
     const resumed = await post(`${services[1].url}/validate`, JSON.stringify({ threadId }));
     expect(resumed.status, JSON.stringify(resumed.json)).toBe(200);
-    expect(resumed.json).toMatchObject({ threadId, success: true, stopReason: "valid", attempts: 2, result: JSON.parse(VALID) });
+    expect(resumed.json).toMatchObject({ threadId, success: true, stopReason: "valid", attempts: 2, value: JSON.parse(VALID) });
     expect(resumed.json.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
 
     const again = await post(`${services[0].url}/validate`, JSON.stringify({ threadId }));
@@ -211,7 +211,7 @@ describeWithPostgres("the example service on PostgreSQL", (db) => {
       expect(json.success).toBe(true);
       expect(json.stopReason).toBe("valid");
       expect(json.attempts).toBe(2);
-      expect(json.result).toEqual(JSON.parse(VALID));
+      expect(json.value).toEqual(JSON.parse(VALID));
       expect(json.errors).toEqual([]);
       expect(json.history.map((h: { attempt: number }) => h.attempt)).toEqual([1, 2]);
       expect(json.usage.calls).toBe(2);

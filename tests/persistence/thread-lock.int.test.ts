@@ -133,9 +133,9 @@ describeWithPostgres(
         expect(requestsOf(["A", "B"], since).join("")).toBe("AAAB");
 
         const { finals, last } = await threadState(threadId);
-        expect(finals.some((v) => v.request === "request A" && v.success === true && v.result?.replicas === 5 && v.spec === "strict")).toBe(true);
-        expect(finals.some((v) => v.request === "request B" && v.success === true && v.result?.replicas === 50 && v.spec === "loose")).toBe(true);
-        expect(last).toMatchObject({ request: "request B", spec: "loose", success: true, result: { replicas: 50 }, attempts: 1 });
+        expect(finals.some((v) => v.request === "request A" && v.success === true && v.value?.replicas === 5 && v.spec === "strict")).toBe(true);
+        expect(finals.some((v) => v.request === "request B" && v.success === true && v.value?.replicas === 50 && v.spec === "loose")).toBe(true);
+        expect(last).toMatchObject({ request: "request B", spec: "loose", success: true, value: { replicas: 50 }, attempts: 1 });
         expect(last.history.map((h: { output: string }) => JSON.parse(h.output).replicas)).toEqual([50]);
         expect(await heldThreadLocks([threadId])).toBe(0);
       },
@@ -174,10 +174,10 @@ describeWithPostgres(
         expect(requestsOf(["A", "B", "C"], since).join("")).toBe("AAB");
 
         const { finals, last } = await threadState(threadId);
-        expect(finals.some((v) => v.request === "request B" && v.success === true && v.result?.replicas === 5)).toBe(true);
-        expect(finals.some((v) => v.request === "request A" && v.success === false && v.result?.replicas === 31)).toBe(true);
+        expect(finals.some((v) => v.request === "request B" && v.success === true && v.value?.replicas === 5)).toBe(true);
+        expect(finals.some((v) => v.request === "request A" && v.success === false && v.value?.replicas === 31)).toBe(true);
         expect(finals.some((v) => v.request === "request C")).toBe(false);
-        expect(last).toMatchObject({ request: "request B", success: true, result: { replicas: 5 }, attempts: 1 });
+        expect(last).toMatchObject({ request: "request B", success: true, value: { replicas: 5 }, attempts: 1 });
         expect(last.history.map((h: { output: string }) => JSON.parse(h.output).replicas)).toEqual([5]);
         expect(await heldThreadLocks([threadId])).toBe(0);
       },
@@ -209,7 +209,7 @@ describeWithPostgres(
         expect(doneB.result).toMatchObject({ success: true, value: { replicas: 50 } });
         expect(requestsOf(["A", "B"], since).join("")).toBe("AB");
         const { last } = await threadState(threadId);
-        expect(last).toMatchObject({ request: "request B", spec: "loose", success: true, result: { replicas: 50 } });
+        expect(last).toMatchObject({ request: "request B", spec: "loose", success: true, value: { replicas: 50 } });
         expect(await heldThreadLocks([threadId])).toBe(0);
       },
       TEST_TIMEOUT,

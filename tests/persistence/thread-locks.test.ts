@@ -222,13 +222,13 @@ describe("generateValidated and streamValidated on a named thread", () => {
     const finals: Array<Record<string, any>> = [];
     for await (const snapshot of graph.getStateHistory(config)) if (snapshot.next.length === 0) finals.push(snapshot.values);
     // Every success told is a finished checkpoint of its own request holding that value.
-    expect(finals.some((v) => v.request === "request A" && v.success && v.result?.replicas === 5 && v.spec === "strict")).toBe(true);
-    expect(finals.some((v) => v.request === "request B" && v.success && v.result?.replicas === 50 && v.spec === "loose")).toBe(true);
+    expect(finals.some((v) => v.request === "request A" && v.success && v.value?.replicas === 5 && v.spec === "strict")).toBe(true);
+    expect(finals.some((v) => v.request === "request B" && v.success && v.value?.replicas === 50 && v.spec === "loose")).toBe(true);
     // The thread's state is one run's, whole.
     const last = (await graph.getState(config)).values as Record<string, any>;
     const own = last.request === "request A" ? { spec: "strict", replicas: 5, answers: [30, 31, 5] } : { spec: "loose", replicas: 50, answers: [50] };
     expect(last.spec).toBe(own.spec);
-    expect(last.result).toEqual({ replicas: own.replicas });
+    expect(last.value).toEqual({ replicas: own.replicas });
     expect(last.history.map((h: { output: string }) => JSON.parse(h.output).replicas)).toEqual(own.answers);
   });
 
@@ -243,7 +243,7 @@ describe("generateValidated and streamValidated on a named thread", () => {
     expect(b.status).toBe("rejected");
     expect((b as PromiseRejectedResult).reason).toMatchObject({ name: "ThreadBusyError", reason: "running", threadId: "race" });
     const last = (await buildValidationGraph({ checkpointer }).getState({ configurable: { thread_id: "race" } })).values as Record<string, any>;
-    expect([last.request, last.spec, last.result, last.history.length]).toEqual(["request A", "strict", { replicas: 5 }, 3]);
+    expect([last.request, last.spec, last.value, last.history.length]).toEqual(["request A", "strict", { replicas: 5 }, 3]);
   });
 
   it("streamValidated holds the thread until its stream ends, also when the reader leaves early", async () => {

@@ -39,7 +39,7 @@ describe("google-genai/… through ChatGoogleGenerativeAI", () => {
   it("auto sends responseSchema (the subset Gemini takes) with JSON output; usage is usageMetadata's", async () => {
     const graph = await graphFor([{ text: VALID, usage: { input: 700, output: 70 } }]);
     const out = await graph.invoke(REQUEST, { context: { model: "google-genai/gemini-2.5-flash" } });
-    expect(out).toMatchObject({ success: true, attempts: 1, result: SPEC.example });
+    expect(out).toMatchObject({ success: true, attempts: 1, value: SPEC.example });
     const [sent] = server!.requests;
     expect(sent.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     expect(sent.headers["x-goog-api-key"]).toBe("gemini-test-key");

@@ -59,7 +59,7 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
   it("auto asks for a forced strict tool_use block with the spec's schema; the tool's input is the answer; usage is Anthropic's", async () => {
     const env = await script([{ toolUse: { input: VALID }, usage: { input: 1200, output: 80 } }]);
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5" } });
-    expect(out).toMatchObject({ success: true, attempts: 1, result: SPEC.example });
+    expect(out).toMatchObject({ success: true, attempts: 1, value: SPEC.example });
     const [sent] = anthropic!.requests;
     expect(sent.path).toBe("/v1/messages");
     expect(sent.body.model).toBe("claude-sonnet-4-5");
@@ -101,7 +101,7 @@ describe("anthropic/… through ChatAnthropic and the Messages API", () => {
   it("a complete-looking answer the provider cut is still not valid: only a finished answer can be", async () => {
     const env = await script([{ text: VALID, stopReason: "max_tokens" }]);
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "text", maxAttempts: 1 } });
-    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", result: null });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", value: null });
     expect(out.history[0].truncated).toBe('stop_reason "max_tokens"');
   });
 
@@ -307,7 +307,7 @@ describe("an answer is finished only on the provider's finished stop", () => {
       { text: VALID, stopReason: "pause_turn" },
     ]);
     const out = await graphWith(env).invoke(REQUEST, { context: { model: "anthropic/claude-sonnet-4-5", outputMode: "text", maxAttempts: 2 } });
-    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", result: null });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", value: null });
     expect(out.history[0].truncated).toBe('stop_reason "model_context_window_exceeded"');
     expect(out.history[1]).toMatchObject({ unfinished: 'stop_reason "pause_turn"', errors: [unfinishedAnswerError('stop_reason "pause_turn"')] });
   });

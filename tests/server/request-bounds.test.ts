@@ -79,7 +79,7 @@ describe("the door: every part of a JSON body within its bounds", () => {
   it("a resume too large or too deep is refused before the server stores it, saying the paused run stays paused", async () => {
     const big = await post(
       "/threads/t1/runs/wait",
-      JSON.stringify({ assistant_id: "validation", command: { resume: { value: "x".repeat(REQUEST_LIMITS.partChars.command) } } }),
+      JSON.stringify({ assistant_id: "validation", command: { resume: { type: "edit", value: "x".repeat(REQUEST_LIMITS.partChars.command) } } }),
     );
     expect(big.status).toBe(413);
     expect(big.message).toMatch(/^command is \d+ characters of JSON, over the limit of 1001000 for this field\. .*a paused run is still paused/);
@@ -119,7 +119,7 @@ describe("the door: every part of a JSON body within its bounds", () => {
     expect(
       (await post("/runs", JSON.stringify({ assistant_id: "validation", context: { spec, ruleContext, systemPrompt: "p".repeat(MAX_REQUEST_CHARS) } }))).status,
     ).toBe(404);
-    expect((await post("/threads/t1/runs", `{"assistant_id":"validation","command":{"resume":{"value":${nestedText(64)}}}}`)).status).toBe(404);
+    expect((await post("/threads/t1/runs", `{"assistant_id":"validation","command":{"resume":{"type":"edit","value":${nestedText(64)}}}}`)).status).toBe(404);
   });
 
   it("a body that is not JSON, or has none, is left to the route; one over MAX_BODY_BYTES is still 413", async () => {

@@ -161,7 +161,7 @@ describe("LangGraph server, auth off", () => {
       expect(props.stopOnNoProgress).toMatchObject({ default: false });
     }
     const vOutput = validation.output_schema as { properties: Record<string, { description?: string }> };
-    expect(Object.keys(vOutput.properties)).toEqual(expect.arrayContaining(["success", "result", "errors", "attempts", "stopReason", "history", "usage"]));
+    expect(Object.keys(vOutput.properties)).toEqual(expect.arrayContaining(["success", "value", "errors", "attempts", "stopReason", "history", "usage"]));
     expect(vOutput.properties.success.description).toMatch(/validator/);
 
     const reflexion = await client.assistants.getSchemas(byGraph.get("reflexion")!);
@@ -207,7 +207,7 @@ describe("LangGraph server, auth off", () => {
       input: { request: "A deployment config for payments-api with 8 replicas" },
       context: { maxAttempts: 3 },
     })) as Record<string, unknown> & { history: Array<{ attempt: number; valid: boolean; errors: string[] }> };
-    expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2, errors: [], result: VALID_CONFIG, spec: "deployment-config" });
+    expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2, errors: [], value: VALID_CONFIG, spec: "deployment-config" });
     expect(out.history.map((h) => [h.attempt, h.valid])).toEqual([
       [1, false],
       [2, true],
@@ -290,8 +290,8 @@ describe("LangGraph server, auth off", () => {
     const out = (await client.runs.wait(null, "validation", {
       input: { request: "A window from second 10 to second 20" },
       context: { spec: TIME_WINDOW_SPEC, maxAttempts: 2 },
-    })) as { success: boolean; spec: string; result: unknown; history: Array<{ errors: string[] }> };
-    expect(out).toMatchObject({ success: true, spec: "time-window", result: { start: 10, end: 20 } });
+    })) as { success: boolean; spec: string; value: unknown; history: Array<{ errors: string[] }> };
+    expect(out).toMatchObject({ success: true, spec: "time-window", value: { start: 10, end: 20 } });
     expect(out.history).toHaveLength(2);
     expect(out.history[0].errors.join("\n")).toMatch(/end/);
   });
@@ -308,17 +308,17 @@ describe("LangGraph server, auth off", () => {
     const thread = await client.threads.create();
     const out = (await client.runs.wait(thread.thread_id, "validation", { input: { request: "a probe" }, context: { spec: KEPT_SPEC, maxAttempts: 2 } })) as {
       success: boolean;
-      result: unknown;
+      value: unknown;
       history: Array<{ errors: string[] }>;
     };
     expect(out.history[0].errors.join("\n")).toMatch(/cannot be kept as written: (body has the fields "lc" and "type"|n is a number out of range)/);
-    expect(out).toMatchObject({ success: true, result: KEPT_VALID });
+    expect(out).toMatchObject({ success: true, value: KEPT_VALID });
     const state = await client.threads.getState(thread.thread_id);
-    expect((state.values as { result: unknown }).result).toEqual(KEPT_VALID);
+    expect((state.values as { value: unknown }).value).toEqual(KEPT_VALID);
     const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
-    const results = history.map((h) => (h.values as { result?: unknown }).result).filter((r) => r !== null && r !== undefined);
-    expect(results.length).toBeGreaterThan(0);
-    for (const result of results) expect(result).toEqual(KEPT_VALID);
+    const values = history.map((h) => (h.values as { value?: unknown }).value).filter((v) => v !== null && v !== undefined);
+    expect(values.length).toBeGreaterThan(0);
+    for (const value of values) expect(value).toEqual(KEPT_VALID);
   });
 
   test("a bad configuration is refused with a clear error before any model call, not a hung run", async () => {
@@ -396,13 +396,16 @@ describe("LangGraph server, auth off", () => {
     });
 
     // Held to the same spec: still invalid, asked again.
-    await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: INVALID_CONFIG } }, context });
+    await client.runs.wait(thread.thread_id, "validation", { command: { resume: { type: "edit", value: INVALID_CONFIG } }, context });
     expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
     expect(((await client.threads.getState(thread.thread_id)).values as { errors: string[] }).errors).toEqual([CPU_ERROR]);
 
     const fixed = { ...INVALID_CONFIG, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
-    const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: fixed } }, context })) as Record<string, any>;
-    expect(done).toMatchObject({ success: true, stopReason: "valid", result: fixed });
+    const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { type: "edit", value: fixed } }, context })) as Record<
+      string,
+      any
+    >;
+    expect(done).toMatchObject({ success: true, stopReason: "valid", value: fixed });
     expect(done.history.map((h: { by?: string }) => h.by ?? "model")).toEqual(["model", "human", "human"]);
     expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
   });

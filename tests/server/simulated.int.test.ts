@@ -76,11 +76,11 @@ describe("LangGraph server with LLM_MODEL=simulated and no provider", () => {
     const thread = await client.threads.create();
     const out = (await client.runs.wait(thread.thread_id, "validation", {
       input: { request: "A deployment config for payments-api with 8 replicas" },
-    })) as { success: boolean; result: unknown; history: Array<{ valid: boolean; errors: string[] }> };
+    })) as { success: boolean; value: unknown; history: Array<{ valid: boolean; errors: string[] }> };
     expect(out.success, JSON.stringify(out)).toBe(true);
     expect(out.history[0]).toMatchObject({ valid: false });
     expect(out.history[0].errors.length).toBeGreaterThan(0);
-    expect((await checkValue(builtinSpecs.get("deployment-config")!, out.result)).valid).toBe(true);
+    expect((await checkValue(builtinSpecs.get("deployment-config")!, out.value)).valid).toBe(true);
     const state = await client.threads.getState<{ run: { model: string } }>(thread.thread_id);
     expect(state.values.run.model).toBe("simulated");
   });

@@ -29,7 +29,7 @@ const PAUSE = { spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt
 /** The fields the finding names: each, written alone as the review step, forged the outcome. */
 const OUTCOME_WRITES: Record<string, unknown> = {
   success: true,
-  result: { forged: true },
+  value: { forged: true },
   run: { request: REQUEST, spec: { name: "anything", schema: {} }, maxAttempts: 9, attemptLimit: 9 },
   history: [{ attempt: 2, output: "{}", errors: [], valid: true, usage: { inputTokens: 0, outputTokens: 0, totalTokens: 0, calls: 0 } }],
   errors: [],
@@ -80,7 +80,7 @@ export interface StateWriteCase {
 
 type Values = {
   success: boolean;
-  result: unknown;
+  value: unknown;
   stopReason: string | null;
   history: Array<{ by?: string }>;
   request: string;
@@ -99,10 +99,10 @@ async function forgingIsRefused(t: StateWriteTarget): Promise<void> {
   expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
   const checkpoints = (await client.threads.getHistory(thread.thread_id, { limit: 100 })).length;
 
-  const forged = await refusalOf(client.threads.updateState(thread.thread_id, { values: { success: true, result: { forged: true } }, asNode: "review" }));
+  const forged = await refusalOf(client.threads.updateState(thread.thread_id, { values: { success: true, value: { forged: true } }, asNode: "review" }));
   expect(forged.status).toBe(403);
   expect(forged.error).toBe("Forbidden");
-  expect(forged.message).toMatch(/^Not writable: "result", "success" \(the run's outcome and records\)/);
+  expect(forged.message).toMatch(/^Not writable: "success", "value" \(the run's outcome and records\)/);
   expect(forged.message).toMatch(/only "request"/);
   expect(forged.message).toMatch(/validator/);
   expect(forged.message).toMatch(/Command\(\{ resume \}\)/);
@@ -120,7 +120,7 @@ async function forgingIsRefused(t: StateWriteTarget): Promise<void> {
 
   // A run's command.update writes the same channels; its goto skips the review.
   for (const command of [
-    { resume: { reject: true }, update: { success: true, result: { forged: true } } },
+    { resume: { type: "reject" }, update: { success: true, value: { forged: true } } },
     { update: { success: true } },
     { goto: "__end__" },
   ]) {
@@ -137,8 +137,11 @@ async function forgingIsRefused(t: StateWriteTarget): Promise<void> {
   expect((await client.threads.get(thread.thread_id)).status).toBe("interrupted");
   expect((await client.threads.getHistory(thread.thread_id, { limit: 100 })).length).toBe(checkpoints);
 
-  const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: FIXED_CONFIG } }, context: PAUSE })) as Values;
-  expect(done).toMatchObject({ success: true, stopReason: "valid", result: FIXED_CONFIG });
+  const done = (await client.runs.wait(thread.thread_id, "validation", {
+    command: { resume: { type: "edit", value: FIXED_CONFIG } },
+    context: PAUSE,
+  })) as Values;
+  expect(done).toMatchObject({ success: true, stopReason: "valid", value: FIXED_CONFIG });
   expect(done.history.map((h) => h.by ?? "model")).toEqual(["model", "human"]);
   expect((await client.threads.get(thread.thread_id)).status).toBe("idle");
 }
@@ -185,7 +188,7 @@ export const STATE_WRITE_CASES: StateWriteCase[] = [
     name: "every other route that writes state is refused: stateless and batch runs, supersteps, a graph_id patch, protocol commands",
     async run(t) {
       const { client, server, headers } = t;
-      const stateless = await refusalOf(client.runs.wait(null, "validation", { command: { update: { success: true, result: { forged: true } } } }));
+      const stateless = await refusalOf(client.runs.wait(null, "validation", { command: { update: { success: true, value: { forged: true } } } }));
       expect(stateless.status).toBe(403);
       const batch = await fetch(`${server.url}/runs/batch`, {
         method: "POST",
@@ -199,11 +202,11 @@ export const STATE_WRITE_CASES: StateWriteCase[] = [
         client.threads.create({
           threadId,
           graphId: "validation",
-          supersteps: [{ updates: [{ values: { success: true, result: { forged: true } }, asNode: "review" }] }],
+          supersteps: [{ updates: [{ values: { success: true, value: { forged: true } }, asNode: "review" }] }],
         }),
       );
       expect(superstep.status).toBe(403);
-      expect(superstep.message).toMatch(/Not writable: "result", "success"/);
+      expect(superstep.message).toMatch(/Not writable: "success", "value"/);
       expect((await refusalOf(client.threads.get(threadId))).status).toBe(404); // refused before the thread was made
       const created = await client.threads.create({
         graphId: "validation",
@@ -219,7 +222,7 @@ export const STATE_WRITE_CASES: StateWriteCase[] = [
       const respond = await fetch(`${server.url}/threads/${thread.thread_id}/commands`, {
         method: "POST",
         headers,
-        body: JSON.stringify({ id: 1, method: "input.respond", params: { interrupt_id: "any", response: { reject: true }, update: { success: true } } }),
+        body: JSON.stringify({ id: 1, method: "input.respond", params: { interrupt_id: "any", response: { type: "reject" }, update: { success: true } } }),
       });
       expect(respond.status).toBe(403);
       const socket = await fetch(`${server.url}/threads/${thread.thread_id}/stream/events`);
@@ -241,7 +244,7 @@ export const STATE_WRITE_CASES: StateWriteCase[] = [
       const res = await fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {
         method: "POST",
         headers,
-        body: `{"assistant_id":"validation","context":${JSON.stringify(PAUSE)},"command":{"resume":{"value":${deep}}}}`,
+        body: `{"assistant_id":"validation","context":${JSON.stringify(PAUSE)},"command":{"resume":{"type":"edit","value":${deep}}}}`,
       });
       expect(res.status).toBe(422);
       expect(((await res.json()) as { message: string }).message).toMatch(/^command\.resume nests deeper than 68 levels.*a paused run is still paused/);
@@ -251,12 +254,18 @@ export const STATE_WRITE_CASES: StateWriteCase[] = [
       expect(Array.isArray(await client.runs.list(thread.thread_id))).toBe(true);
 
       // A person's text with something after the JSON is refused, and the run pauses again with the reason.
-      await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: `${JSON.stringify(FIXED_CONFIG)} thanks!` } }, context: PAUSE });
+      await client.runs.wait(thread.thread_id, "validation", {
+        command: { resume: { type: "edit", value: `${JSON.stringify(FIXED_CONFIG)} thanks!` } },
+        context: PAUSE,
+      });
       const again = await client.threads.getState<Values & { errors: string[] }>(thread.thread_id);
       expect([again.values.success, again.next]).toEqual([false, ["review"]]);
       expect(again.values.errors[0]).toMatch(/exactly one JSON value is expected/);
-      const done = (await client.runs.wait(thread.thread_id, "validation", { command: { resume: { value: FIXED_CONFIG } }, context: PAUSE })) as Values;
-      expect(done).toMatchObject({ success: true, result: FIXED_CONFIG });
+      const done = (await client.runs.wait(thread.thread_id, "validation", {
+        command: { resume: { type: "edit", value: FIXED_CONFIG } },
+        context: PAUSE,
+      })) as Values;
+      expect(done).toMatchObject({ success: true, value: FIXED_CONFIG });
     },
   },
 

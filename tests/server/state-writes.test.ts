@@ -19,7 +19,7 @@ import {
 
 const REQUEST = "A deployment config for payments-api with 8 replicas";
 /** The fields the finding names: every one of them alone forges the outcome when written. */
-const OUTCOME_FIELDS = ["success", "result", "run", "history", "errors", "stopReason", "attempts", "usage", "spec"];
+const OUTCOME_FIELDS = ["success", "value", "run", "history", "errors", "stopReason", "attempts", "usage", "spec"];
 
 describe("which fields a state write may set", () => {
   it("validation: only request is writable; every outcome and record field is protected", () => {
@@ -31,10 +31,10 @@ describe("which fields a state write may set", () => {
   });
 
   it("the forging write is refused with 403, naming the fields, the validator and how to resume", () => {
-    const refusal = stateWriteRefusal("validation", { values: { success: true, result: { forged: true } }, as_node: "review" });
+    const refusal = stateWriteRefusal("validation", { values: { success: true, value: { forged: true } }, as_node: "review" });
     expect(refusal?.status).toBe(403);
     expect(refusal?.body.error).toBe("Forbidden");
-    expect(refusal?.body.message).toMatch(/^Not writable: "result", "success" \(the run's outcome and records\)/);
+    expect(refusal?.body.message).toMatch(/^Not writable: "success", "value" \(the run's outcome and records\)/);
     expect(refusal?.body.message).toMatch(/only "request"/);
     expect(refusal?.body.message).toMatch(/validator/);
     expect(refusal?.body.message).toMatch(/Command\(\{ resume \}\)/);
@@ -128,7 +128,7 @@ describe("a run's command may carry only resume", () => {
   it("update and goto are refused, in every form", () => {
     for (const command of [
       { update: { success: true } },
-      { resume: { reject: true }, update: { success: true, result: 1 } },
+      { resume: { type: "reject" }, update: { success: true, value: 1 } },
       { update: [["success", true]] },
       { goto: "validate" },
       { goto: { node: "validate", input: { draft: { output: "{}" } } } },
@@ -142,7 +142,13 @@ describe("a run's command may carry only resume", () => {
   });
 
   it("a resume alone, or empty update/goto, is accepted", () => {
-    for (const command of [{ resume: { value: {} } }, { resume: { reject: true }, update: {}, goto: [] }, { resume: null, update: null }, undefined, null]) {
+    for (const command of [
+      { resume: { type: "edit", value: {} } },
+      { resume: { type: "reject" }, update: {}, goto: [] },
+      { resume: null, update: null },
+      undefined,
+      null,
+    ]) {
       expect(commandRefusal(command)).toBeUndefined();
     }
   });
@@ -151,7 +157,7 @@ describe("a run's command may carry only resume", () => {
     const ok = { assistant_id: "validation", input: { request: REQUEST } };
     expect(runBodyRefusal([ok, ok])).toBeUndefined();
     expect(runBodyRefusal([ok, { ...ok, command: { update: { success: true } } }])?.status).toBe(403);
-    expect(runBodyRefusal({ ...ok, command: { resume: { value: {} } } })).toBeUndefined();
+    expect(runBodyRefusal({ ...ok, command: { resume: { type: "edit", value: {} } } })).toBeUndefined();
   });
 
   it("the protocol's input.respond may not carry update or goto; run.start and plain responses pass", () => {
@@ -159,7 +165,7 @@ describe("a run's command may carry only resume", () => {
       403,
     );
     expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: {}, goto: "validate" } })?.status).toBe(403);
-    expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: { reject: true } } })).toBeUndefined();
+    expect(protocolCommandRefusal({ id: 1, method: "input.respond", params: { interrupt_id: "i", response: { type: "reject" } } })).toBeUndefined();
     expect(protocolCommandRefusal({ id: 1, method: "run.start", params: { assistant_id: "validation", input: { request: REQUEST } } })).toBeUndefined();
   });
 });
@@ -168,7 +174,7 @@ describe("a new thread's supersteps, and its graph", () => {
   const create = (updates: unknown[], extra: Record<string, unknown> = {}) => ({ metadata: { graph_id: "validation" }, supersteps: [{ updates }], ...extra });
 
   it("the forging superstep is refused; the input alone is accepted; no supersteps: nothing to check", () => {
-    expect(superstepsRefusal(create([{ values: { success: true, result: 1 }, as_node: "review" }]))?.status).toBe(403);
+    expect(superstepsRefusal(create([{ values: { success: true, value: 1 }, as_node: "review" }]))?.status).toBe(403);
     expect(superstepsRefusal(create([{ values: { request: REQUEST }, as_node: INPUT_NODE }]))).toBeUndefined();
     expect(superstepsRefusal({ metadata: { graph_id: "validation" } })).toBeUndefined();
     expect(superstepsRefusal({ supersteps: [] })).toBeUndefined();
@@ -224,9 +230,9 @@ describe("the HTTP app applies the rule before the server's routes", () => {
 
   it.each([false, true])("auth %s: the forging write is refused; request as the input passes on an idle thread, not on a paused one", async (auth) => {
     fakeServer(paused);
-    const forged = await send("POST", `/threads/${THREAD}/state`, { values: { success: true, result: 1 }, as_node: "review" }, auth);
+    const forged = await send("POST", `/threads/${THREAD}/state`, { values: { success: true, value: 1 }, as_node: "review" }, auth);
     expect(forged.status).toBe(403);
-    expect(forged.json.message).toMatch(/Not writable: "result", "success"/);
+    expect(forged.json.message).toMatch(/Not writable: "success", "value"/);
     const onPaused = await send("POST", `/threads/${THREAD}/state`, { values: { request: REQUEST }, as_node: INPUT_NODE }, auth);
     expect(onPaused.status).toBe(409);
     fakeServer(idle);
@@ -243,7 +249,7 @@ describe("the HTTP app applies the rule before the server's routes", () => {
 
   it("run routes, supersteps, graph_id patches and protocol commands are checked; the protocol WebSocket is refused", async () => {
     const asked = fakeServer(idle);
-    const update = { assistant_id: "validation", command: { resume: { reject: true }, update: { success: true } } };
+    const update = { assistant_id: "validation", command: { resume: { type: "reject" }, update: { success: true } } };
     for (const path of ["/runs", "/runs/wait", "/runs/stream", `/threads/${THREAD}/runs`, `/threads/${THREAD}/runs/wait`, `/threads/${THREAD}/runs/stream`]) {
       expect((await send("POST", path, update)).status, path).toBe(403);
     }
@@ -269,7 +275,9 @@ describe("the HTTP app applies the rule before the server's routes", () => {
 
     // What the rule allows is passed on untouched.
     expect((await send("POST", "/runs/wait", { assistant_id: "validation", input: { request: REQUEST } })).passed).toBe(true);
-    expect((await send("POST", `/threads/${THREAD}/runs/wait`, { assistant_id: "validation", command: { resume: { value: {} } } })).passed).toBe(true);
+    expect((await send("POST", `/threads/${THREAD}/runs/wait`, { assistant_id: "validation", command: { resume: { type: "edit", value: {} } } })).passed).toBe(
+      true,
+    );
     expect((await send("PATCH", `/threads/${THREAD}`, { metadata: { note: "x" } })).passed).toBe(true);
     expect((await send("POST", "/threads", { metadata: { graph_id: "validation" } })).passed).toBe(true);
   });

@@ -36,7 +36,7 @@ describe("the built-in simulated model", () => {
     expect(out.history[0].valid).toBe(false);
     expect(out.history[0].errors.length).toBeGreaterThan(0);
     expect(out.history.at(-1)!.valid).toBe(true);
-    expect((await checkValue(builtinSpecs.get("deployment-config")!, out.result)).valid).toBe(true);
+    expect((await checkValue(builtinSpecs.get("deployment-config")!, out.value)).valid).toBe(true);
     expect(out.usage.calls).toBe(out.attempts);
     const state = await graph.getState(config);
     expect(state.values.run.model).toBe(SIMULATED_MODEL);
@@ -76,7 +76,7 @@ describe("the built-in simulated model", () => {
     expect(out.success, JSON.stringify(out.errors)).toBe(true);
     expect(out.history[0].valid).toBe(false);
     expect(out.history[0].errors.length).toBeGreaterThan(0);
-    expect(out.result).toMatchObject({ code: expect.stringMatching(/^VIP-[A-Z0-9]{4}$/) });
+    expect(out.value).toMatchObject({ code: expect.stringMatching(/^VIP-[A-Z0-9]{4}$/) });
   });
 
   it("a zod spec with a rule the schema cannot say: the retry draws again the fields the rule's message names", async () => {

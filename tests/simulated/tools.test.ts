@@ -1,6 +1,6 @@
 /**
- * The built-in simulated model calls tools (bindTools): the examples' createAgent (validatedResponse and
- * guardTools) and guardedTool agents run with it and no provider, a guard's errors fixed on the next call;
+ * The built-in simulated model calls tools (bindTools): the examples' createAgent (validatedResponseMiddleware and
+ * guardToolsMiddleware) and guardedTool agents run with it and no provider, a guard's errors fixed on the next call;
  * the validation graph's "tool" output mode; a structured answer for a spec it does not know, drawn from the
  * answer tool's schema.
  */
@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createDeploymentAgent, type DeploymentConfig } from "../../examples/create-agent.js";
 import { countDeployCalls, createDeployAgent } from "../../examples/guarded-agent.js";
-import { guardToolsMiddleware, validatedResponse, validatedResponseMiddleware } from "../../src/agents/index.js";
+import { guardToolsMiddleware, validatedResponseMiddleware } from "../../src/agents/index.js";
 import { readEnvironment } from "../../src/environment.js";
 import { createChatModel } from "../../src/models.js";
 import { SimulatedChatModel } from "../../src/simulated/model.js";
@@ -64,7 +64,7 @@ describe("the simulated model with tools", () => {
       description: "A support ticket.",
       schema: z.object({ id: z.string().regex(/^T-\d{4}$/), priority: z.enum(["low", "high"]), minutes: z.number().int().min(5).max(120) }),
     });
-    const agent = createAgent({ model: simulated(), tools: [], middleware: [validatedResponse({ spec, maxAttempts: 3 })] });
+    const agent = createAgent({ model: simulated(), tools: [], middleware: [validatedResponseMiddleware({ spec, maxAttempts: 3 })] });
     const result = await agent.invoke({ messages: [new HumanMessage("Open a ticket for the login outage")] });
     expect(result.responseOutcome).toMatchObject({ success: true });
     expect(result.responseOutcome!.attempts).toBeGreaterThan(1);

@@ -12,7 +12,7 @@ import Ajv2019Module from "ajv/dist/2019.js";
 import Ajv2020Module from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import { SpecError } from "../../src/errors.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
 import { SUITE_DIR } from "./official-suite.support.js";
@@ -43,7 +43,7 @@ function suiteGroup(path: string, description: string): { schema: JsonSchema; te
 }
 
 const code = (schema: unknown) => defineSpec({ name: "gap", description: "", schema: schema as JsonSchema });
-const verdict = (schema: unknown, value: unknown) => validateAgainstSpec(code(schema), value).valid;
+const verdict = (schema: unknown, value: unknown) => checkValueSync(code(schema), value).valid;
 /** The compiled schema's own verdict (the check step refuses a field named "__proto__" before any schema sees it: src/json/kept.ts). */
 const schemaVerdict = (schema: unknown, value: unknown) => code(schema).checkSchema(value) === true;
 
@@ -81,7 +81,7 @@ describe("rewritten: a field named __proto__", () => {
     expect(schemaVerdict(JSON.parse('{"dependencies": {"__proto__": {"required": ["bar"]}}}'), proto(1))).toBe(false);
     const spec = code(properties);
     expect(Object.keys(spec.schema.properties as object)).toEqual(["__proto__"]);
-    expect(validateAgainstSpec(spec, proto(1)).errors).toEqual([
+    expect(checkValueSync(spec, proto(1)).errors).toEqual([
       'the value has a field named "__proto__", which a checkpoint would not give back as written; rename the field',
     ]);
   });
@@ -144,7 +144,7 @@ describe("corrected keyword: if (what it evaluated counts only when it holds)", 
       else: { properties: { y: { type: "string" } } },
       unevaluatedProperties: false,
     };
-    expect(validateAgainstSpec(code(schema), { kind: "a" }).errors).toEqual([
+    expect(checkValueSync(code(schema), { kind: "a" }).errors).toEqual([
       'x is missing; it is required (this applies because the "if" condition {"properties":{"kind":{"const":"a"}}} holds)',
     ]);
     expect(verdict(schema, { kind: "b", y: "s" })).toBe(true);
@@ -166,7 +166,7 @@ describe('corrected keyword: "if" without "then" or "else" (valid JSON Schema, n
     for (const { schema, tests } of [lone, annotations, suiteGroup("draft2020-12/if-then-else.json", "ignore if without then or else")]) {
       for (const test of tests) {
         expect(verdict(schema, test.data), test.description).toBe(test.valid);
-        expect(validateAgainstSpec(resolveSpec({ name: "gap", schema }), test.data).valid, test.description).toBe(test.valid);
+        expect(checkValueSync(resolveSpec({ name: "gap", schema }), test.data).valid, test.description).toBe(test.valid);
       }
     }
     // Nested, beside other keywords: the other keywords still apply.
@@ -231,7 +231,7 @@ describe("corrected keyword: unevaluatedItems (a count of evaluated items known 
     for (const test of group.tests) expect(verdict(group.schema, test.data), test.description).toBe(test.valid);
     const schema = { $schema: S2020, prefixItems: [{ type: "string" }], anyOf: [{ prefixItems: [true, true] }, { maxItems: 1 }], unevaluatedItems: false };
     expect(verdict(schema, ["a", 2])).toBe(true);
-    expect(validateAgainstSpec(code(schema), ["a", 2, 3]).errors).toEqual(["the value is an array of 3 items; it must NOT have more than 2 items"]);
+    expect(checkValueSync(code(schema), ["a", 2, 3]).errors).toEqual(["the value is an array of 3 items; it must NOT have more than 2 items"]);
   });
 });
 
@@ -245,7 +245,7 @@ describe("corrected keywords: const and enum (equality reads only the values' ow
 
   it("a spec judges such a field like any other", () => {
     expect(verdict(schema, { a: { valueOf: 1 }, b: { toString: "x" } })).toBe(false);
-    expect(validateAgainstSpec(code(schema), { b: { toString: "x" } }).errors).toEqual(['b is an object with keys "toString"; it must be one of {"x":1}, "q"']);
+    expect(checkValueSync(code(schema), { b: { toString: "x" } }).errors).toEqual(['b is an object with keys "toString"; it must be one of {"x":1}, "q"']);
     expect(verdict({ const: { valueOf: [1, { toString: 2 }] } }, { valueOf: [1, { toString: 2 }] })).toBe(true);
     expect(verdict({ enum: [{ valueOf: 1 }, 2] }, { valueOf: 1 })).toBe(true);
     expect(verdict({ properties: { a: { type: "object" }, b: { const: { $data: "1/a" } } } }, { a: { valueOf: 1 }, b: { valueOf: 1 } })).toBe(true);
@@ -267,7 +267,7 @@ describe("corrected keyword: multipleOf (decided exactly on the numbers' decimal
       const schema = { ...($schema ? { $schema } : {}), type: "array", items: price };
       for (const spec of [code(schema), resolveSpec({ name: "gap", schema: schema as JsonSchema })]) {
         expect(spec.checkSchema(prices), `${$schema ?? "draft-07"} ${spec.untrusted ? "run-time" : "code"}`).toBe(true);
-        expect(validateAgainstSpec(spec, [1.5, 939.1800000000001]).errors).toEqual(["[1] is 939.1800000000001; it must be a multiple of 0.01"]);
+        expect(checkValueSync(spec, [1.5, 939.1800000000001]).errors).toEqual(["[1] is 939.1800000000001; it must be a multiple of 0.01"]);
       }
     }
   });
@@ -391,6 +391,6 @@ describe("common schemas are compiled as written", () => {
     expect(verdict(schema, { name: "a", tags: ["x"] })).toBe(true);
     expect(verdict(schema, { name: "a" })).toBe(false);
     expect(verdict(schema, { name: "b", other: 1 })).toBe(false);
-    expect(validateAgainstSpec(resolveSpec({ name: "gap", schema }), { name: "b" }).valid).toBe(true);
+    expect(checkValueSync(resolveSpec({ name: "gap", schema }), { name: "b" }).valid).toBe(true);
   });
 });

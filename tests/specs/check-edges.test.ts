@@ -8,7 +8,7 @@ import { createReactAgent } from "@langchain/langgraph/prebuilt";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { usageOf } from "../../src/shared/usage.js";
-import { checkText, checkValue, validateAgainstSpec } from "../../src/specs/check.js";
+import { checkText, checkValue, checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type BusinessRule } from "../../src/specs/spec.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
@@ -33,11 +33,7 @@ const withRule = (rule: Omit<BusinessRule, "id" | "description" | "inputs"> & Pa
 describe("rules read what is judged and cannot change it", () => {
   it("a rule that writes to its document: the write fails, the verdict says so, and the value kept is the one the schema judged", async () => {
     const spec = withRule({ check: (_v, doc) => (((doc as { replicas: number }).replicas = 999), null) });
-    for (const verdict of [
-      await checkText(spec, '{"replicas": 3}', "model"),
-      await checkValue(spec, { replicas: 3 }),
-      validateAgainstSpec(spec, { replicas: 3 }),
-    ]) {
+    for (const verdict of [await checkText(spec, '{"replicas": 3}', "model"), await checkValue(spec, { replicas: 3 }), checkValueSync(spec, { replicas: 3 })]) {
       expect(verdict.valid).toBe(false);
       expect(verdict.errors[0]).toMatch(/^rule "r" could not be checked: Cannot assign to read only property 'replicas'/);
       expect(verdict.value).toBeUndefined();
@@ -147,7 +143,7 @@ describe("promises never escape the check step", () => {
       description: "",
       schema: z.object({ a: z.number() }).refine(() => Promise.reject(new Error("lookup failed")) as unknown as boolean),
     });
-    const report = validateAgainstSpec(spec, { a: 1 });
+    const report = checkValueSync(spec, { a: 1 });
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/a refinement or transform returned a Promise, which only the asynchronous check step .* can wait for/);
     const verdict = await checkValue(spec, { a: 1 });
@@ -160,8 +156,8 @@ describe("promises never escape the check step", () => {
   it("the synchronous check gives zod's own verdict when nothing is asynchronous (issues and output as safeParse gives them)", () => {
     const schema = z.object({ n: z.number().min(5), s: z.string().transform((s) => s.toUpperCase()) });
     const spec = defineSpec({ name: "zs", description: "", schema });
-    expect(validateAgainstSpec(spec, { n: 7, s: "x" })).toMatchObject({ valid: true, value: { n: 7, s: "X" } });
-    const bad = validateAgainstSpec(spec, { n: 1, s: "x" });
+    expect(checkValueSync(spec, { n: 7, s: "x" })).toMatchObject({ valid: true, value: { n: 7, s: "X" } });
+    const bad = checkValueSync(spec, { n: 1, s: "x" });
     expect(bad.valid).toBe(false);
     expect(bad.errors.join()).toMatch(/n is 1/);
   });
@@ -239,11 +235,7 @@ describe("nothing it is handed makes the check step throw", () => {
         },
       },
     );
-    for (const verdict of [
-      await checkValue(deployment, hostile),
-      validateAgainstSpec(deployment, hostile),
-      await checkValue(deployment, { nested: hostile }),
-    ]) {
+    for (const verdict of [await checkValue(deployment, hostile), checkValueSync(deployment, hostile), await checkValue(deployment, { nested: hostile })]) {
       expect(verdict.valid).toBe(false);
       expect(verdict.errors[0]).toMatch(/could not be read as JSON data \(reading it threw: trap\)/);
     }
@@ -297,8 +289,8 @@ describe("budgets take only what a provider can mean", () => {
 });
 
 describe("one check family", () => {
-  it("checkValueSync gives checkValue's verdict synchronously, and validateAgainstSpec (deprecated) is the same judgement", async () => {
-    const { checkValue, checkValueSync, validateAgainstSpec } = await import("../../src/specs/check.js");
+  it("checkValueSync gives checkValue's verdict synchronously", async () => {
+    const { checkValue, checkValueSync } = await import("../../src/specs/check.js");
     const bad = {
       service_name: "Payments API",
       replicas: 8,
@@ -309,6 +301,5 @@ describe("one check family", () => {
     expect(sync).toEqual(await checkValue("deployment-config", bad, { limits: { maxErrors: 5 } }));
     expect(sync.valid).toBe(false);
     expect(sync.errors).toHaveLength(2);
-    expect(validateAgainstSpec("deployment-config", bad, { maxErrors: 5 })).toEqual(sync);
   });
 });

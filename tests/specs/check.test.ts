@@ -5,7 +5,7 @@ import { SpecError } from "../../src/errors.js";
 import { parseExactJson } from "../../src/json/parse.js";
 import { toJsonData } from "../../src/json/data.js";
 import { PATTERN_CHARS_PER_VALIDATION } from "../../src/specs/ajv.js";
-import { checkText, checkValue, validateAgainstSpec } from "../../src/specs/check.js";
+import { checkText, checkValue, checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { ZOD_SPEC_LIMITS } from "../../src/specs/zod.js";
@@ -50,8 +50,8 @@ describe("a spent pattern budget never reads as a pass", () => {
     const spec = resolveSpec({ name: "guarded", schema });
     // The same value without the padding is refused on its merits; with it, still refused, saying why.
     const { pad: _pad, ...unpadded } = value;
-    if (_pad !== undefined) expect(validateAgainstSpec(spec, unpadded).valid).toBe(false);
-    const report = validateAgainstSpec(spec, value);
+    if (_pad !== undefined) expect(checkValueSync(spec, unpadded).valid).toBe(false);
+    const report = checkValueSync(spec, value);
     expect(report.valid).toBe(false);
     expect(report.errors.join("\n")).toMatch(/could not all run and the value is not accepted/);
     // Through the graph: success false.
@@ -64,7 +64,7 @@ describe("a spent pattern budget never reads as a pass", () => {
 
   it("a value that fits the budget is judged on its merits", () => {
     const spec = resolveSpec({ type: "object", properties: { q: { type: "string", not: { pattern: "[Dd][Rr][Oo][Pp]\\s+[Tt][Aa][Bb][Ll][Ee]" } } } });
-    expect(validateAgainstSpec(spec, { q: "select 1", pad: "x".repeat(1000) }).valid).toBe(true);
+    expect(checkValueSync(spec, { q: "select 1", pad: "x".repeat(1000) }).valid).toBe(true);
   });
 });
 
@@ -84,7 +84,7 @@ describe("anything that did not run to completion is invalid", () => {
       /could not be checked: boom/,
     ],
   ])("a rule that returns %s", async (_label, check, message) => {
-    const report = validateAgainstSpec(rule(check), {});
+    const report = checkValueSync(rule(check), {});
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(message);
     expect((await checkValue(rule(check), {})).valid).toBe(false);
@@ -99,10 +99,10 @@ describe("anything that did not run to completion is invalid", () => {
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 60; i++) deep = { a: deep };
     // Within the depth bound, judged; past it, refused as too deep.
-    expect(validateAgainstSpec(spec, deep).valid).toBe(true);
+    expect(checkValueSync(spec, deep).valid).toBe(true);
     let deeper: Record<string, unknown> = {};
     for (let i = 0; i < 100_000; i++) deeper = { a: deeper };
-    const report = validateAgainstSpec(spec, deeper);
+    const report = checkValueSync(spec, deeper);
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/nests deeper than 64 levels/);
   });
@@ -125,7 +125,7 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
     const context = { services: ["billing", "payments"] };
     expect((await checkValue(spec, { target: "payments" }, { context })).valid).toBe(true);
     expect((await checkValue(spec, { target: "orders" }, { context })).errors).toEqual(['target is "orders"; it must be one of billing, payments']);
-    expect(validateAgainstSpec(spec, { target: "orders" }, undefined, context).valid).toBe(false);
+    expect(checkValueSync(spec, { target: "orders" }, { context }).valid).toBe(false);
   });
 
   it("an asynchronous rule is awaited; one that rejects, throws later, times out or resolves to a non-answer is invalid", async () => {
@@ -154,13 +154,12 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
     );
     expect(odd.errors).toEqual(['rule "known-target" could not be checked: it returned boolean, not null (satisfied) or the problem(s)']);
     // The synchronous form cannot wait: invalid, saying so, and nothing is left unobserved.
-    const sync = validateAgainstSpec(
+    const sync = checkValueSync(
       deployTo(async () => {
         throw new Error("late");
       }),
       { target: "payments" },
-      undefined,
-      context,
+      { context },
     );
     expect(sync.errors[0]).toMatch(/it is asynchronous, and only the asynchronous check step/);
   });
@@ -172,7 +171,7 @@ describe("rules that consult the run: context, and asynchronous lookups under a 
       { request: "deploy" },
       { context: { maxAttempts: 2, ruleContext: { services: ["payments"] } } },
     );
-    expect(out).toMatchObject({ success: true, attempts: 2, result: { target: "payments" } });
+    expect(out).toMatchObject({ success: true, attempts: 2, value: { target: "payments" } });
     expect(out.history[0].errors).toEqual(['target is "orders"; it must be one of payments']);
   });
 });
@@ -296,7 +295,7 @@ describe("zod specs", () => {
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/could not check the value with its zod schema: it failed: lookup down/);
     // The synchronous form does not run it at all (running it would leave a rejected Promise behind).
-    const sync = validateAgainstSpec(spec, { id: "a" });
+    const sync = checkValueSync(spec, { id: "a" });
     expect(sync.valid).toBe(false);
     expect(sync.errors[0]).toMatch(/asynchronous refinements, which only the asynchronous check step/);
     // Through the graph: a clean failure, and the process is still here (vitest fails the file on an unhandled rejection).
@@ -329,7 +328,7 @@ describe("zod specs", () => {
     ["a Date", () => new Date(0)],
   ] as Array<[string, () => unknown]>)("a transform whose output is %s is refused, never reported valid", async (_label, make) => {
     const spec = defineSpec({ name: "t", description: "", schema: z.object({ n: z.number() }).transform(make) });
-    for (const report of [validateAgainstSpec(spec, { n: 1 }), await checkValue(spec, { n: 1 })]) {
+    for (const report of [checkValueSync(spec, { n: 1 }), await checkValue(spec, { n: 1 })]) {
       expect(report.valid).toBe(false);
       expect(report.errors[0]).toMatch(/turned the value into something that is not JSON data .*change the transform/);
     }

@@ -3,7 +3,7 @@
  * partial checks of validated streaming agreeing with the check step on each.
  */
 import { describe, expect, it } from "vitest";
-import { checkTextSync, validateAgainstSpec } from "../../src/specs/check.js";
+import { checkTextSync, checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema, type Spec } from "../../src/specs/spec.js";
 import { PartialCheck } from "../../src/streaming/partial-check.js";
@@ -36,8 +36,8 @@ describe('draft-07: "$ref" replaces the keywords beside it', () => {
 
   it("a value its $ref target accepts is valid, whatever the siblings say; the target is still applied", () => {
     for (const spec of bothKinds(schema)) {
-      expect(validateAgainstSpec(spec, { lib: { version: "1.0", other: 1 } }).valid).toBe(true);
-      expect(validateAgainstSpec(spec, { lib: { version: 1 } }).errors).toEqual(["lib.version is 1 (integer); it must be a string"]);
+      expect(checkValueSync(spec, { lib: { version: "1.0", other: 1 } }).valid).toBe(true);
+      expect(checkValueSync(spec, { lib: { version: 1 } }).errors).toEqual(["lib.version is 1 (integer); it must be a string"]);
     }
   });
 
@@ -53,7 +53,7 @@ describe('draft-07: "$ref" replaces the keywords beside it', () => {
     for (const $schema of [S2019, S2020]) {
       const later = { $schema, $defs: { library: schema.definitions.library }, properties: { lib: { $ref: "#/$defs/library", required: ["name"] } } };
       for (const spec of bothKinds(later)) {
-        expect(validateAgainstSpec(spec, { lib: { version: "1.0" } }).errors).toEqual(["lib.name is missing; it is required"]);
+        expect(checkValueSync(spec, { lib: { version: "1.0" } }).errors).toEqual(["lib.name is missing; it is required"]);
         expect(errorsBothWays(spec, { lib: { version: "1.0" } }).partial).toEqual(["lib.name is missing; it is required"]);
       }
     }
@@ -91,10 +91,10 @@ describe("unknown keywords: ignored as the standard says, and listed; likely mis
     };
     for (const $schema of [undefined, S2019, S2020]) {
       for (const spec of bothKinds($schema ? { $schema, ...schema } : schema)) {
-        expect(validateAgainstSpec(spec, { id: "a1", price: 9.5 }).valid).toBe(true);
-        expect(validateAgainstSpec(spec, { id: 1 }).errors).toEqual(["id is 1 (integer); it must be a string"]);
+        expect(checkValueSync(spec, { id: "a1", price: 9.5 }).valid).toBe(true);
+        expect(checkValueSync(spec, { id: 1 }).errors).toEqual(["id is 1 (integer); it must be a string"]);
         // OpenAPI's "nullable" is not JSON Schema: ignored, so null stays what "type" says (ajv alone would allow it).
-        expect(validateAgainstSpec(spec, { price: null }).errors).toEqual(["price is null; it must be a number"]);
+        expect(checkValueSync(spec, { price: null }).errors).toEqual(["price is null; it must be a number"]);
         expect(spec.ignoredKeywords).toEqual([
           { keyword: "self", at: "#" },
           { keyword: "links", at: "#" },
@@ -111,7 +111,7 @@ describe("unknown keywords: ignored as the standard says, and listed; likely mis
 
   it('a draft-04 "id" in a draft-07 schema is ignored, not refused', () => {
     for (const spec of bothKinds({ id: "http://example.com/order", type: "object", properties: { n: { type: "integer" } } })) {
-      expect(validateAgainstSpec(spec, { n: 1.5 }).errors).toEqual(["n is 1.5 (number); it must be an integer"]);
+      expect(checkValueSync(spec, { n: 1.5 }).errors).toEqual(["n is 1.5 (number); it must be an integer"]);
       expect(spec.ignoredKeywords).toEqual([{ keyword: "id", at: "#" }]);
     }
   });
@@ -163,9 +163,9 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
       properties: { pct: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 100, exclusiveMaximum: true } },
     };
     for (const spec of bothKinds(schema)) {
-      expect(validateAgainstSpec(spec, { pct: 50 }).valid).toBe(true);
-      expect(validateAgainstSpec(spec, { pct: 100 }).errors).toEqual(["pct is 100; it must be < 100"]);
-      expect(validateAgainstSpec(spec, { pct: 0 }).errors).toEqual(["pct is 0; it must be > 0"]);
+      expect(checkValueSync(spec, { pct: 50 }).valid).toBe(true);
+      expect(checkValueSync(spec, { pct: 100 }).errors).toEqual(["pct is 100; it must be < 100"]);
+      expect(checkValueSync(spec, { pct: 0 }).errors).toEqual(["pct is 0; it must be > 0"]);
       expect(errorsBothWays(spec, { pct: 100 }).partial).toEqual(["pct is 100; it must be < 100"]);
     }
     // A numeric exclusiveMaximum is draft-06's: in draft-04 the schema does not conform.
@@ -182,19 +182,19 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
       properties: { n: { $ref: "#positive", maximum: 0 } },
     };
     const spec = defineSpec({ name: "dialect", description: "", schema });
-    expect(validateAgainstSpec(spec, { n: 5 }).valid).toBe(true);
-    expect(validateAgainstSpec(spec, { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
+    expect(checkValueSync(spec, { n: 5 }).valid).toBe(true);
+    expect(checkValueSync(spec, { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
     expect(spec.ignoredKeywords).toEqual([]);
     // Run-time specs follow JSON pointers only (docs/specs.md): the anchor is refused with what to use instead.
     expect(() => resolveSpec({ name: "dialect", schema })).toThrow(/only JSON pointers into the spec itself/);
     const pointer = { ...schema, properties: { n: { $ref: "#/definitions/positive", maximum: 0 } } };
-    expect(validateAgainstSpec(resolveSpec({ name: "dialect", schema: pointer }), { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
+    expect(checkValueSync(resolveSpec({ name: "dialect", schema: pointer }), { n: 0 }).errors).toEqual(["n is 0; it must be >= 1"]);
   });
 
   it("draft-04: keywords that came later (const, contains, propertyNames, if) are ignored and listed", () => {
     const schema = { $schema: S04, properties: { a: { const: 1 }, b: { contains: { type: "string" } } }, propertyNames: { maxLength: 1 } };
     for (const spec of bothKinds(schema)) {
-      expect(validateAgainstSpec(spec, { a: 2, b: [1], long: 1 }).valid).toBe(true);
+      expect(checkValueSync(spec, { a: 2, b: [1], long: 1 }).valid).toBe(true);
       expect(spec.ignoredKeywords.map((i) => `${i.at} ${i.keyword}`).sort()).toEqual(["# propertyNames", "#/properties/a const", "#/properties/b contains"]);
     }
   });
@@ -207,16 +207,16 @@ describe("draft-04 and draft-06, each with its own meaning", () => {
       then: { required: ["n"] },
     };
     for (const spec of bothKinds(schema)) {
-      expect(validateAgainstSpec(spec, { kind: "a" }).valid).toBe(true);
-      expect(validateAgainstSpec(spec, { kind: "b", n: 10 }).errors).toEqual(['kind is "b"; it must be "a"', "n is 10; it must be < 10"]);
-      expect(validateAgainstSpec(spec, { tags: ["y"] }).valid).toBe(false);
+      expect(checkValueSync(spec, { kind: "a" }).valid).toBe(true);
+      expect(checkValueSync(spec, { kind: "b", n: 10 }).errors).toEqual(['kind is "b"; it must be "a"', "n is 10; it must be < 10"]);
+      expect(checkValueSync(spec, { tags: ["y"] }).valid).toBe(false);
       expect(spec.ignoredKeywords.map((i) => i.keyword).sort()).toEqual(["if", "then"]);
     }
   });
 
   it("the https spellings of the draft URIs are read too; an unknown $schema is refused naming the five dialects", () => {
     for (const $schema of ["https://json-schema.org/draft-04/schema", "https://json-schema.org/draft-06/schema#", "https://json-schema.org/draft-07/schema#"]) {
-      for (const spec of bothKinds({ $schema, type: "integer" })) expect(validateAgainstSpec(spec, 1.5).valid).toBe(false);
+      for (const spec of bothKinds({ $schema, type: "integer" })) expect(checkValueSync(spec, 1.5).valid).toBe(false);
     }
     expect(() => defineSpec({ name: "d3", description: "", schema: { $schema: "http://json-schema.org/draft-03/schema#" } })).toThrow(
       /draft-04 .*draft-06 .*2019-09 .*2020-12/,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigurationError, SpecError } from "../../src/errors.js";
 import { readEnvironment, readSpecLimits } from "../../src/environment.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS } from "../../src/specs/limits.js";
 import { resolveSpec, runtimeSpecLimits } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
@@ -40,8 +40,8 @@ describe("run-time spec limits", () => {
     );
     expect(spec.applicationsPerValue).toBeLessThanOrEqual(RUNTIME_SPEC_LIMITS.maxApplicationsPerValue);
     expect(spec.compiledChars).toBeGreaterThan(0);
-    expect(validateAgainstSpec(spec, { f0: 1, pick: 39 }).valid).toBe(true);
-    expect(validateAgainstSpec(spec, { f0: 1, pick: 40 }).valid).toBe(false);
+    expect(checkValueSync(spec, { f0: 1, pick: 39 }).valid).toBe(true);
+    expect(checkValueSync(spec, { f0: 1, pick: 40 }).valid).toBe(false);
   });
 
   it("a limit passed is refused with a SpecError naming it and how to raise it", () => {
@@ -71,9 +71,9 @@ describe("run-time spec limits", () => {
     expect(resolveSpec(fresh(deep), { specLimits: { maxDepth: RUNTIME_SPEC_LIMITS.maxDepth + 10 } }).untrusted).toBe(true);
     const few = resolveSpec(fresh({ type: "array", items: { type: "integer" } }), { specLimits: { maxApplicationsPerAnswer: 10 } });
     expect(few.limits?.maxApplicationsPerAnswer).toBe(10);
-    expect(validateAgainstSpec(few, [1, 2, 3]).valid).toBe(true);
+    expect(checkValueSync(few, [1, 2, 3]).valid).toBe(true);
     expect(
-      validateAgainstSpec(
+      checkValueSync(
         few,
         Array.from({ length: 20 }, () => 1),
       ).errors[0],

@@ -1,6 +1,6 @@
 /**
  * Runs the official JSON-Schema-Test-Suite (vendored in tests/fixtures/json-schema-test-suite) through
- * `validateAgainstSpec`, once with code specs (`defineSpec`) and once with run-time specs (`resolveSpec`),
+ * `checkValueSync`, once with code specs (`defineSpec`) and once with run-time specs (`resolveSpec`),
  * and classifies every case. The suite has two parts: the required tests (each dialect's top-level files)
  * and the optional ones (its optional/ folder: regex dialect, big numbers, content, formats). Used by
  * tests/specs/official-suite.test.ts; `summaryTable` gives the numbers for documentation:
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { SpecError } from "../../src/errors.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema, type Spec } from "../../src/specs/spec.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 
 export const SUITE_DIR = join(dirname(fileURLToPath(import.meta.url)), "../fixtures/json-schema-test-suite");
 export const DIALECTS = ["draft7", "draft2020-12"] as const;
@@ -185,14 +185,14 @@ export function runOfficialSuite(groups: SuiteGroup[] = loadSuite()): SuiteResul
         const where = `${groupName} › ${test.description}`;
         let valid: boolean;
         try {
-          const report = validateAgainstSpec(spec, test.data);
+          const report = checkValueSync(spec, test.data);
           // The check step turns a validator that throws (a stack overflow included) into "invalid"; that is a crash all the same.
           const crash = report.errors.find((message) => CRASHED.test(message));
           if (crash !== undefined) throw new Error(crash);
           valid = report.valid;
         } catch (error) {
           tally.throws++;
-          offenders[kind].push({ where, outcome: "throw", detail: `validateAgainstSpec threw or could not judge: ${describeError(error)}` });
+          offenders[kind].push({ where, outcome: "throw", detail: `checkValueSync threw or could not judge: ${describeError(error)}` });
           continue;
         }
         if (valid === test.valid) tally.agreed++;

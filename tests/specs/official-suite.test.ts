@@ -1,6 +1,6 @@
 /**
  * The official JSON-Schema-Test-Suite (draft-07 and 2020-12, vendored in tests/fixtures/json-schema-test-suite)
- * through validateAgainstSpec, with code specs (defineSpec) and run-time specs (resolveSpec). The promise under
+ * through checkValueSync, with code specs (defineSpec) and run-time specs (resolveSpec). The promise under
  * test: a value the suite calls invalid is never reported valid, and nothing throws. A spec may be refused at
  * definition (a SpecError saying what to use instead), and a valid value may be refused where that is a
  * deliberate choice (`format` is asserted); both are counted, and bounded so the test cannot pass by refusing.
@@ -43,7 +43,7 @@ beforeAll(() => {
 
 const list = (offenders: Array<{ where: string; detail: string }>) => offenders.map((o) => `${o.where} — ${o.detail}`);
 
-describe("the official JSON Schema test suite, through validateAgainstSpec", () => {
+describe("the official JSON Schema test suite, through checkValueSync", () => {
   it("reads every vendored group; only groups that need the suite's remote schemas are skipped", () => {
     const groups = loadSuite();
     expect(groups.length).toBeGreaterThan(600);
@@ -93,7 +93,7 @@ describe("the official JSON Schema test suite, through validateAgainstSpec", () 
   });
 });
 
-describe("the suite's optional tests (regex dialect, big numbers, content, formats), through validateAgainstSpec", () => {
+describe("the suite's optional tests (regex dialect, big numbers, content, formats), through checkValueSync", () => {
   it("reads every vendored optional file of both dialects", () => {
     const files = new Set(loadSuite("optional").map((g) => `${g.dialect}/${g.file}`));
     for (const dialect of ["draft7", "draft2020-12"]) {

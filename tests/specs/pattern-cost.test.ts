@@ -9,7 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { SpecError } from "../../src/errors.js";
 import { PATTERN_CHARS_PER_VALIDATION, PATTERN_STEPS_PER_VALIDATION } from "../../src/specs/ajv.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { ecmaPatternToRe2, linearOnBacktracking, MAX_REPEAT, re2Pattern, REGEXP_STEPS } from "../../src/specs/regex.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
@@ -58,8 +58,8 @@ describe("a class is spelt out for RE2 as the fewest ranges of what it matches",
     expect(ecmaPatternToRe2(many)).toBe(ecmaPatternToRe2("[\\P{L}]"));
     expect(ecmaPatternToRe2("[\\p{L}\\p{Lu}a-z\\p{Letter}]")).toBe(ecmaPatternToRe2("[\\p{L}]"));
     const spec = runtime({ type: "string", pattern: `^${many}+$` });
-    expect(validateAgainstSpec(spec, "123 !").valid).toBe(true);
-    expect(validateAgainstSpec(spec, "12a").valid).toBe(false);
+    expect(checkValueSync(spec, "123 !").valid).toBe(true);
+    expect(checkValueSync(spec, "12a").valid).toBe(false);
   });
 
   it("the translated size counts every class as spelt out, and past its bound the pattern is refused before RE2 compiles it", () => {
@@ -86,8 +86,8 @@ describe("the cost of a pattern on RE2 is counted against each validation's budg
     const spec = define({ type: "object", properties: { s: { type: "string", not: { pattern } } } });
     const fits = Math.floor(PATTERN_STEPS_PER_VALIDATION / weight);
     expect(fits).toBeLessThan(PATTERN_CHARS_PER_VALIDATION);
-    expect(validateAgainstSpec(spec, { s: " ".repeat(fits) }).valid).toBe(true);
-    const over = validateAgainstSpec(spec, { s: " ".repeat(fits + 1) });
+    expect(checkValueSync(spec, { s: " ".repeat(fits) }).valid).toBe(true);
+    const over = checkValueSync(spec, { s: " ".repeat(fits + 1) });
     expect(over.valid).toBe(false);
     expect(over.errors?.join("\n")).toMatch(new RegExp(`more than ${PATTERN_STEPS_PER_VALIDATION} steps .* so its pattern checks could not all run`));
   });
@@ -114,21 +114,21 @@ describe("JavaScript's RegExp runs a pattern only where its cost on the longest 
 
   it("a code-defined pattern with a large fixed count runs on RE2 under the budget, or is refused when RE2 cannot hold it", () => {
     const heavy = code({ type: "object", properties: { s: { type: "string", pattern: "\\s{1000}x" } } });
-    const spent = validateAgainstSpec(heavy, { s: " ".repeat(10_000) });
+    const spent = checkValueSync(heavy, { s: " ".repeat(10_000) });
     expect(spent.valid).toBe(false);
     expect(spent.errors?.join("\n")).toMatch(/steps/);
-    expect(validateAgainstSpec(heavy, { s: `${" ".repeat(1_000)}x` }).valid).toBe(true);
+    expect(checkValueSync(heavy, { s: `${" ".repeat(1_000)}x` }).valid).toBe(true);
     for (const pattern of ["\\s{5000}x", "^.*.{9000}X$"])
       expect(
         refusal(() => code({ type: "string", pattern })),
         pattern,
       ).toMatch(/repeats an atom \d+ times .* over 1000, which is not supported: patterns run on RE2/);
     const anchored = code({ type: "string", pattern: "^a{5000}$" });
-    expect(validateAgainstSpec(anchored, "a".repeat(5_000)).valid).toBe(true);
-    expect(validateAgainstSpec(anchored, "a".repeat(4_999)).valid).toBe(false);
+    expect(checkValueSync(anchored, "a".repeat(5_000)).valid).toBe(true);
+    expect(checkValueSync(anchored, "a".repeat(4_999)).valid).toBe(false);
     const bounded = code({ type: "string", pattern: "^[a-z]{1,2000}$" }); // RE2 could not hold it; RegExp's cost is bounded
-    expect(validateAgainstSpec(bounded, "a".repeat(2_000)).valid).toBe(true);
-    expect(validateAgainstSpec(bounded, "a".repeat(2_001)).valid).toBe(false);
+    expect(checkValueSync(bounded, "a".repeat(2_000)).valid).toBe(true);
+    expect(checkValueSync(bounded, "a".repeat(2_001)).valid).toBe(false);
   });
 });
 
@@ -149,8 +149,8 @@ describe("counts past what RE2 holds", () => {
 
   it("counts up to the cap run on RE2 as ECMA-262 says", () => {
     const spec = runtime({ type: "string", pattern: "^(?:a{10}){100}$" });
-    expect(validateAgainstSpec(spec, "a".repeat(1_000)).valid).toBe(true);
-    expect(validateAgainstSpec(spec, "a".repeat(999)).valid).toBe(false);
+    expect(checkValueSync(spec, "a".repeat(1_000)).valid).toBe(true);
+    expect(checkValueSync(spec, "a".repeat(999)).valid).toBe(false);
   });
 });
 
@@ -204,8 +204,8 @@ describe("Unicode property tables", () => {
         .map((s) => `\\p{sc=${s}}`)
         .join("")}\\p{Lu}\\p{Ll}\\p{Nd}\\p{P}]+$`,
     });
-    expect(validateAgainstSpec(within, "Αβγ Abc").valid).toBe(false); // a space is none of them
-    expect(validateAgainstSpec(within, "Αβγ-Abc").valid).toBe(true);
+    expect(checkValueSync(within, "Αβγ Abc").valid).toBe(false); // a space is none of them
+    expect(checkValueSync(within, "Αβγ-Abc").valid).toBe(true);
     // Spread over several patterns, and aliases of one property counted once.
     const message = refusal(() =>
       runtime({

@@ -16,9 +16,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
 import * as zm from "zod/mini";
-import { guardTools } from "../../src/agents/guard-tools.js";
+import { guardToolsMiddleware } from "../../src/agents/guard-tools.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
-import { validatedResponse } from "../../src/agents/validated-response.js";
+import { validatedResponseMiddleware } from "../../src/agents/validated-response.js";
 import { runGenerateCli } from "../../src/cli/generate.js";
 import { SpecError } from "../../src/errors.js";
 import { checkValue, checkValueSync } from "../../src/specs/check.js";
@@ -136,8 +136,8 @@ describe("another library's schema is refused wherever a spec is taken, naming t
 
   it("guarded tools and the createAgent middleware refuse it when built", () => {
     expect(() => guardedTool({ spec: vPerson as never, name: "t", func: () => "ran" })).toThrow(/Valibot/);
-    expect(() => validatedResponse({ spec: arkPerson as never })).toThrow(/ArkType/);
-    expect(() => guardTools({ tools: { t: EffectPerson as never } })).toThrow(/Effect Schema/);
+    expect(() => validatedResponseMiddleware({ spec: arkPerson as never })).toThrow(/ArkType/);
+    expect(() => guardToolsMiddleware({ tools: { t: EffectPerson as never } })).toThrow(/Effect Schema/);
   });
 
   describe("the command line's --spec file", () => {

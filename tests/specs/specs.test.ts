@@ -4,7 +4,7 @@ import { deploymentConfigSpec } from "../../src/specs/builtin/deployment-config.
 import { describeSpec } from "../../src/specs/describe.js";
 import { builtinSpecs, DEFAULT_SPEC_NAME, MAX_INLINE_SPEC_CHARS, resolveSpec, type SpecRef } from "../../src/specs/registry.js";
 import { defineSpec, isSpec, type BusinessRule } from "../../src/specs/spec.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 
 const BUILTIN_NAMES = ["deployment-config", "api-request", "db-query", "signup-form"];
 
@@ -95,10 +95,10 @@ describe("inline specs", () => {
     expect(spec.untrusted).toBe(true);
     expect(spec.rules).toEqual([]);
 
-    expect(validateAgainstSpec(spec, { interval: 10, timeout: 9, replicas: 8, cpu: 1 }).valid).toBe(true);
-    expect(validateAgainstSpec(spec, { interval: 10, timeout: 9, replicas: 5, cpu: 0.5 }).valid).toBe(true);
+    expect(checkValueSync(spec, { interval: 10, timeout: 9, replicas: 8, cpu: 1 }).valid).toBe(true);
+    expect(checkValueSync(spec, { interval: 10, timeout: 9, replicas: 5, cpu: 0.5 }).valid).toBe(true);
 
-    const report = validateAgainstSpec(spec, { interval: 10, timeout: 10, replicas: 8, cpu: 0.5 });
+    const report = checkValueSync(spec, { interval: 10, timeout: 10, replicas: 8, cpu: 0.5 });
     expect(report.errors).toEqual([
       'cpu is 0.5; it must be >= 1 (this applies because the "if" condition {"properties":{"replicas":{"minimum":6}},"required":["replicas"]} holds)',
       "timeout is 10; it must be < 10 (the value of interval)",
@@ -122,15 +122,15 @@ describe("inline specs", () => {
         },
       }),
     );
-    expect(validateAgainstSpec(spec, { health_check: { interval_seconds: 5, timeout_seconds: 7 }, max_replicas: 3, replicas: 4 }).errors).toEqual([
+    expect(checkValueSync(spec, { health_check: { interval_seconds: 5, timeout_seconds: 7 }, max_replicas: 3, replicas: 4 }).errors).toEqual([
       "health_check.timeout_seconds is 7; it must be < 5 (the value of health_check.interval_seconds)",
       "replicas is 4; it must be <= 3 (the value of max_replicas)",
     ]);
-    expect(validateAgainstSpec(spec, { health_check: { interval_seconds: "5", timeout_seconds: 7 } }).errors).toEqual([
+    expect(checkValueSync(spec, { health_check: { interval_seconds: "5", timeout_seconds: 7 } }).errors).toEqual([
       'health_check.interval_seconds is "5" (string); it must be an integer',
       'health_check.timeout_seconds is 7; it must be < the value of health_check.interval_seconds, which is "5", not a number',
     ]);
-    expect(validateAgainstSpec(spec, { health_check: { timeout_seconds: 7 } }).valid).toBe(true);
+    expect(checkValueSync(spec, { health_check: { timeout_seconds: 7 } }).valid).toBe(true);
   });
 
   it("reports an else branch as applying when the condition does not hold", () => {
@@ -142,10 +142,10 @@ describe("inline specs", () => {
         else: { required: ["b"] },
       }),
     );
-    expect(validateAgainstSpec(spec, { kind: "a" }).errors).toEqual([
+    expect(checkValueSync(spec, { kind: "a" }).errors).toEqual([
       'a is missing; it is required (this applies because the "if" condition {"properties":{"kind":{"const":"a"}}} holds)',
     ]);
-    expect(validateAgainstSpec(spec, { kind: "z" }).errors).toEqual([
+    expect(checkValueSync(spec, { kind: "z" }).errors).toEqual([
       'b is missing; it is required (this applies because the "if" condition {"properties":{"kind":{"const":"a"}}} does not hold)',
     ]);
   });
@@ -156,17 +156,17 @@ describe("inline specs", () => {
     expect(fromObject.name).toBe("inline");
     expect(fromObject.schema).toEqual(schema);
     expect(fromObject.untrusted).toBe(true);
-    expect(validateAgainstSpec(fromObject, {}).errors).toEqual(["id is missing; it is required"]);
+    expect(checkValueSync(fromObject, {}).errors).toEqual(["id is missing; it is required"]);
 
     const fromText = resolveSpec(JSON.stringify(unique({ type: "array", items: { type: "string" }, maxItems: 2 })));
-    expect(validateAgainstSpec(fromText, ["a", "b", "c"]).errors).toEqual(["the value is an array of 3 items; it must have at most 2 items"]);
+    expect(checkValueSync(fromText, ["a", "b", "c"]).errors).toEqual(["the value is an array of 3 items; it must have at most 2 items"]);
   });
 
   it("accepts an inline spec object with name, description and schema", () => {
     const spec = resolveSpec({ name: "my-spec", description: "Mine.", schema: unique({ type: "string", minLength: 2 }) });
     expect(spec.name).toBe("my-spec");
     expect(spec.description).toBe("Mine.");
-    expect(validateAgainstSpec(spec, "x").errors).toEqual(['the value is "x"; it must be at least 2 characters long']);
+    expect(checkValueSync(spec, "x").errors).toEqual(['the value is "x"; it must be at least 2 characters long']);
   });
 
   it("refuses JSON text that does not parse, with the parser's reason", () => {
@@ -189,7 +189,7 @@ describe("inline specs", () => {
   it("ignores an unknown format (an annotation, as the standard says) and lists it", () => {
     const spec = resolveSpec(unique({ type: "string", format: "telephone" }));
     expect(spec.ignoredKeywords).toContainEqual({ keyword: "format", at: "#", format: "telephone" });
-    expect(validateAgainstSpec(spec, "not a phone number").valid).toBe(true);
+    expect(checkValueSync(spec, "not a phone number").valid).toBe(true);
   });
 
   it("ignores keywords set aside with a leading underscore, and lists them", () => {
@@ -222,9 +222,9 @@ describe("inline specs", () => {
   it("compiles two specs with the same $id independently", () => {
     const a = resolveSpec(unique({ $id: "https://example.com/same", type: "string" }));
     const b = resolveSpec(unique({ $id: "https://example.com/same", type: "number" }));
-    expect(validateAgainstSpec(a, "x").valid).toBe(true);
-    expect(validateAgainstSpec(b, 1).valid).toBe(true);
-    expect(validateAgainstSpec(b, "x").valid).toBe(false);
+    expect(checkValueSync(a, "x").valid).toBe(true);
+    expect(checkValueSync(b, 1).valid).toBe(true);
+    expect(checkValueSync(b, "x").valid).toBe(false);
   });
 });
 
@@ -233,15 +233,15 @@ describe("patterns in run-time specs run on RE2", () => {
     const spec = resolveSpec(JSON.stringify(unique({ type: "string", pattern: "^(a+)+$" })));
     // A backtracking engine would take longer than the test's timeout on this (2^50 paths); RE2 answers at once.
     const input = `${"a".repeat(50)}!`;
-    const report = validateAgainstSpec(spec, input);
+    const report = checkValueSync(spec, input);
     expect(report.valid).toBe(false);
     expect(report.errors).toEqual([`the value is "${input}"; it must match the pattern ^(a+)+$`]);
-    expect(validateAgainstSpec(spec, "a".repeat(50)).valid).toBe(true);
+    expect(checkValueSync(spec, "a".repeat(50)).valid).toBe(true);
   });
 
   it("runs a catastrophic pattern against a long input quickly too", () => {
     const spec = resolveSpec(unique({ type: "object", properties: { s: { type: "string", pattern: "^(a|aa)+$" } } }));
-    const report = validateAgainstSpec(spec, { s: `${"a".repeat(100_000)}b` });
+    const report = checkValueSync(spec, { s: `${"a".repeat(100_000)}b` });
     expect(report.valid).toBe(false);
   });
 
@@ -252,14 +252,14 @@ describe("patterns in run-time specs run on RE2", () => {
         properties: { a: { type: "string", pattern: "^a+$" }, b: { type: "string", pattern: "^b+$" } },
       }),
     );
-    expect(validateAgainstSpec(one, { a: "aaa", b: "bbb" }).errors).toEqual([]);
-    expect(validateAgainstSpec(one, { a: "bbb", b: "aaa" }).errors).toEqual([
+    expect(checkValueSync(one, { a: "aaa", b: "bbb" }).errors).toEqual([]);
+    expect(checkValueSync(one, { a: "bbb", b: "aaa" }).errors).toEqual([
       'a is "bbb"; it must match the pattern ^a+$',
       'b is "aaa"; it must match the pattern ^b+$',
     ]);
     const two = resolveSpec(unique({ type: "string", pattern: "^c+$" }));
-    expect(validateAgainstSpec(two, "ccc").valid).toBe(true);
-    expect(validateAgainstSpec(two, "aaa").valid).toBe(false);
+    expect(checkValueSync(two, "ccc").valid).toBe(true);
+    expect(checkValueSync(two, "aaa").valid).toBe(false);
   });
 
   it("applies RE2 to patternProperties and propertyNames too", () => {
@@ -270,8 +270,8 @@ describe("patterns in run-time specs run on RE2", () => {
         propertyNames: { pattern: "^[a-z_]+$" },
       }),
     );
-    expect(validateAgainstSpec(spec, { n_x: 1, other: "y" }).valid).toBe(true);
-    expect(validateAgainstSpec(spec, { n_x: "1", Bad: 2 }).errors).toEqual([
+    expect(checkValueSync(spec, { n_x: 1, other: "y" }).valid).toBe(true);
+    expect(checkValueSync(spec, { n_x: "1", Bad: 2 }).errors).toEqual([
       'the object has a field named "Bad"; field names must match the pattern ^[a-z_]+$ (rename or remove it)',
       'n_x is "1" (string); it must be a number',
     ]);
@@ -302,8 +302,8 @@ describe("patterns in run-time specs run on RE2", () => {
   it("lets trusted, code-defined specs use JavaScript's RegExp", () => {
     const spec = defineSpec({ name: "trusted-lookahead", description: "d", schema: { type: "string", pattern: "^(?!admin$)[a-z]+$" } });
     expect(spec.untrusted).toBe(false);
-    expect(validateAgainstSpec(spec, "alice").valid).toBe(true);
-    expect(validateAgainstSpec(spec, "admin").valid).toBe(false);
+    expect(checkValueSync(spec, "alice").valid).toBe(true);
+    expect(checkValueSync(spec, "admin").valid).toBe(false);
   });
 });
 
@@ -335,9 +335,9 @@ describe("the inline spec cache", () => {
     expect(resolveSpec(keep)).toBe(kept);
     const again = resolveSpec(drop);
     expect(again).not.toBe(dropped);
-    expect(validateAgainstSpec(again, "ddd").valid).toBe(true);
-    expect(validateAgainstSpec(again, "kkk").valid).toBe(false);
-    expect(validateAgainstSpec(dropped, "ddd").valid).toBe(true); // an evicted spec still in use keeps working
+    expect(checkValueSync(again, "ddd").valid).toBe(true);
+    expect(checkValueSync(again, "kkk").valid).toBe(false);
+    expect(checkValueSync(dropped, "ddd").valid).toBe(true); // an evicted spec still in use keeps working
   });
 });
 

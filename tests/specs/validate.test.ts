@@ -5,7 +5,7 @@ import { deploymentConfigSpec } from "../../src/specs/builtin/deployment-config.
 import { signupFormMessages as SIGNUP, signupFormSpec } from "../../src/specs/builtin/signup-form.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import type { Spec } from "../../src/specs/spec.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { pointerToPath } from "../../src/json/paths.js";
 import { DEFAULT_VALIDATION_LIMITS, type ValidationLimits } from "../../src/specs/messages.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
@@ -36,7 +36,7 @@ function withField(base: Json, path: string, value: unknown): Json {
 }
 
 function check(spec: Spec, value: unknown, limits?: Partial<ValidationLimits & { maxChars: number }>) {
-  return validateAgainstSpec(spec, value, limits);
+  return checkValueSync(spec, value, { limits });
 }
 
 /** Errors for the deployment spec with one field changed. */

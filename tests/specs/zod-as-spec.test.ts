@@ -5,7 +5,7 @@
  */
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { checkText, checkValue, validateAgainstSpec } from "../../src/specs/check.js";
+import { checkText, checkValue, checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import { defineSpec, type Spec, type SpecOutput } from "../../src/specs/spec.js";
 import { SpecError } from "../../src/errors.js";
@@ -13,8 +13,8 @@ import { generateValidated, type ValidationOutcome } from "../../src/validation/
 import { streamValidated } from "../../src/validation/stream.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
-import { validatedResponse } from "../../src/agents/validated-response.js";
-import { guardTools } from "../../src/agents/guard-tools.js";
+import { validatedResponseMiddleware } from "../../src/agents/validated-response.js";
+import { guardToolsMiddleware } from "../../src/agents/guard-tools.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Account = z
@@ -58,19 +58,19 @@ describe("a zod schema is a spec", () => {
     const last = events.at(-1)!;
     expect(last).toMatchObject({ kind: "outcome", outcome: { success: true, value: good } });
     const graph = buildValidationGraph({ model: scriptedModel([JSON.stringify(good)]), spec: Account });
-    expect(await graph.invoke({ request: "x" })).toMatchObject({ success: true, result: good });
+    expect(await graph.invoke({ request: "x" })).toMatchObject({ success: true, value: good });
     expect(resolveSpec(Account)).toBe(resolveSpec(Account));
   });
 
-  it("checkValue, checkText and validateAgainstSpec take it, typed", async () => {
+  it("checkValue, checkText and checkValueSync take it, typed", async () => {
     const verdict = await checkValue(Account, good);
     expectTypeOf(verdict.value).toEqualTypeOf<z.output<typeof Account> | undefined>();
     expect(verdict.valid).toBe(true);
     expect((await checkText(Account, JSON.stringify({ ...good, id: "nope" }), "exact")).errors).toEqual([
       'id is "nope"; it must match the pattern ^[cC][0-9a-z]{6,}$',
     ]);
-    expect(validateAgainstSpec(Account, good).valid).toBe(true);
-    expect(validateAgainstSpec("deployment-config", {}).valid).toBe(false);
+    expect(checkValueSync(Account, good).valid).toBe(true);
+    expect(checkValueSync("deployment-config", {}).valid).toBe(false);
   });
 
   it("guardedTool takes it, and its function's arguments are typed from it", async () => {
@@ -89,12 +89,12 @@ describe("a zod schema is a spec", () => {
     expect(seen).toEqual(["@ada"]);
   });
 
-  it("validatedResponse and guardTools take it; the answer is typed from it", () => {
-    const middleware = validatedResponse({ spec: Account });
-    expectTypeOf(middleware).toEqualTypeOf<ReturnType<typeof validatedResponse<z.output<typeof Account>>>>();
-    expect(middleware.name).toBe("validatedResponse");
-    expect(guardTools({ tools: { open_account: Account } }).name).toBeTypeOf("string");
-    expect(() => validatedResponse({ spec: z.string() })).toThrow(/needs "type": "object"/);
+  it("validatedResponseMiddleware and guardToolsMiddleware take it; the answer is typed from it", () => {
+    const middleware = validatedResponseMiddleware({ spec: Account });
+    expectTypeOf(middleware).toEqualTypeOf<ReturnType<typeof validatedResponseMiddleware<z.output<typeof Account>>>>();
+    expect(middleware.name).toBe("validatedResponseMiddleware");
+    expect(guardToolsMiddleware({ tools: { open_account: Account } }).name).toBeTypeOf("string");
+    expect(() => validatedResponseMiddleware({ spec: z.string() })).toThrow(/needs "type": "object"/);
   });
 
   it("name and description come from the schema's metadata, else defaults; defineSpec needs neither", () => {
@@ -146,8 +146,8 @@ describe("checks the JSON Schema cannot carry", () => {
     const token = (spec.schema.properties as Record<string, Record<string, unknown>>).token;
     expect(token).toEqual({ type: "string", description: "must pass zod's jwt check" });
     expect((spec.schema.properties as Record<string, Record<string, unknown>>).user).toEqual({ type: "string", description: "must match /^[a-z]+$/i" });
-    expect(validateAgainstSpec(spec, { token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIn0.c2ln", user: "AdA", age: 3 }).valid).toBe(true);
-    expect(validateAgainstSpec(spec, { token: "abc", user: "a1", age: "3" }).errors).toEqual([
+    expect(checkValueSync(spec, { token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxIn0.c2ln", user: "AdA", age: 3 }).valid).toBe(true);
+    expect(checkValueSync(spec, { token: "abc", user: "a1", age: "3" }).errors).toEqual([
       'age is "3" (string); it must be a number',
       'token is "abc"; Invalid JWT (zod check jwt)',
       'user is "a1"; Invalid string: must match pattern /^[a-z]+$/i (zod check regex)',

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
 const Deployment = z
@@ -24,7 +24,7 @@ const spec = defineSpec({ name: "zod-deployment", description: "A deployment.", 
 describe("zod specs", () => {
   it("derives the JSON Schema once (for prompts and Studio) and validates structure with every error", () => {
     expect(spec.schema).toMatchObject({ type: "object", properties: { replicas: { type: "integer", minimum: 1, maximum: 20 } } });
-    const report = validateAgainstSpec(spec, { service_name: "Bad Name", replicas: 0, resources: { cpu_limit: "1", memory_limit_mb: 64 } });
+    const report = checkValueSync(spec, { service_name: "Bad Name", replicas: 0, resources: { cpu_limit: "1", memory_limit_mb: 64 } });
     expect(report.valid).toBe(false);
     expect(report.errors).toEqual(
       expect.arrayContaining([
@@ -37,13 +37,13 @@ describe("zod specs", () => {
   });
 
   it("runs refinements as business rules, with the field path and the value found", () => {
-    const report = validateAgainstSpec(spec, { service_name: "api", replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } });
+    const report = checkValueSync(spec, { service_name: "api", replicas: 8, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } });
     expect(report.valid).toBe(false);
     expect(report.errors).toEqual(["resources.cpu_limit is 0.5; replicas=8 needs a cpu_limit of at least 1.0"]);
   });
 
   it("a valid value comes back as zod's output (defaults applied)", () => {
-    const report = validateAgainstSpec(spec, { service_name: "api", replicas: 2, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } });
+    const report = checkValueSync(spec, { service_name: "api", replicas: 2, resources: { cpu_limit: 0.5, memory_limit_mb: 512 } });
     expect(report.valid).toBe(true);
     expect(report.value).toEqual({ service_name: "api", replicas: 2, resources: { cpu_limit: 0.5, memory_limit_mb: 512 }, region: "eu-west-1" });
   });
@@ -56,7 +56,7 @@ describe("zod specs", () => {
         throw new Error("boom");
       }),
     });
-    const report = validateAgainstSpec(fragile, { a: 1 });
+    const report = checkValueSync(fragile, { a: 1 });
     expect(report.valid).toBe(false);
     expect(report.errors[0]).toMatch(/could not check the value with its zod schema: boom/);
   });

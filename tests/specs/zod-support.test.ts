@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
 
 interface Case {
@@ -228,9 +228,9 @@ const rows: Row[] = [];
 describe("every zod check family", () => {
   it.each(CASES.map((entry) => [`${entry.family}: ${entry.check}`, entry] as const))("%s", (_label, { family, check, schema, good, bad }) => {
     const spec = defineSpec({ schema: z.object({ v: schema }) });
-    const accepted = validateAgainstSpec(spec, { v: good });
+    const accepted = checkValueSync(spec, { v: good });
     expect(accepted.errors).toEqual([]);
-    const refused = validateAgainstSpec(spec, { v: bad });
+    const refused = checkValueSync(spec, { v: bad });
     expect(refused.valid).toBe(false);
     // Every message names the field (v) and what was found there.
     for (const error of refused.errors) expect(error).toMatch(/^v\b.* (is|has|must)\b/);
@@ -250,7 +250,7 @@ describe("every zod check family", () => {
 
   it.each(EDGES)("%s: the spec accepts exactly what zod accepts at the edges", (_label, schema, values) => {
     const spec = defineSpec({ schema: z.object({ v: schema }) });
-    for (const v of values) expect([v, validateAgainstSpec(spec, { v }).valid]).toEqual([v, schema.safeParse(v).success]);
+    for (const v of values) expect([v, checkValueSync(spec, { v }).valid]).toEqual([v, schema.safeParse(v).success]);
   });
 
   it("docs/specs.md holds the support table this walk gives", () => {

@@ -7,7 +7,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { trace } from "@opentelemetry/api";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { validatedResponse } from "../../src/agents/index.js";
+import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
@@ -82,7 +82,7 @@ describe("the createAgent middleware", () => {
     const agent = createAgent({
       model: scriptedTurns([() => answerTurn(threeDefects), () => answerTurn(valid)]),
       tools: [],
-      middleware: [validatedResponse({ spec: "deployment-config" })],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config" })],
     });
     const out = await agent.invoke({ messages: [new HumanMessage(REQUEST)] });
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });

@@ -11,7 +11,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { guardRecordOf } from "../../src/tools/budget.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
 const spec = builtinSpecs.get("deployment-config")!;
@@ -102,6 +102,8 @@ describe("guardedTool: one call", () => {
     expect(result.name).toBe("deploy_service");
     expect(result.content).toBe(invalidText(1, 3, [LOW_CPU_ERROR]));
     expect(guardRecordOf(result)).toEqual({ outcome: "invalid", spec: "deployment-config", attempt: 1, maxAttempts: 3, errors: [LOW_CPU_ERROR] });
+    // Where docs/guarded-tools.md tells a user to read it.
+    expect((result.artifact as { guardedTool?: unknown }).guardedTool).toEqual(guardRecordOf(result));
   });
 
   it("answers schema failures itself, not with LangChain's generic parsing error, in the validation graph's words", async () => {
@@ -113,7 +115,7 @@ describe("guardedTool: one call", () => {
       health_check: { path: "healthz", timeout_seconds: 10, interval_seconds: 10 },
     };
     const result = (await tool.invoke(call(bad))) as ToolMessage;
-    const errors = validateAgainstSpec(spec, bad).errors;
+    const errors = checkValueSync(spec, bad).errors;
     expect(errors).toEqual([
       'service_name is "Payments API"; it must match the pattern ^[a-z][a-z0-9-]*$',
       "replicas is 0; it must be >= 1",
@@ -305,7 +307,7 @@ describe("guardedTool: hostile arguments", () => {
     const { tool } = deployTool();
     for (const args of [lowCpu, {}, { replicas: "8" }, { replicas: 0 }]) {
       const result = (await tool.invoke(call(args))) as ToolMessage;
-      expect(guardRecordOf(result)?.errors).toEqual(validateAgainstSpec(spec, args).errors);
+      expect(guardRecordOf(result)?.errors).toEqual(checkValueSync(spec, args).errors);
     }
   });
 });
@@ -332,7 +334,7 @@ describe("guardedTool: the attempt budget in an agent", () => {
     expect(results.map((m) => m.content)).toEqual([
       invalidText(1, 3, [LOW_CPU_ERROR]),
       invalidText(2, 3, [RULES.replicasNeedCpu(0.5, 9)]),
-      invalidText(3, 3, validateAgainstSpec(spec, {}).errors),
+      invalidText(3, 3, checkValueSync(spec, {}).errors),
       refusal(3),
       refusal(3),
     ]);

@@ -47,7 +47,7 @@ describe("token budget (maxTokens)", () => {
     const short = new ScriptedChatModel({ answers: [BROKEN, JSON.stringify(VALID)] });
     const stopped = await buildValidationGraph({ model: short }).invoke({ request: REQUEST }, { context: { maxTokens: spent + nextInput - 1 } });
     expect(short.callCount).toBe(1);
-    expect(stopped).toMatchObject({ success: false, stopReason: "budget", attempts: 1, errors: first.errors, result: BROKEN_VALUE });
+    expect(stopped).toMatchObject({ success: false, stopReason: "budget", attempts: 1, errors: first.errors, value: BROKEN_VALUE });
     expect(stopped.usage).toMatchObject({ totalTokens: spent, calls: 1 });
     expect(stopped.history).toHaveLength(1);
   });
@@ -56,7 +56,7 @@ describe("token budget (maxTokens)", () => {
     const model = new ScriptedChatModel({ answers: [JSON.stringify(VALID)] });
     const out = await buildValidationGraph({ model }).invoke({ request: REQUEST }, { context: { maxTokens: inputOf(firstAttemptPrompt(REQUEST)) - 1 } });
     expect(model.callCount).toBe(0);
-    expect(out).toMatchObject({ success: false, stopReason: "budget", attempts: 0, errors: [], result: null, history: [] });
+    expect(out).toMatchObject({ success: false, stopReason: "budget", attempts: 0, errors: [], value: null, history: [] });
     expect(out.usage.totalTokens).toBe(0);
   });
 
@@ -89,7 +89,7 @@ describe("token budget (maxTokens)", () => {
     const paused = await graph.getState(config);
     expect(paused.next).toEqual(["review"]);
     expect(paused.values.stopReason).toBe("budget");
-    const out = await graph.invoke(new Command({ resume: { request: REQUEST } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "retry", request: REQUEST } }), config);
     expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
     expect(model.callCount).toBe(2);
   });

@@ -204,12 +204,12 @@ describe("correction retries", () => {
       context: { maxAttempts: 1, onFailure: "interrupt" as const, retryWith: "corrections" as const },
     };
     await graph.invoke({ request }, config);
-    const refused = await graph.invoke(new Command({ resume: { value: FIX } }), config);
+    const refused = await graph.invoke(new Command({ resume: { type: "edit", value: FIX } }), config);
     expect(refused.success).toBe(false);
     expect(refused.history.at(-1)).toMatchObject({ by: "human", valid: false, output: FIX });
     expect(refused.history.at(-1)?.correction).toBeUndefined();
     // A person's new request starts afresh: its first attempt is asked for a whole answer.
-    await graph.invoke(new Command({ resume: { request } }), config);
+    await graph.invoke(new Command({ resume: { type: "retry", request } }), config);
     expect(prompts(model).map(isCorrectionRequest)).toEqual([false, false]);
   });
 });

@@ -102,7 +102,7 @@ describe("escalation (models)", () => {
     };
     await graph.invoke({ request: REQUEST }, config);
     expect((await graph.getState(config)).next).toEqual(["review"]);
-    const out = await graph.invoke(new Command({ resume: { request: "payments-api, 3 replicas" } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "retry", request: "payments-api, 3 replicas" } }), config);
     expect(asked).toEqual(["small", "large", "small", "large"]);
     expect(out).toMatchObject({ success: true, attempts: 4 });
   });

@@ -25,7 +25,7 @@ describe("validation graph with a scripted model", () => {
     expect(out.stopReason).toBe("valid");
     expect(out.attempts).toBe(1);
     expect(out.errors).toEqual([]);
-    expect(out.result).toEqual(JSON.parse(VALID));
+    expect(out.value).toEqual(JSON.parse(VALID));
     expect(out.spec).toBe("deployment-config");
     expect(out.history).toHaveLength(1);
     expect(out.usage.calls).toBe(1);
@@ -59,7 +59,7 @@ describe("validation graph with a scripted model", () => {
     expect(out.success).toBe(false);
     expect(out.stopReason).toBe("max_attempts");
     expect(out.attempts).toBe(4);
-    expect(out.result).toEqual(JSON.parse(BROKEN));
+    expect(out.value).toEqual(JSON.parse(BROKEN));
     expect(out.errors).toHaveLength(2);
     expect(out.history).toHaveLength(4);
   });
@@ -85,7 +85,7 @@ describe("validation graph with a scripted model", () => {
     expect(out.success).toBe(true);
     expect(out.history[0].errors[0]).toMatch(/truncated/);
     expect(promptOf(model, 1)).toMatch(/truncated/);
-    expect(out.result).toEqual(JSON.parse(VALID));
+    expect(out.value).toEqual(JSON.parse(VALID));
   });
 
   it("retry prompts do not grow with the attempt number", async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { builtinSpecs, resolveSpec } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { MAX_RECORDED_REFUSED_ANSWERS, reviewAnswerSchema } from "../../src/protocol/review.js";
-import { validateAgainstSpec } from "../../src/specs/check.js";
+import { checkValueSync } from "../../src/specs/check.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
 
@@ -41,15 +41,15 @@ describe("human review (onFailure: interrupt)", () => {
   it("a person's invalid value is refused with its errors and asked again; a valid one ends the run, marked as the person's", async () => {
     const { graph, config } = await pausedRun();
     const still = { ...BROKEN, resources: { cpu_limit: 0.8, memory_limit_mb: 512 } };
-    await graph.invoke(new Command({ resume: { value: still } }), config);
+    await graph.invoke(new Command({ resume: { type: "edit", value: still } }), config);
     let state = await graph.getState(config);
     expect(state.next).toEqual(["review"]);
     expect(state.values.success).toBe(false);
     expect((await payload(graph, config))!.errors).toEqual([RULES.replicasNeedCpu(0.8, 8)]);
 
     const fixed = { ...BROKEN, resources: { cpu_limit: 2, memory_limit_mb: 512 } };
-    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(fixed) } }), config);
-    expect(out).toMatchObject({ success: true, stopReason: "valid", result: fixed, attempts: 1 });
+    const out = await graph.invoke(new Command({ resume: { type: "edit", value: JSON.stringify(fixed) } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", value: fixed, attempts: 1 });
     expect(out.history.map((h) => [h.by ?? "model", h.valid])).toEqual([
       ["model", false],
       ["human", false],
@@ -62,7 +62,7 @@ describe("human review (onFailure: interrupt)", () => {
   it("a new request gives the model a fresh attempt budget and a first-attempt prompt", async () => {
     const model = scriptedModel([JSON.stringify(BROKEN), JSON.stringify(VALID)]);
     const { graph, config } = await pausedRun(model);
-    const out = await graph.invoke(new Command({ resume: { request: "A deployment config for payments-api with 3 replicas" } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "retry", request: "A deployment config for payments-api with 3 replicas" } }), config);
     expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
     const prompt = String(model.calls[1].messages.at(-1)!.content);
     expect(prompt).toContain("3 replicas");
@@ -72,16 +72,19 @@ describe("human review (onFailure: interrupt)", () => {
 
   it("a rejection ends the run with success false and stopReason rejected", async () => {
     const { graph, config } = await pausedRun();
-    const out = await graph.invoke(new Command({ resume: { reject: true, reason: "not needed" } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "reject", message: "not needed" } }), config);
     expect(out).toMatchObject({ success: false, stopReason: "rejected" });
     expect(out.history.at(-1)).toMatchObject({ by: "human", output: "rejected: not needed" });
   });
 
   it("an answer of the wrong shape is not taken for a value: the person is asked again, told what to send", async () => {
     const { graph, config } = await pausedRun();
-    await graph.invoke(new Command({ resume: { replicas: 3 } }), config);
-    expect((await graph.getState(config)).next).toEqual(["review"]);
-    expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"type": "edit", "value"/);
+    // Untyped forms included: a decision says its type.
+    for (const resume of [{ replicas: 3 }, { value: VALID }, { request: "again" }, { reject: true }]) {
+      await graph.invoke(new Command({ resume }), config);
+      expect((await graph.getState(config)).next).toEqual(["review"]);
+      expect((await payload(graph, config))!.errors[0]).toMatch(/must be one of \{"type": "edit", "value"/);
+    }
   });
 
   it("typed decisions, as LangChain types its review decisions: edit ends valid, reject ends with its message, approve is refused with the reason", async () => {
@@ -89,7 +92,7 @@ describe("human review (onFailure: interrupt)", () => {
     await edited.graph.invoke(new Command({ resume: { type: "approve" } }), edited.config);
     expect((await payload(edited.graph, edited.config))!.errors[0]).toMatch(/^approve is not a decision here: the answer did not pass its spec/);
     const out = await edited.graph.invoke(new Command({ resume: { type: "edit", value: VALID } }), edited.config);
-    expect(out).toMatchObject({ success: true, stopReason: "valid", result: VALID });
+    expect(out).toMatchObject({ success: true, stopReason: "valid", value: VALID });
     expect(out.history.at(-1)).toMatchObject({ by: "human", valid: true });
 
     const rejected = await pausedRun();
@@ -107,7 +110,7 @@ describe("human review (onFailure: interrupt)", () => {
 
   it("a person's text is read exactly: valid JSON followed by anything else is refused, not cut to its prefix", async () => {
     const { graph, config } = await pausedRun();
-    const out = await graph.invoke(new Command({ resume: { value: `${JSON.stringify(VALID)} and then anything` } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "edit", value: `${JSON.stringify(VALID)} and then anything` } }), config);
     expect(out.success).toBe(false);
     const state = await graph.getState(config);
     expect(state.next).toEqual(["review"]);
@@ -115,7 +118,7 @@ describe("human review (onFailure: interrupt)", () => {
       /^The value is not valid JSON \(exactly one JSON value is expected, nothing before or after it\): Unexpected non-whitespace character after JSON/,
     );
     // A fenced block is a model's habit, not a person's answer: refused as well.
-    await graph.invoke(new Command({ resume: { value: "```json\n" + JSON.stringify(VALID) + "\n```" } }), config);
+    await graph.invoke(new Command({ resume: { type: "edit", value: "```json\n" + JSON.stringify(VALID) + "\n```" } }), config);
     expect((await graph.getState(config)).values.success).toBe(false);
   });
 
@@ -142,13 +145,13 @@ describe("human review (onFailure: interrupt)", () => {
     ],
   ])("a value %s pauses again with the reason, and a valid answer afterwards is the result", async (_label, make, reason) => {
     const { graph, config } = await pausedRun();
-    await graph.invoke(new Command({ resume: { value: make() } }), config);
+    await graph.invoke(new Command({ resume: { type: "edit", value: make() } }), config);
     const state = await graph.getState(config);
     expect(state.next).toEqual(["review"]);
     expect(state.values.success).toBe(false);
     expect((await payload(graph, config))!.errors).toEqual([reason]);
-    const out = await graph.invoke(new Command({ resume: { value: VALID } }), config);
-    expect(out).toMatchObject({ success: true, stopReason: "valid", result: VALID });
+    const out = await graph.invoke(new Command({ resume: { type: "edit", value: VALID } }), config);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", value: VALID });
   });
 
   it('a field named "__proto__" in a person\'s value is refused with the hint a model gets: rename the field', async () => {
@@ -171,17 +174,17 @@ describe("human review (onFailure: interrupt)", () => {
   it("after a refused answer, the next valid answer is the result, never the refused one", async () => {
     const { graph, config } = await pausedRun();
     const refused = { ...BROKEN, resources: { cpu_limit: 0.7, memory_limit_mb: 512 } };
-    await graph.invoke(new Command({ resume: { value: refused } }), config);
-    expect((await graph.getState(config)).values.result).toEqual(refused);
-    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(VALID) } }), config);
-    expect(out).toMatchObject({ success: true, result: VALID, errors: [] });
+    await graph.invoke(new Command({ resume: { type: "edit", value: refused } }), config);
+    expect((await graph.getState(config)).values.value).toEqual(refused);
+    const out = await graph.invoke(new Command({ resume: { type: "edit", value: JSON.stringify(VALID) } }), config);
+    expect(out).toMatchObject({ success: true, value: VALID, errors: [] });
   });
 
   it("refused answers in a row are recorded up to a bound, so repeated answers cannot grow the thread without limit", async () => {
     const { graph, config } = await pausedRun();
     const sizes: number[] = [];
     for (let i = 0; i < 60; i++) {
-      await graph.invoke(new Command({ resume: { value: { ...BROKEN, replicas: 8 + (i % 3) } } }), config);
+      await graph.invoke(new Command({ resume: { type: "edit", value: { ...BROKEN, replicas: 8 + (i % 3) } } }), config);
       sizes.push(JSON.stringify((await graph.getState(config)).values).length);
     }
     const state = await graph.getState(config);
@@ -200,13 +203,13 @@ describe("human review (onFailure: interrupt)", () => {
     const schema = (state.tasks.flatMap((t) => t.interrupts).at(-1) as { response_schema?: Record<string, unknown> }).response_schema;
     expect(schema).toEqual(reviewAnswerSchema(builtinSpecs.get("deployment-config")!));
     const form = resolveSpec(schema as Record<string, unknown>);
-    expect(validateAgainstSpec(form, { type: "edit", value: VALID }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { type: "retry", request: "again, with 3 replicas" }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { type: "reject", message: "not needed" }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { type: "reject" }).valid).toBe(true);
-    expect(validateAgainstSpec(form, { type: "edit", value: { ...VALID, replicas: "eight" } }).valid).toBe(false);
-    expect(validateAgainstSpec(form, { type: "edit", value: VALID, extra: 1 }).valid).toBe(false);
-    expect(validateAgainstSpec(form, { type: "approve" }).valid).toBe(false);
+    expect(checkValueSync(form, { type: "edit", value: VALID }).valid).toBe(true);
+    expect(checkValueSync(form, { type: "retry", request: "again, with 3 replicas" }).valid).toBe(true);
+    expect(checkValueSync(form, { type: "reject", message: "not needed" }).valid).toBe(true);
+    expect(checkValueSync(form, { type: "reject" }).valid).toBe(true);
+    expect(checkValueSync(form, { type: "edit", value: { ...VALID, replicas: "eight" } }).valid).toBe(false);
+    expect(checkValueSync(form, { type: "edit", value: VALID, extra: 1 }).valid).toBe(false);
+    expect(checkValueSync(form, { type: "approve" }).valid).toBe(false);
     // A spec that refers to itself keeps its references intact: the form asks for a value of its type.
     const tree = resolveSpec({ name: "tree", schema: { type: "object", properties: { kids: { type: "array", items: { $ref: "#" } } } } });
     expect((reviewAnswerSchema(tree).oneOf as Array<{ properties: { value?: unknown } }>)[0].properties.value).toEqual({

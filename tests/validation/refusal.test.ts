@@ -33,7 +33,7 @@ describe("provider refusals", () => {
     const model = new ScriptedChatModel({ answers: [NO], repeat: true });
     const out = await buildValidationGraph({ model }).invoke({ request: REQUEST }, { context: { maxAttempts: 5 } });
     expect(model.callCount).toBe(2);
-    expect(out).toMatchObject({ success: false, stopReason: "refused", attempts: 2, refusal: NO.refusal, errors: [], result: null });
+    expect(out).toMatchObject({ success: false, stopReason: "refused", attempts: 2, refusal: NO.refusal, errors: [], value: null });
     expect(out.history.map((h) => h.refusal)).toEqual([NO.refusal, NO.refusal]);
   });
 
@@ -48,7 +48,7 @@ describe("provider refusals", () => {
     const out = await buildValidationGraph({ model }).invoke({ request: REQUEST }, { context: { maxAttempts: 5 } });
     const errors = [RULES.replicasNeedCpu(0.5, 8)];
     expect(userPrompt(model, 2)).toBe(retryPrompt(REQUEST, out.history[0].output, errors));
-    expect(out).toMatchObject({ stopReason: "refused", attempts: 3, errors, result: JSON.parse(BROKEN) });
+    expect(out).toMatchObject({ stopReason: "refused", attempts: 3, errors, value: JSON.parse(BROKEN) });
   });
 
   it("the provider's text is redacted like any other provider text, and bounded", async () => {

@@ -7,13 +7,17 @@ import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
 import { z } from "zod";
 import { defineSpec } from "langgraph-trustworthy-output";
-import { guardTools, validatedResponse, type ResponseOutcome } from "langgraph-trustworthy-output/agents";
+import { guardToolsMiddleware, validatedResponseMiddleware, type ResponseOutcome } from "langgraph-trustworthy-output/agents";
 
 const Window = z.object({ start: z.number().int(), end: z.number().int(), label: z.string().default("window") });
 const windowSpec = defineSpec({ name: "window", description: "A time window.", schema: Window });
 
 export async function windowLabel(): Promise<string | null> {
-  const agent = createAgent({ model: fakeModel(), tools: [], middleware: [validatedResponse({ spec: windowSpec, maxAttempts: 2, onFailure: "end" })] });
+  const agent = createAgent({
+    model: fakeModel(),
+    tools: [],
+    middleware: [validatedResponseMiddleware({ spec: windowSpec, maxAttempts: 2, onFailure: "end" })],
+  });
   const out = await agent.invoke({ messages: [{ role: "user", content: "a window" }] });
   const outcome: ResponseOutcome<z.output<typeof Window>> | null = out.responseOutcome;
   if (!outcome?.success) return null;
@@ -23,5 +27,5 @@ export async function windowLabel(): Promise<string | null> {
 }
 
 // @ts-expect-error onFailure is "end" or "interrupt"
-validatedResponse({ spec: windowSpec, onFailure: "retry" });
-void guardTools({ tools: { deploy_service: "deployment-config" }, maxAttempts: 3 });
+validatedResponseMiddleware({ spec: windowSpec, onFailure: "retry" });
+void guardToolsMiddleware({ tools: { deploy_service: "deployment-config" }, maxAttempts: 3 });

@@ -1,13 +1,13 @@
 /**
  * Consumer fixture, in a project with `langchain` installed beside the
- * tarball: a createAgent with validatedResponse and a scripted model whose
+ * tarball: a createAgent with validatedResponseMiddleware and a scripted model whose
  * first answer breaks the deployment-config spec (a pattern and both
  * cross-field rules) and whose second is valid. Prints one JSON line.
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { createAgent } from "langchain";
-import { guardTools, validatedResponse } from "langgraph-trustworthy-output/agents";
+import { guardToolsMiddleware, validatedResponseMiddleware } from "langgraph-trustworthy-output/agents";
 
 const valid = {
   service_name: "payments-api",
@@ -22,7 +22,7 @@ const model = fakeModel().respond(answer(broken, "a")).respond(answer(valid, "b"
 const agent = createAgent({
   model,
   tools: [],
-  middleware: [validatedResponse({ spec: "deployment-config" }), guardTools({ tools: { deploy_service: "deployment-config" } })],
+  middleware: [validatedResponseMiddleware({ spec: "deployment-config" }), guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
 });
 const out = await agent.invoke({ messages: [new HumanMessage("Deploy payments-api with 8 replicas")] });
 console.log(JSON.stringify({ outcome: out.responseOutcome, structuredResponse: out.structuredResponse, feedback: model.calls[1].messages.at(-1).content }));

@@ -5,7 +5,7 @@
  */
 import { fakeModel } from "@langchain/core/testing";
 import { AIMessage } from "@langchain/core/messages";
-import { buildValidationGraph, ConfigurationError, validateAgainstSpec, type StopReason, type ValidationReport } from "langgraph-trustworthy-output";
+import { buildValidationGraph, ConfigurationError, checkValueSync, type StopReason, type Verdict } from "langgraph-trustworthy-output";
 import { discountSpec, type Discount } from "./discount-spec.js";
 
 export async function firstValidDiscount(answers: string[]): Promise<{ discount: Discount | null; attempts: number; stopReason: StopReason | null }> {
@@ -17,15 +17,15 @@ export async function firstValidDiscount(answers: string[]): Promise<{ discount:
   const errors: string[] = out.errors;
   if (!out.success) return { discount: null, attempts, stopReason: out.stopReason };
   void errors;
-  return { discount: out.result as Discount, attempts, stopReason: out.stopReason };
+  return { discount: out.value as Discount, attempts, stopReason: out.stopReason };
 }
 
 // The package's declarations are really read: were they missing (everything `any`), this directive would be unused and fail.
 // @ts-expect-error maxAttempts is a number, not a string
 buildValidationGraph({ maxAttempts: "3" });
 
-export function check(value: unknown): ValidationReport {
-  return validateAgainstSpec(discountSpec, value);
+export function check(value: unknown): Verdict {
+  return checkValueSync(discountSpec, value);
 }
 
 export function isConfigurationError(error: unknown): error is ConfigurationError {

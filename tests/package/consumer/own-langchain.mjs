@@ -51,7 +51,7 @@ const reviewed = buildValidationGraph({ model: new ReplayChatModel([JSON.stringi
 const config = { configurable: { thread_id: "review" }, context: { maxAttempts: 1, onFailure: "interrupt" } };
 await reviewed.invoke({ request: "A deployment config for payments-api" }, config);
 const pending = (await reviewed.getState(config)).tasks.flatMap((t) => t.interrupts).at(-1);
-const resumed = await reviewed.invoke(new Command({ resume: { value: VALID } }), config);
+const resumed = await reviewed.invoke(new Command({ resume: { type: "edit", value: VALID } }), config);
 
 // Where the package's own imports resolve to: the project's copies, or copies of its own.
 const fromPackage = createRequire(import.meta.resolve("langgraph-trustworthy-output"));

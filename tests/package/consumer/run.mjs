@@ -49,7 +49,7 @@ try {
 console.log(
   JSON.stringify({
     success: out.success,
-    result: out.result,
+    value: out.value,
     attempts: out.attempts,
     firstErrors: out.history[0].errors,
     builtins: [...builtinSpecs.keys()],
