@@ -25,10 +25,12 @@ export {
   type FieldType,
   type JsonSchema,
   type RuleOutcome,
+  type SchemaInCode,
   type Spec,
   type SpecDefinition,
   type SpecOutput,
 } from "./specs/spec.js";
+export type { StandardSchemaV1 } from "./specs/standard.js";
 export { CODE_SPEC_LIMITS, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits, type SpecCostLimits } from "./specs/limits.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
 export {

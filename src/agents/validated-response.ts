@@ -37,7 +37,7 @@ import { withDistinctToolCallIds } from "./tool-call-ids.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
-  /** What a valid answer is: a zod schema or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
+  /** What a valid answer is: a schema in code (zod, Valibot, ArkType, Effect …) or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
   spec: SpecLike<T>;
   /** Answers the model may give in a run before the answer fails (1-10, default 3). */
   maxAttempts?: number;

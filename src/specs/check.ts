@@ -7,7 +7,8 @@
  *   - `valid` is true only when every check ran to completion and passed: the
  *     input was read whole, the value is plain JSON data, the schema check
  *     returned exactly `true`, every rule returned null, and a zod spec's
- *     parse succeeded with an output that is itself plain JSON data.
+ *     parse (another library's validate) succeeded with an output that is
+ *     itself plain JSON data.
  *   - Anything that did not run to completion is invalid, with a message
  *     saying why: a spent budget (size, depth, the patterns' characters), an
  *     exception, a timeout, a non-boolean or asynchronous result, a value that
@@ -33,11 +34,13 @@ import {
   capMessages,
   judgeSchemaAndRules,
   ruleOutcomeMessages,
+  standardIssueMessages,
   zodIssueMessages,
   type Judgement,
   type ValidationLimits,
   type ValidationReport,
 } from "./validate.js";
+import { libraryName, runStandardSync, standardOutcome, type StandardOutcome } from "./standard.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 /** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
@@ -254,6 +257,10 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   const waits: Array<Promise<unknown>> = structure.pending.map((rule) => rule.outcome);
   const zodSchema = spec.zod;
   if (zodSchema !== undefined) waits.push(Promise.resolve().then(() => zodSchema.safeParseAsync(readOnlyCopy(data))));
+  // Another library's validate, on a copy of its own (ArkType's morphs write to the value they are given; the value
+  // kept is never the one handed over): it may return a Promise, awaited under the same deadline.
+  const standardSchema = spec.standard;
+  if (standardSchema !== undefined) waits.push(Promise.resolve().then(() => standardSchema["~standard"].validate(structuredClone(data))));
   const settled = await allWithDeadline(waits, deadline);
   structure.pending.forEach((rule, i) => {
     const outcome = settled[i];
@@ -263,13 +270,18 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   });
   let zod: ZodOutcome | undefined;
   if (zodSchema !== undefined) {
-    const outcome = settled[settled.length - 1];
+    const outcome = settled[structure.pending.length];
     zod =
       "failed" in outcome
         ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") }
         : (outcome.value as ZodOutcome);
   }
-  return { ...finish(spec, structure, zod, data, limits), parsed: data };
+  let standard: StandardOutcome | undefined;
+  if (standardSchema !== undefined) {
+    const outcome = settled[settled.length - 1];
+    standard = "failed" in outcome ? { failed: outcome.failed.replace(/^it did not finish/, "its validate did not finish") } : standardOutcome(outcome.value);
+  }
+  return { ...finish(spec, structure, zod, data, limits, standard), parsed: data };
 }
 
 function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): ValidationReport<T> {
@@ -296,20 +308,42 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
       }
     }
   }
-  return finish(spec, structure, zod, data, limits);
+  let standard: StandardOutcome | undefined;
+  if (spec.standard !== undefined) {
+    try {
+      standard = runStandardSync(spec.standard, structuredClone(data));
+    } catch (error) {
+      standard = { failed: describeThrown(error, 160) };
+    }
+  }
+  return finish(spec, structure, zod, data, limits, standard);
 }
 
-/** The verdict from the schema and rules, and zod's outcome for a zod spec. */
-function finish<T, C>(spec: Spec<T, C>, structure: Judgement, zod: ZodOutcome | undefined, data: unknown, limits?: Partial<CheckLimits>): ValidationReport<T> {
+/** The verdict from the schema and rules, and the schema library's outcome for a zod spec or another library's. */
+function finish<T, C>(
+  spec: Spec<T, C>,
+  structure: Judgement,
+  zod: ZodOutcome | undefined,
+  data: unknown,
+  limits?: Partial<CheckLimits>,
+  standard?: StandardOutcome,
+): ValidationReport<T> {
   const messages = structure.messages;
   let output: unknown = data;
-  if (zod !== undefined) {
-    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
-    if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
-    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
+  const library = zod ?? standard;
+  const named = zod !== undefined ? "zod" : libraryName(spec.standard?.["~standard"].vendor ?? "");
+  if (library !== undefined) {
+    // The library is the last judge: its refinements are business rules, and nothing it refuses passes.
+    if ("failed" in library) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its ${named} schema: ${library.failed}`);
+    else if (!library.success)
+      messages.push(
+        ...(zod !== undefined
+          ? zodIssueMessages(library.error.issues, data, structure.schemaPassed, limits, spec.zodOnly)
+          : standardIssueMessages(library.error.issues, data, structure.messages, named, limits)),
+      );
     else if (messages.length === 0) {
       // A transform's output is the result: it must be JSON data like any other.
-      const copy = toJsonData(zod.data, limits, "the output");
+      const copy = toJsonData(library.data, limits, "the output");
       if (copy.ok) output = copy.value;
       else
         messages.push(
