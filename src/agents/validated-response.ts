@@ -13,7 +13,7 @@
  *                                 one answer per step (./review.ts), asked again by looping through the model step
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import type { ChatModelStreamEvent } from "@langchain/core/language_models/event";
 import type { LLMResult } from "@langchain/core/outputs";
 import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnables";
@@ -33,6 +33,9 @@ import { ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
 import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
 import { reviewStep } from "./review.js";
+import { AnswerStreamReader } from "./answer-stream.js";
+import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { DEFAULT_STOP_EARLY, STOP_POLICIES, type StopPolicy } from "../streaming/partial-check.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
@@ -49,6 +52,12 @@ export interface ValidatedResponseOptions<T> {
   limits?: Partial<CheckLimits>;
   /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context` (the context the run started with; resuming it keeps them). */
   ruleContext?: RuleContextOption;
+  /**
+   * How much of a streamed answer the partial checks let through before they stop the request, as the validation graph's
+   * `stopEarly`: "never", "useless" (default: an answer that can no longer be valid, or is not JSON), "first-error".
+   * The answer's arguments are read as they arrive either way, with progress on LangGraph's `custom` stream.
+   */
+  stopEarly?: StopPolicy;
 }
 
 const DEFAULT_ANSWER_ATTEMPTS = 3;
@@ -89,6 +98,9 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
   const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
   if (!ON_FAILURE.includes(onFailure)) throw new ConfigurationError(`${ON_FAILURE_ERROR}; got ${JSON.stringify(onFailure)}.`);
+  const stopEarly = options.stopEarly ?? DEFAULT_STOP_EARLY;
+  if (!STOP_POLICIES.includes(stopEarly))
+    throw new ConfigurationError(`stopEarly must be one of ${STOP_POLICIES.map((p) => JSON.stringify(p)).join(", ")}; got ${JSON.stringify(stopEarly)}.`);
   const { limits, ruleContext } = options;
   const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);
@@ -105,6 +117,37 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
     onFailure === "interrupt"
       ? { responseOutcome: { ...outcome, stopReason: "awaiting_review" as const }, _answerProgress: { ...progress, next: "review" as const } }
       : { responseOutcome: outcome, _answerProgress: { ...progress, next: "end" as const } };
+
+  /** A rejected answer: its errors to the model and another try, or, out of attempts, the failure. */
+  const rejectAttempt = (
+    progress: AnswerProgress,
+    response: AIMessage,
+    turn: { kind: string; calls?: ToolCall[] },
+    shown: string,
+    errors: string[],
+    messages: readonly BaseMessage[],
+  ) => {
+    const attempts = progress.attempts + 1;
+    const last = attempts >= progress.limit;
+    // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
+    const attempt = attempts - (progress.limit - maxAttempts);
+    const rejected = answerRejectedText(tool, errors, attempt, maxAttempts);
+    // Every answer gets its verdict in the conversation: each answer call its result; an answer with no call to answer,
+    // a user turn (the validation graph's retry prompt, echoing the answer as recorded, bounded, as the graph does).
+    const feedback: BaseMessage[] =
+      turn.kind === "tool" && turn.calls !== undefined && turn.calls.length > 0
+        ? turn.calls.map((call) => resultOf(call, rejected, "error"))
+        : [
+            new HumanMessage({
+              id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`,
+              content: last ? rejected : retryPrompt(lastRequest(messages), shown, errors),
+            }),
+          ];
+    const tried = { ...progress, attempts };
+    if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
+    const failure = { success: false as const, stopReason: "max_attempts" as const, errors, lastAnswer: shown, attempts, spec: spec.name };
+    return new Command({ update: { messages: [response, ...feedback], ...failed(failure, tried) } });
+  };
 
   return createMiddleware({
     name: VALIDATED_RESPONSE,
@@ -129,8 +172,44 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       // finish_reason and Gemini's finishReason are only there. A chat model of no known provider is called as it is.
       const provider = providerOf(request.model);
       const info = provider !== undefined && Runnable.isRunnable(request.model) ? new GenerationInfoListener() : undefined;
-      const model = info === undefined ? request.model : listenedTo(request.model as Runnable, info);
-      const raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+      // The answer's arguments are read as they arrive (the partial checks, progress on the custom stream, the stop policy).
+      const config = getConfig();
+      const watch = new AttemptWatch({
+        spec,
+        attempt: progress.attempts + 1,
+        policy: stopEarly,
+        publish: config?.writer,
+        limits,
+        context: judging(progress).context,
+        exact: true,
+      });
+      const stop = new AbortController();
+      const reader = Runnable.isRunnable(request.model) ? new AnswerStreamReader(watch, tool, stop) : undefined;
+      const listeners = [info, reader].filter((listener) => listener !== undefined);
+      const model = listeners.length === 0 ? request.model : listenedTo(request.model as Runnable, listeners, reader ? stop.signal : undefined);
+      let raw: AIMessage;
+      try {
+        raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+      } catch (error) {
+        // Only the stop policy's own abort is an attempt stopped early; any other failure is the call's.
+        if (!stop.signal.aborted || config?.signal?.aborted) {
+          watch.failed(error);
+          throw error;
+        }
+        raw = new AIMessage({ content: "" });
+      }
+      const stopped = watch.finish();
+      if (stopped !== undefined && stop.signal.aborted) {
+        // The answer was stopped early: an attempt whose errors are the certain ones found, and why it was stopped.
+        return rejectAttempt(
+          progress,
+          new AIMessage({ content: "" }),
+          { kind: "text" },
+          bound(reader?.text ?? "", MAX_ECHOED_OUTPUT_CHARS),
+          stoppedAttemptErrors(stopped),
+          messages,
+        );
+      }
       const response = withDistinctToolCallIds(raw, messages);
       const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
@@ -190,25 +269,7 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         });
       }
 
-      const last = attempts >= progress.limit;
-      // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
-      const attempt = attempts - (progress.limit - maxAttempts);
-      const rejected = answerRejectedText(tool, verdict.errors, attempt, maxAttempts);
-      // Every answer gets its verdict in the conversation: each answer call its result; an answer with no call to answer,
-      // a user turn (the validation graph's retry prompt, echoing the answer as recorded, bounded, as the graph does).
-      const feedback: BaseMessage[] =
-        turn.kind === "tool" && turn.calls.length > 0
-          ? turn.calls.map((call) => resultOf(call, rejected, "error"))
-          : [
-              new HumanMessage({
-                id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`,
-                content: last ? rejected : retryPrompt(lastRequest(messages), shown, verdict.errors),
-              }),
-            ];
-      const tried = { ...progress, attempts };
-      if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
-      const failure = { success: false as const, stopReason: "max_attempts" as const, errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };
-      return new Command({ update: { messages: [response, ...feedback], ...failed(failure, tried) } });
+      return rejectAttempt(progress, response, turn, shown, verdict.errors, messages);
     },
 
     afterModel: {
@@ -268,16 +329,17 @@ function lastRequest(messages: readonly BaseMessage[]): string {
  * a new model whose options do not carry listeners), and a binding's own config kept. createAgent binds the
  * tools to the chat model inside it.
  */
-function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
+function listenedTo(model: Runnable, listeners: BaseCallbackHandler[], signal?: AbortSignal): Runnable {
+  const extra = { callbacks: listeners, ...(signal ? { signal } : {}) };
   if (RunnableBinding.isRunnableBinding(model)) {
     return new RunnableBinding({
       bound: model.bound,
       kwargs: model.kwargs,
-      config: mergeConfigs(model.config, { callbacks: [listener] }),
+      config: mergeConfigs(model.config, extra),
       configFactories: model.configFactories,
     });
   }
-  return new RunnableBinding({ bound: model, kwargs: {}, config: { callbacks: [listener] } });
+  return new RunnableBinding({ bound: model, kwargs: {}, config: extra });
 }
 
 /**
