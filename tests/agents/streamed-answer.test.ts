@@ -12,18 +12,10 @@ import { createAgent } from "langchain";
 import { describe, expect, it } from "vitest";
 import { answerToolName } from "../../src/agents/answer.js";
 import { validatedResponse } from "../../src/agents/validated-response.js";
-import { defineSpec } from "../../src/specs/spec.js";
+import { orderSpec } from "./server-agent/order-spec.js";
 import type { StreamEvent } from "../../src/streaming/attempt.js";
 
-const spec = defineSpec({
-  name: "order",
-  schema: {
-    type: "object",
-    required: ["item", "quantity", "note"],
-    additionalProperties: false,
-    properties: { item: { type: "string" }, quantity: { type: "integer", maximum: 5 }, note: { type: "string" } },
-  },
-});
+const spec = orderSpec;
 const TOOL = answerToolName(spec);
 const PIECE = 6;
 
