@@ -26,7 +26,7 @@ import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../feedback.js";
-import { answerEnd, providerOf } from "../shared/model-call.js";
+import { answerEnd, providerOf, streamsTokens } from "../shared/model-call.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
 import { ruleContextFor, type RuleContextOption } from "./options.js";
@@ -55,9 +55,15 @@ export interface ValidatedResponseOptions<T> {
   /**
    * How much of a streamed answer the partial checks let through before they stop the request, as the validation graph's
    * `stopEarly`: "never", "useless" (default: an answer that can no longer be valid, or is not JSON), "first-error".
-   * The answer's arguments are read as they arrive either way, with progress on LangGraph's `custom` stream.
+   * Applies when the answer streams (`streamAnswer`).
    */
   stopEarly?: StopPolicy;
+  /**
+   * Read the answer's arguments as they arrive, through the partial checks, with progress on LangGraph's `custom`
+   * stream: true makes the chat model stream its answer; the default does so when the run already streams the
+   * model's tokens (LangGraph's `messages` mode), as the validation graph does.
+   */
+  streamAnswer?: boolean;
 }
 
 const DEFAULT_ANSWER_ATTEMPTS = 3;
@@ -184,7 +190,8 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
         exact: true,
       });
       const stop = new AbortController();
-      const reader = Runnable.isRunnable(request.model) ? new AnswerStreamReader(watch, tool, stop) : undefined;
+      const streamed = options.streamAnswer ?? streamsTokens(config);
+      const reader = streamed && Runnable.isRunnable(request.model) ? new AnswerStreamReader(watch, tool, stop) : undefined;
       const listeners = [info, reader].filter((listener) => listener !== undefined);
       const model = listeners.length === 0 ? request.model : listenedTo(request.model as Runnable, listeners, reader ? stop.signal : undefined);
       let raw: AIMessage;
@@ -193,12 +200,12 @@ export function validatedResponse<T = unknown>(options: ValidatedResponseOptions
       } catch (error) {
         // Only the stop policy's own abort is an attempt stopped early; any other failure is the call's.
         if (!stop.signal.aborted || config?.signal?.aborted) {
-          watch.failed(error);
+          if (reader) watch.failed(error);
           throw error;
         }
         raw = new AIMessage({ content: "" });
       }
-      const stopped = watch.finish();
+      const stopped = reader ? watch.finish() : undefined;
       if (stopped !== undefined && stop.signal.aborted) {
         // The answer was stopped early: an attempt whose errors are the certain ones found, and why it was stopped.
         return rejectAttempt(

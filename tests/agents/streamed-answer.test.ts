@@ -58,7 +58,7 @@ class StreamingAnswerModel extends BaseChatModel {
 const pieces = (text: string) => Math.ceil(text.length / PIECE);
 
 async function run(model: StreamingAnswerModel, options: Partial<Parameters<typeof validatedResponse>[0]> = {}) {
-  const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec, maxAttempts: 2, ...options })] });
+  const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec, maxAttempts: 2, streamAnswer: true, ...options })] });
   const events: StreamEvent[] = [];
   let state: Record<string, unknown> | undefined;
   for await (const [mode, chunk] of await agent.stream({ messages: [{ role: "user", content: "two apples" }] }, { streamMode: ["custom", "values"] })) {
@@ -118,6 +118,17 @@ describe("the middleware's answer, streamed and checked", () => {
       errors: ["quantity is 50; it must be <= 5"],
       stopped: null,
     });
+  });
+
+  it("by default the answer is read as it streams when the run streams the model's tokens (messages mode)", async () => {
+    const model = new StreamingAnswerModel([VALID]);
+    const agent = createAgent({ model, tools: [], middleware: [validatedResponse({ spec })] });
+    const custom: StreamEvent[] = [];
+    for await (const [mode, chunk] of await agent.stream({ messages: [{ role: "user", content: "two apples" }] }, { streamMode: ["custom", "messages"] })) {
+      if (mode === "custom") custom.push(chunk as StreamEvent);
+    }
+    expect(custom.some((event) => event.kind === "partial")).toBe(true);
+    expect(custom.at(-1)).toMatchObject({ kind: "final", attempt: 1, stopped: null });
   });
 
   it("refuses an unknown stop policy when built", () => {
