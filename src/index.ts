@@ -15,10 +15,12 @@ export {
   type DefineSpecOptions,
   type JsonSchema,
   type RuleOutcome,
+  type SchemaInCode,
   type Spec,
   type SpecDefinition,
   type SpecOutput,
 } from "./specs/spec.js";
+export type { StandardSchemaV1 } from "./specs/standard.js";
 export type { RuntimeSpecLimits } from "./specs/limits.js";
 export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
 export { checkText, checkTextSync, checkValue, checkValueSync, type CheckLimits, type CheckOptions, type Verdict } from "./specs/check.js";

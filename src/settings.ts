@@ -146,7 +146,7 @@ export const specRef = () =>
     ],
     {
       error:
-        "spec must be a built-in spec name, an inline JSON spec ({name, description, schema}) or a Spec (resolveSpec(zodSchema) makes one; generateValidated and the builders take a zod schema as it is)",
+        "spec must be a built-in spec name, an inline JSON spec ({name, description, schema}) or a Spec (resolveSpec(schema) makes one of a zod, Valibot, ArkType or Effect schema; generateValidated and the builders take the schema as it is)",
     },
   );
 

@@ -23,7 +23,7 @@ import { ruleContextFor, type RuleContextOption } from "./options.js";
 
 /** Options of guardToolsMiddleware: the tools to guard with their specs, and the attempt budget. */
 export interface GuardToolsOptions {
-  /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, a Spec, or a zod schema). Other tools run as they are. */
+  /** The tools to guard, by name, each with the spec its arguments must pass (a built-in name, an inline JSON spec, a Spec, or a schema in code: zod, Valibot, ArkType, Effect …). Other tools run as they are. */
   tools: Record<string, SpecRef>;
   /** Calls a guarded tool may get whose arguments fail, in a row, in one turn, before it refuses (1-10, default 3), as guardedTool. */
   maxAttempts?: number;

@@ -13,7 +13,7 @@
  *                                 one answer per step (./review.ts), asked again by looping through the model step
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
-import { HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import type { ChatModelStreamEvent } from "@langchain/core/language_models/event";
 import type { LLMResult } from "@langchain/core/outputs";
 import { mergeConfigs, Runnable, RunnableBinding } from "@langchain/core/runnables";
@@ -28,7 +28,7 @@ import type { CheckLimits } from "../specs/check.js";
 import { resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../protocol/feedback.js";
-import { answerEnd, providerOf } from "../providers/model-call.js";
+import { answerEnd, providerOf, streamsTokens } from "../providers/model-call.js";
 import { providerOfTrace, type ModelProvider } from "../providers/index.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
@@ -36,12 +36,15 @@ import { ruleContextFor, type RuleContextOption } from "./options.js";
 import { responseStateSchema, type AnswerProgress, type ResponseOutcome } from "./outcome.js";
 import { answerAcceptedText, answerRejectedText, answerSetAsideText, noAnswerText } from "./prompts.js";
 import { reviewStep } from "./review.js";
+import { AnswerStreamReader } from "./answer-stream.js";
+import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
+import { DEFAULT_STOP_EARLY, STOP_POLICIES, type StopPolicy } from "../streaming/partial-check.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 import { countAnswerVerdict } from "../telemetry/open-telemetry.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
-  /** What a valid answer is: a zod schema or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
+  /** What a valid answer is: a schema in code (zod, Valibot, ArkType, Effect …) or a Spec from defineSpec (both type the answer), a built-in spec name, or an inline JSON spec. Its schema must describe an object. */
   spec: SpecLike<T>;
   /** Answers the model may give in a run before the answer fails (1-10, default 3). */
   maxAttempts?: number;
@@ -53,6 +56,18 @@ export interface ValidatedResponseOptions<T> {
   limits?: Partial<CheckLimits>;
   /** Facts the spec's code rules read: a value, or computed from the run, e.g. `(run) => run.context` (the context the run started with; resuming it keeps them). */
   ruleContext?: RuleContextOption;
+  /**
+   * How much of a streamed answer the partial checks let through before they stop the request, as the validation graph's
+   * `stopEarly`: "never", "useless" (default: an answer that can no longer be valid, or is not JSON), "first-error".
+   * Applies when the answer streams (`streamAnswer`).
+   */
+  stopEarly?: StopPolicy;
+  /**
+   * Read the answer's arguments as they arrive, through the partial checks, with progress on LangGraph's `custom`
+   * stream: true makes the chat model stream its answer; the default does so when the run already streams the
+   * model's tokens (LangGraph's `messages` mode), as the validation graph does.
+   */
+  streamAnswer?: boolean;
 }
 
 const DEFAULT_ANSWER_ATTEMPTS = 3;
@@ -94,6 +109,9 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
   const maxToolTurns = countOption("maxToolTurns", options.maxToolTurns, DEFAULT_TOOL_TURNS, 0, MAX_TOOL_TURNS);
   const onFailure = options.onFailure ?? "end";
   if (!ON_FAILURE.includes(onFailure)) throw new ConfigurationError(`${ON_FAILURE_ERROR}; got ${JSON.stringify(onFailure)}.`);
+  const stopEarly = options.stopEarly ?? DEFAULT_STOP_EARLY;
+  if (!STOP_POLICIES.includes(stopEarly))
+    throw new ConfigurationError(`stopEarly must be one of ${STOP_POLICIES.map((p) => JSON.stringify(p)).join(", ")}; got ${JSON.stringify(stopEarly)}.`);
   const { limits, ruleContext } = options;
   const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);
@@ -110,6 +128,37 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
     onFailure === "interrupt"
       ? { responseOutcome: { ...outcome, stopReason: "awaiting_review" as const }, _answerProgress: { ...progress, next: "review" as const } }
       : { responseOutcome: outcome, _answerProgress: { ...progress, next: "end" as const } };
+
+  /** A rejected answer: its errors to the model and another try, or, out of attempts, the failure. */
+  const rejectAttempt = (
+    progress: AnswerProgress,
+    response: AIMessage,
+    turn: { kind: string; calls?: ToolCall[] },
+    shown: string,
+    errors: string[],
+    messages: readonly BaseMessage[],
+  ) => {
+    const attempts = progress.attempts + 1;
+    const last = attempts >= progress.limit;
+    // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
+    const attempt = attempts - (progress.limit - maxAttempts);
+    const rejected = answerRejectedText(tool, errors, attempt, maxAttempts);
+    // Every answer gets its verdict in the conversation: each answer call its result; an answer with no call to answer,
+    // a user turn (the validation graph's retry prompt, echoing the answer as recorded, bounded, as the graph does).
+    const feedback: BaseMessage[] =
+      turn.kind === "tool" && turn.calls !== undefined && turn.calls.length > 0
+        ? turn.calls.map((call) => resultOf(call, rejected, "error"))
+        : [
+            new HumanMessage({
+              id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`,
+              content: last ? rejected : retryPrompt(lastRequest(messages), shown, errors),
+            }),
+          ];
+    const tried = { ...progress, attempts };
+    if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
+    const failure = { success: false as const, stopReason: "max_attempts" as const, errors, lastAnswer: shown, attempts, spec: spec.name };
+    return new Command({ update: { messages: [response, ...feedback], ...failed(failure, tried) } });
+  };
 
   return createMiddleware({
     name: VALIDATED_RESPONSE,
@@ -137,8 +186,45 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
       const provider = providerOf(request.model);
       const named = provider === undefined && isNamedModel(request.model);
       const info = (provider !== undefined || named) && Runnable.isRunnable(request.model) ? new GenerationInfoListener() : undefined;
-      const model = info === undefined ? request.model : listenedTo(request.model as Runnable, info);
-      const raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+      // The answer's arguments are read as they arrive (the partial checks, progress on the custom stream, the stop policy).
+      const config = getConfig();
+      const watch = new AttemptWatch({
+        spec,
+        attempt: progress.attempts + 1,
+        policy: stopEarly,
+        publish: config?.writer,
+        limits,
+        context: judging(progress).context,
+        exact: true,
+      });
+      const stop = new AbortController();
+      const streamed = options.streamAnswer ?? streamsTokens(config);
+      const reader = streamed && Runnable.isRunnable(request.model) ? new AnswerStreamReader(watch, tool, stop) : undefined;
+      const listeners = [info, reader].filter((listener) => listener !== undefined);
+      const model = listeners.length === 0 ? request.model : listenedTo(request.model as Runnable, listeners, reader ? stop.signal : undefined);
+      let raw: AIMessage;
+      try {
+        raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+      } catch (error) {
+        // Only the stop policy's own abort is an attempt stopped early; any other failure is the call's.
+        if (!stop.signal.aborted || config?.signal?.aborted) {
+          if (reader) watch.failed(error);
+          throw error;
+        }
+        raw = new AIMessage({ content: "" });
+      }
+      const stopped = reader ? watch.finish() : undefined;
+      if (stopped !== undefined && stop.signal.aborted) {
+        // The answer was stopped early: an attempt whose errors are the certain ones found, and why it was stopped.
+        return rejectAttempt(
+          progress,
+          new AIMessage({ content: "" }),
+          { kind: "text" },
+          bound(reader?.text ?? "", MAX_ECHOED_OUTPUT_CHARS),
+          stoppedAttemptErrors(stopped),
+          messages,
+        );
+      }
       const response = withDistinctToolCallIds(raw, messages);
       const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
@@ -202,25 +288,7 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
         });
       }
 
-      const last = attempts >= progress.limit;
-      // The attempt's number within the current budget (a person's new request at the review grants a fresh one).
-      const attempt = attempts - (progress.limit - maxAttempts);
-      const rejected = answerRejectedText(tool, verdict.errors, attempt, maxAttempts);
-      // Every answer gets its verdict in the conversation: each answer call its result; an answer with no call to answer,
-      // a user turn (the validation graph's retry prompt, echoing the answer as recorded, bounded, as the graph does).
-      const feedback: BaseMessage[] =
-        turn.kind === "tool" && turn.calls.length > 0
-          ? turn.calls.map((call) => resultOf(call, rejected, "error"))
-          : [
-              new HumanMessage({
-                id: `${FEEDBACK_ID_PREFIX}${randomUUID()}`,
-                content: last ? rejected : retryPrompt(lastRequest(messages), shown, verdict.errors),
-              }),
-            ];
-      const tried = { ...progress, attempts };
-      if (!last) return new Command({ update: { messages: [response, ...feedback], _answerProgress: { ...tried, next: "retry" } } });
-      const failure = { success: false as const, stopReason: "max_attempts" as const, errors: verdict.errors, lastAnswer: shown, attempts, spec: spec.name };
-      return new Command({ update: { messages: [response, ...feedback], ...failed(failure, tried) } });
+      return rejectAttempt(progress, response, turn, shown, verdict.errors, messages);
     },
 
     afterModel: {
@@ -294,16 +362,17 @@ function lastRequest(messages: readonly BaseMessage[]): string {
  * a new model whose options do not carry listeners), and a binding's own config kept. createAgent binds the
  * tools to the chat model inside it.
  */
-function listenedTo(model: Runnable, listener: BaseCallbackHandler): Runnable {
+function listenedTo(model: Runnable, listeners: BaseCallbackHandler[], signal?: AbortSignal): Runnable {
+  const extra = { callbacks: listeners, ...(signal ? { signal } : {}) };
   if (RunnableBinding.isRunnableBinding(model)) {
     return new RunnableBinding({
       bound: model.bound,
       kwargs: model.kwargs,
-      config: mergeConfigs(model.config, { callbacks: [listener] }),
+      config: mergeConfigs(model.config, extra),
       configFactories: model.configFactories,
     });
   }
-  return new RunnableBinding({ bound: model, kwargs: {}, config: { callbacks: [listener] } });
+  return new RunnableBinding({ bound: model, kwargs: {}, config: extra });
 }
 
 /**

@@ -7,7 +7,8 @@
  *   - `valid` is true only when every check ran to completion and passed: the
  *     input was read whole, the value is plain JSON data, the schema check
  *     returned exactly `true`, every rule returned null, and a zod spec's
- *     parse succeeded with an output that is itself plain JSON data.
+ *     parse (another library's validate) succeeded with an output that is
+ *     itself plain JSON data.
  *   - Anything that did not run to completion is invalid, with a message
  *     saying why: a spent budget (size, depth, the patterns' characters), an
  *     exception, a timeout, a non-boolean or asynchronous result, a value that
@@ -32,6 +33,7 @@ import type { Spec } from "./spec.js";
 import { judgeSchemaAndRules, refusedReport, settleRule, verdictOf, type Judgement, type Settled, type ValidationLimits, type Verdict } from "./validate.js";
 
 export type { Verdict };
+import { runStandardSync, standardOutcome, type StandardOutcome } from "./standard.js";
 import { runZodSync, type ZodOutcome } from "./zod.js";
 
 /** Limits of one check: the JSON reader's (size, depth) and the validator's (errors reported, their length). */
@@ -227,17 +229,26 @@ async function judge<T, C>(spec: Spec<T, C>, value: unknown, options: CheckOptio
   const waits: Array<Promise<unknown>> = structure.pending.map((rule) => rule.outcome);
   const zodSchema = spec.zod;
   if (zodSchema !== undefined) waits.push(Promise.resolve().then(() => zodSchema.safeParseAsync(readOnlyCopy(data))));
+  // Another library's validate, on a copy of its own (ArkType's morphs write to the value they are given; the value
+  // kept is never the one handed over): it may return a Promise, awaited under the same deadline.
+  const standardSchema = spec.standard;
+  if (standardSchema !== undefined) waits.push(Promise.resolve().then(() => standardSchema["~standard"].validate(structuredClone(data))));
   const settled = await allWithDeadline(waits, deadline);
   structure.pending.forEach((rule, i) => settleRule(structure, rule, settled[i]));
   let zod: ZodOutcome | undefined;
   if (zodSchema !== undefined) {
-    const outcome = settled[settled.length - 1];
+    const outcome = settled[structure.pending.length];
     zod =
       "failed" in outcome
         ? { failed: outcome.failed.replace(/^it did not finish/, "its asynchronous refinements did not finish") }
         : (outcome.value as ZodOutcome);
   }
-  return { ...verdictOf<T>(spec, structure, zod, data, limits), parsed: data };
+  let standard: StandardOutcome | undefined;
+  if (standardSchema !== undefined) {
+    const outcome = settled[settled.length - 1];
+    standard = "failed" in outcome ? { failed: outcome.failed.replace(/^it did not finish/, "its validate did not finish") } : standardOutcome(outcome.value);
+  }
+  return { ...verdictOf<T>(spec, structure, zod, data, limits, standard), parsed: data };
 }
 
 function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<CheckLimits>, context?: C): Verdict<T> {
@@ -264,7 +275,15 @@ function judgeSync<T, C>(spec: Spec<T, C>, data: unknown, limits?: Partial<Check
       }
     }
   }
-  return verdictOf<T>(spec, structure, zod, data, limits);
+  let standard: StandardOutcome | undefined;
+  if (spec.standard !== undefined) {
+    try {
+      standard = runStandardSync(spec.standard, structuredClone(data));
+    } catch (error) {
+      standard = { failed: describeThrown(error, 160) };
+    }
+  }
+  return verdictOf<T>(spec, structure, zod, data, limits, standard);
 }
 
 /** The spec a check was given: a Spec as it is, anything else (a zod schema, a built-in name, inline JSON) resolved as resolveSpec does. */

@@ -74,9 +74,32 @@ export function zodIssueMessages(
     if (!schemaPassed && issue.code !== "custom" && !(format && zodOnly?.has(zodCheckKey(issue)))) continue;
     // A format check's message names the zod check it came from (the JSON Schema may not carry it).
     const named = format && typeof issue.format === "string" ? { ...issue, message: `${issue.message} (zod check ${issue.format})` } : issue;
-    messages.push(boundMessage(describeZodIssue(named, value, maxValueChars)));
+    messages.push(boundMessage(describeIssue(named, value, maxValueChars)));
   }
   if (schemaPassed && messages.length === 0) messages.push("the value does not pass the spec's zod schema");
+  return messages;
+}
+
+/**
+ * Another schema library's issues as messages (a spec from Valibot, ArkType, Effect …, see ./standard.ts).
+ * The JSON Schema was derived from the library's schema, so a field the validator already described
+ * (`reported`, messages that start with its path) is not described twice; the rest is what only the library says.
+ */
+export function standardIssueMessages(
+  issues: ReadonlyArray<{ path: PropertyKey[]; message: string }>,
+  value: unknown,
+  reported: readonly string[],
+  library: string,
+  limits?: Partial<ValidationLimits>,
+): string[] {
+  const maxValueChars = limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
+  const messages: string[] = [];
+  for (const issue of issues) {
+    const at = pathOf(issue.path) || "the value";
+    if (reported.some((message) => message.startsWith(`${at} `))) continue;
+    messages.push(boundMessage(describeIssue(issue, value, maxValueChars)));
+  }
+  if (reported.length === 0 && messages.length === 0) messages.push(`the value does not pass the spec's ${library} schema`);
   return messages;
 }
 
@@ -90,8 +113,8 @@ export function capMessages(messages: readonly string[], limits?: Partial<Valida
   return { errors, problemCount };
 }
 
-/** A zod issue in the package's form: the field by path, the value found, what is required. */
-function describeZodIssue(issue: { path: PropertyKey[]; message: string }, document: unknown, maxValueChars: number): string {
+/** A zod (or other schema library's) issue in the package's form: the field by path, the value found, what is required. */
+function describeIssue(issue: { path: PropertyKey[]; message: string }, document: unknown, maxValueChars: number): string {
   let found: unknown = document;
   for (const key of issue.path) {
     found = found !== null && typeof found === "object" && Object.hasOwn(found, key as string) ? (found as Record<PropertyKey, unknown>)[key] : undefined;

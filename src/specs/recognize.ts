@@ -1,25 +1,28 @@
 /**
- * What may stand where a spec's schema goes. A spec is only what can be
- * recognised as one: a zod 4 schema, a Spec from defineSpec, or a JSON
+ * What may stand where a JSON Schema goes. A spec is only what can be
+ * recognised as one: a zod 4 schema or another Standard Schema library's
+ * schema (taken whole, see standard.ts), a Spec from defineSpec, or a JSON
  * Schema, which is JSON data. Anything else is refused, never read as a JSON
- * Schema: another library's schema (Valibot's `v.object(…)` is a plain object
- * with `type: "object"`) would otherwise be taken for a JSON Schema whose other
- * fields are unknown keywords, ignored, and so would check nothing of what it
- * says. The walk reads what JSON.stringify reads (own enumerable string keys)
- * and refuses a getter; it names the library where its shape tells it (reading
- * a `~standard` marker, whose getter may run, only for that name).
+ * Schema: another library's schema inside a JSON Schema, or in its JSON form
+ * (Valibot's `v.object(…)` serialises to a plain object with `type: "object"`),
+ * would otherwise be taken for a JSON Schema whose other fields are unknown
+ * keywords, ignored, and so would check nothing of what it says. The walk
+ * reads what JSON.stringify reads (own enumerable string keys) and refuses a
+ * getter; it names the library where its shape tells it (reading a
+ * `~standard` marker, whose getter may run, only for that name).
  */
 import { SpecError } from "../errors.js";
 import { SUBSCHEMA_KEYWORDS } from "./limits.js";
 
 /** What the refusal says is supported instead. */
-const SUPPORTED = 'only zod 4 schemas (import { z } from "zod") and JSON Schema are supported as specs for now';
+const SUPPORTED =
+  "a spec is a zod 4 schema, another Standard Schema library's schema passed whole (Valibot, ArkType, Effect Schema), or a JSON Schema, which is JSON data";
 
-/** A Standard Schema vendor's name as its users know it, with the way to a JSON Schema where the library has one. */
+/** A Standard Schema vendor's name as its users know it, with what to pass instead where this form cannot be read. */
 const VENDORS: Record<string, { name: string; instead?: string }> = {
-  valibot: { name: "Valibot", instead: "convert it with @valibot/to-json-schema and pass the JSON Schema, or write it in zod" },
-  arktype: { name: "ArkType", instead: "pass its .toJsonSchema(), or write it in zod" },
-  effect: { name: "Effect Schema", instead: "pass JSONSchema.make(schema), or write it in zod" },
+  valibot: { name: "Valibot", instead: "pass the Valibot schema itself as the spec (not inside a JSON Schema, nor as JSON)" },
+  arktype: { name: "ArkType", instead: "pass the ArkType type itself as the spec (not inside a JSON Schema, nor as JSON)" },
+  effect: { name: "Effect Schema", instead: "pass Schema.toStandardJSONSchemaV1(Schema.toStandardSchemaV1(schema)) as the spec (Effect 4)" },
   zod: { name: "a zod schema of another API than zod 4's classic one (zod 3, zod/mini or zod/v4/core)", instead: "write it with zod 4's classic API" },
 };
 
@@ -83,7 +86,7 @@ function isPlainObject(value: object): boolean {
 function refuseForeign(named: Named, what: string, at = "#"): never {
   const where = at === "#" ? what : `${what} (at ${at.slice(0, 200)})`;
   throw new SpecError(
-    `${where} is ${/^(a|an) /.test(named.library) ? named.library : `${/^[AEIOU]/.test(named.library) ? "an" : "a"} ${named.library} schema`}, which this package does not read: ${SUPPORTED}. ` +
+    `${where} is ${/^(a|an) /.test(named.library) ? named.library : `${/^[AEIOU]/.test(named.library) ? "an" : "a"} ${named.library} schema`}, which this package does not read in this form: ${SUPPORTED}. ` +
       `Read as a JSON Schema it would check nothing of what it says${named.instead ? `; ${named.instead}` : ""}.`,
   );
 }
@@ -100,9 +103,7 @@ export function refuseUnrecognisedSchema(value: unknown, what: string, wrapped =
     walk(value, what, wrapped ? "wrapper" : "schema");
   } catch (error) {
     if (error instanceof SpecError) throw error;
-    throw new SpecError(
-      `${what} could not be read as JSON data (${String((error as Error)?.message ?? error).slice(0, 200)}); a spec is a zod schema or a JSON Schema.`,
-    );
+    throw new SpecError(`${what} could not be read as JSON data (${String((error as Error)?.message ?? error).slice(0, 200)}); ${SUPPORTED}.`);
   }
 }
 

@@ -12,18 +12,19 @@ import { deploymentConfigSpec } from "./builtin/deployment-config.js";
 import { signupFormSpec } from "./builtin/signup-form.js";
 import { checkedSpecLimits, RUNTIME_SPEC_LIMITS, type RuntimeSpecLimits } from "./limits.js";
 import { refuseUnrecognisedSchema } from "./recognize.js";
-import { defineSpec, specOf, type JsonSchema, type Spec, type SpecOutput } from "./spec.js";
+import { defineSpec, specOf, type JsonSchema, type SchemaInCode, type Spec, type SpecOutput } from "./spec.js";
+import { isStandardSchema, type StandardSchemaV1 } from "./standard.js";
 
 /** The built-in specs, by name (deployment-config, api-request, db-query, signup-form). */
 export const builtinSpecs: ReadonlyMap<string, Spec> = new Map([deploymentConfigSpec, apiRequestSpec, dbQuerySpec, signupFormSpec].map((s) => [s.name, s]));
 
 export const DEFAULT_SPEC_NAME = deploymentConfigSpec.name;
 
-/** A reference to a spec: a built-in name, JSON text of an inline spec, an inline spec object, a Spec, or a zod schema. */
-export type SpecRef = string | Spec | InlineSpec | JsonSchema | z.ZodType;
+/** A reference to a spec: a built-in name, JSON text of an inline spec, an inline spec object, a Spec, a zod schema or another Standard Schema library's. */
+export type SpecRef = string | Spec | InlineSpec | JsonSchema | SchemaInCode;
 
-/** What a function that takes a spec accepts, typed: a Spec, a zod schema (`T` is its output), or any other SpecRef. */
-export type SpecLike<T = unknown, C = any> = Spec<T, C> | z.ZodType<T> | SpecRef;
+/** What a function that takes a spec accepts, typed: a Spec, a schema in code (`T` is its output), or any other SpecRef. */
+export type SpecLike<T = unknown, C = any> = Spec<T, C> | z.ZodType<T> | StandardSchemaV1<unknown, T> | SpecRef;
 
 /** An inline spec as JSON: a JSON Schema with optional name and description. Cross-field rules use `$data` and `if`/`then`. */
 export interface InlineSpec {
@@ -56,25 +57,26 @@ export function runtimeSpecLimits(given?: Partial<RuntimeSpecLimits>): RuntimeSp
 export const INLINE_SPEC_CACHE_SIZE = 64;
 const inlineCache = new Map<string, Spec>();
 
-export function isZodSchema(value: unknown): value is z.ZodType {
-  return value instanceof z.ZodType;
+/** Whether a value is a schema in code: a zod 4 schema, or another Standard Schema library's schema. */
+export function isSchemaInCode(value: unknown): value is SchemaInCode {
+  return value instanceof z.ZodType || isStandardSchema(value);
 }
 
-/** The spec of each zod schema given where a spec is taken, made once (name and description from its metadata). */
-const zodSpecs = new WeakMap<z.ZodType, Spec>();
+/** The spec of each schema in code given where a spec is taken, made once (name and description from its metadata). */
+const codeSchemaSpecs = new WeakMap<object, Spec>();
 
-function zodSpec(schema: z.ZodType): Spec {
-  let spec = zodSpecs.get(schema);
+function codeSchemaSpec(schema: SchemaInCode): Spec {
+  let spec = codeSchemaSpecs.get(schema);
   if (spec === undefined) {
     spec = defineSpec({ schema });
-    zodSpecs.set(schema, spec);
+    codeSchemaSpecs.set(schema, spec);
   }
   return spec;
 }
 
 /**
- * Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change. A zod
- * schema becomes a spec as `defineSpec({ schema })` makes it, once per schema.
+ * Resolve any SpecRef into a compiled Spec, or throw a SpecError that says what to change. A schema in
+ * code (zod, Valibot, ArkType, Effect …) becomes a spec as `defineSpec({ schema })` makes it, once per schema.
  *
  * @example
  * ```ts
@@ -89,7 +91,7 @@ export function resolveSpec<R extends SpecRef>(ref: R, options?: ResolveSpecOpti
 export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spec {
   const spec = specOf(ref);
   if (spec !== undefined) return spec;
-  if (isZodSchema(ref)) return zodSpec(ref);
+  if (isSchemaInCode(ref)) return codeSchemaSpec(ref);
   if (typeof ref === "string") {
     const trimmed = ref.trim();
     const builtin = builtinSpecs.get(trimmed);
@@ -107,13 +109,13 @@ export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spe
     }
     throw new SpecError(
       `Unknown spec ${JSON.stringify(trimmed.slice(0, 80))}: use one of ${[...builtinSpecs.keys()].join(", ")}, ` +
-        `an inline JSON spec such as {"name": "my-spec", "schema": {"type": "object", ...}}, a Spec from defineSpec, or a zod schema.`,
+        `an inline JSON spec such as {"name": "my-spec", "schema": {"type": "object", ...}}, a Spec from defineSpec, or a schema in code (zod, or a Standard Schema library's).`,
     );
   }
   if (ref !== null && typeof ref === "object" && !Array.isArray(ref)) return compileInline(ref, undefined, runtimeSpecLimits(options.specLimits));
   if (typeof ref === "function") refuseUnrecognisedSchema(ref, "The spec");
   throw new SpecError(
-    `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a zod schema; got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
+    `A spec must be a built-in name, an inline JSON spec (text or object), a Spec from defineSpec, or a schema in code (zod, or a Standard Schema library's); got ${ref === null ? "null" : Array.isArray(ref) ? "an array" : typeof ref}.`,
   );
 }
 
@@ -129,8 +131,8 @@ function compileInline(value: unknown, text: string | undefined, limits: Runtime
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new SpecError("An inline spec must be a JSON object: a JSON Schema, or {name, description, schema}.");
   }
-  // {name, description, schema: a zod schema}: a definition in code, as defineSpec takes it.
-  if (isZodSchema((value as { schema?: unknown }).schema)) return defineSpec(value as { name?: string; description?: string; schema: z.ZodType });
+  // {name, description, schema: a schema in code}: a definition in code, as defineSpec takes it.
+  if (isSchemaInCode((value as { schema?: unknown }).schema)) return defineSpec(value as { name?: string; description?: string; schema: SchemaInCode });
   if (["validateSchema", "checkSchema"].some((key) => typeof (value as Record<string, unknown>)[key] === "function")) {
     throw new SpecError(
       "The spec has the shape of a Spec but is not one defineSpec made (a copy, or an object built by hand, whose validator need not be its schema's); pass the Spec defineSpec returned.",

@@ -19,6 +19,7 @@ import {
   type RuntimeSpecLimits,
 } from "./limits.js";
 import { refuseUnrecognisedSchema } from "./recognize.js";
+import { isStandardSchema, standardToJsonSchema, type StandardSchemaV1 } from "./standard.js";
 import { measureZodSchema, zodToJsonSchema } from "./zod.js";
 
 /** JSON types a rule's inputs can require before the rule runs. */
@@ -50,8 +51,11 @@ export interface BusinessRule<C = any> {
   check(values: Record<string, any>, document: unknown, context: C): RuleOutcome | Promise<RuleOutcome>;
 }
 
-/** What defineSpec takes: a JSON Schema or a zod schema, business rules, and optional name, description and example. */
-export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | z.ZodType, C = any> {
+/** A schema in code: a zod 4 schema, or a schema of any Standard Schema library that can give a JSON Schema. */
+export type SchemaInCode = z.ZodType | StandardSchemaV1;
+
+/** What defineSpec takes: a JSON Schema or a schema in code, business rules, and optional name, description and example. */
+export interface SpecDefinition<S extends JsonSchema | SchemaInCode = JsonSchema | SchemaInCode, C = any> {
   /** 1-64 letters, digits, ".", "_" or "-"; defaults to the schema's title (from zod's `.meta({ title })`) made into a name, else "output". */
   name?: string;
   /** What the value is, for the prompt; defaults to the schema's description (zod's `.describe()` or `.meta({ description })`). */
@@ -61,6 +65,10 @@ export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | 
    * validator's exact messages, the prompt and Studio) is derived from it
    * once; its refinements (`refine`, `superRefine`, `check`) run as business
    * rules, and a valid result is zod's output (transforms and defaults applied).
+   * Or a schema of another Standard Schema library (Valibot, ArkType, Effect
+   * Schema …): its JSON Schema comes from Standard JSON Schema or the
+   * library's converter, its own validate judges every value last, and a valid
+   * result is its output.
    */
   schema: S;
   rules?: BusinessRule<C>[];
@@ -68,8 +76,9 @@ export interface SpecDefinition<S extends JsonSchema | z.ZodType = JsonSchema | 
   example?: unknown;
 }
 
-/** The type of a valid value: a Spec's type, a zod schema's output, or unknown (a JSON Schema, a built-in name, inline JSON). */
-export type SpecOutput<S> = S extends Spec<infer T, any> ? T : S extends z.ZodType ? z.output<S> : unknown;
+/** The type of a valid value: a Spec's type, a schema in code's output (zod, or StandardSchemaV1.InferOutput), or unknown (a JSON Schema, a built-in name, inline JSON). */
+export type SpecOutput<S> =
+  S extends Spec<infer T, any> ? T : S extends z.ZodType ? z.output<S> : S extends StandardSchemaV1 ? NonNullable<S["~standard"]["types"]>["output"] : unknown;
 
 /** A compiled spec; `T` is the type of a value that passes it. */
 export interface Spec<T = unknown, C = any> {
@@ -98,6 +107,8 @@ export interface Spec<T = unknown, C = any> {
   readonly zodAsync?: boolean;
   /** For a zod spec: keys of its checks that have no JSON Schema form here, judged by zod alone (see zod.ts). */
   readonly zodOnly?: ReadonlySet<string>;
+  /** For a spec from another Standard Schema library: its schema, whose validate judges every value last and whose output is the typed result. */
+  readonly standard?: StandardSchemaV1<unknown, T>;
 }
 
 /** How a spec is defined: as code (trusted), or as supplied at run time (bounded), and under which limits. */
@@ -149,18 +160,21 @@ function namesOf(definition: SpecDefinition, schema: unknown): { name: unknown; 
  * console.log(checkValueSync(window, { start: 5, end: 1 }).errors); // ["end is 1; it must be greater than start (5)"]
  * ```
  */
-export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
+export function defineSpec<S extends JsonSchema | SchemaInCode, C = any>(
   definition: SpecDefinition<S, C>,
   options: DefineSpecOptions = {},
 ): Spec<SpecOutput<S>, C> {
   const problems: string[] = [];
   const zod = definition.schema instanceof z.ZodType ? (definition.schema as z.ZodType) : undefined;
-  // Anything but a zod schema must be a JSON Schema: JSON data, with no other schema library's marker.
   const given: unknown = definition.schema;
-  if (zod === undefined && given !== null && (typeof given === "object" || typeof given === "function")) {
-    refuseUnrecognisedSchema(given, `The schema of spec ${JSON.stringify(String(definition.name ?? UNNAMED_SPEC).slice(0, 64))}`);
-  }
+  const standard = zod === undefined && isStandardSchema(given) ? given : undefined;
   let jsonSchema = definition.schema as JsonSchema;
+  // Another library's schema gives its JSON Schema through Standard JSON Schema or its converter, or is refused.
+  if (standard) jsonSchema = standardToJsonSchema(standard, String(definition.name ?? UNNAMED_SPEC));
+  // Anything else must be a JSON Schema (a converter's output too): JSON data, with no other schema library's marker.
+  if (zod === undefined && jsonSchema !== null && (typeof jsonSchema === "object" || typeof jsonSchema === "function")) {
+    refuseUnrecognisedSchema(jsonSchema, `The schema of spec ${JSON.stringify(String(definition.name ?? UNNAMED_SPEC).slice(0, 64))}`);
+  }
   // Measured before anything walks it recursively: a schema too large or deep is refused with what to change.
   const zodShape = zod ? measureZodSchema(zod, String(definition.name ?? UNNAMED_SPEC)) : undefined;
   let zodOnly: ReadonlySet<string> | undefined;
@@ -180,7 +194,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
   }
   if (typeof description !== "string") problems.push("spec description must be a string");
   if (jsonSchema === null || typeof jsonSchema !== "object" || Array.isArray(jsonSchema)) {
-    problems.push("spec schema must be a JSON Schema object or a zod schema");
+    problems.push("spec schema must be a JSON Schema object, a zod schema or another Standard Schema library's schema");
   }
   const ids = new Set<string>();
   for (const rule of definition.rules ?? []) {
@@ -239,6 +253,7 @@ export function defineSpec<S extends JsonSchema | z.ZodType, C = any>(
     zod,
     zodAsync: zodShape?.async,
     zodOnly,
+    standard,
   }) as Spec<SpecOutput<S>, C>;
   byVerdict.set(verdict, spec);
   return spec;

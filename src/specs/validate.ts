@@ -15,11 +15,13 @@ import {
   patternBudgetMessage,
   ruleOutcomeMessages,
   schemaErrorMessages,
+  standardIssueMessages,
   zodIssueMessages,
   type ValidationLimits,
 } from "./messages.js";
 import type { BusinessRule, FieldType, Spec } from "./spec.js";
 import type { ZodOutcome } from "./zod.js";
+import { libraryName, type StandardOutcome } from "./standard.js";
 import type { JsonLimits } from "../json/parse.js";
 import { readOnlyCopy, toJsonData } from "../json/data.js";
 import { describeThrown } from "../shared/text.js";
@@ -166,16 +168,24 @@ export function verdictOf<T>(
   zod: ZodOutcome | undefined,
   data: unknown,
   limits?: Partial<ValidationLimits & JsonLimits>,
+  standard?: StandardOutcome,
 ): Verdict<T> {
   const messages = structure.messages;
   let output: unknown = data;
-  if (zod !== undefined) {
-    // zod is the last judge: its refinements are business rules, and nothing it refuses passes.
-    if ("failed" in zod) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its zod schema: ${zod.failed}`);
-    else if (!zod.success) messages.push(...zodIssueMessages(zod.error.issues, data, structure.schemaPassed, limits, spec.zodOnly));
+  const library = zod ?? standard;
+  const named = zod !== undefined ? "zod" : libraryName(spec.standard?.["~standard"].vendor ?? "");
+  if (library !== undefined) {
+    // The library is the last judge: its refinements are business rules, and nothing it refuses passes.
+    if ("failed" in library) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its ${named} schema: ${library.failed}`);
+    else if (!library.success)
+      messages.push(
+        ...(zod !== undefined
+          ? zodIssueMessages(library.error.issues, data, structure.schemaPassed, limits, spec.zodOnly)
+          : standardIssueMessages(library.error.issues, data, structure.messages, named, limits)),
+      );
     else if (messages.length === 0) {
       // A transform's output is the result: it must be JSON data like any other.
-      const copy = toJsonData(zod.data, limits, "the output");
+      const copy = toJsonData(library.data, limits, "the output");
       if (copy.ok) output = copy.value;
       else
         messages.push(

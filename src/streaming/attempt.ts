@@ -80,6 +80,8 @@ interface AttemptWatchOptions {
   limits?: Partial<CheckLimits>;
   /** The run's context, for the spec's rules. */
   context?: unknown;
+  /** The answer is exactly one JSON value (a tool call's arguments): its errors are certain as they are found. */
+  exact?: boolean;
 }
 
 /** What one model call is given: where its answer's text goes, and the signal that stops it. */
@@ -100,7 +102,7 @@ export class AttemptWatch {
     const controller = new AbortController();
     this.stopped = undefined;
     this.published = { closed: -1, errors: -1, chars: 0 };
-    const check = new PartialCheck(this.options.spec, { limits: this.options.limits, context: this.options.context });
+    const check = new PartialCheck(this.options.spec, { limits: this.options.limits, context: this.options.context, exact: this.options.exact });
     this.check = check;
     return {
       stop: controller.signal,

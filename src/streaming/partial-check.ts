@@ -41,6 +41,11 @@ interface PartialCheckOptions {
   limits?: Partial<CheckLimits>;
   /** The run's context, which the spec's rules read as the check step gives it to them. */
   context?: unknown;
+  /**
+   * The answer is exactly one JSON value (a tool call's arguments, which the check step reads with its exact
+   * reader): the value read is the one judged, so its errors are certain as they are found.
+   */
+  exact?: boolean;
 }
 
 /** Why the rest of an answer cannot make it valid, whatever it says. */
@@ -92,6 +97,7 @@ export class PartialCheck {
   ) {
     this.options = options;
     this.context = options.context;
+    this.settled = options.exact === true;
     this.maxErrors = options.limits?.maxErrors ?? DEFAULT_VALIDATION_LIMITS.maxErrors;
     this.maxValueChars = options.limits?.maxValueChars ?? DEFAULT_VALIDATION_LIMITS.maxValueChars;
     this.reader = new AnswerReader(
@@ -195,7 +201,10 @@ export class PartialCheck {
   /** Why no continuation can make the answer valid, if that is already certain. */
   hopeless(): Hopeless | null {
     if (this.reader.tooLarge !== undefined) return { reason: "too-large", detail: this.reader.tooLarge };
-    if (this.reader.phase === "broken" && this.reader.certain) return { reason: "broken-json", detail: this.reader.problem ?? "the JSON is not valid" };
+    // Exactly one JSON value is read from the arguments: once they break, no continuation mends them.
+    const broken = this.reader.phase === "broken" || (this.options.exact === true && this.reader.phase === "unsure");
+    if (broken && (this.reader.certain || this.options.exact === true))
+      return { reason: "broken-json", detail: this.reader.problem ?? "the JSON is not valid" };
     if (!this.settled) return null;
     if (this.tooManyValues !== undefined) return { reason: "too-large", detail: this.tooManyValues };
     if (this.wrongRoot !== undefined) return { reason: "wrong-root", detail: this.wrongRoot };

@@ -9,7 +9,7 @@ import type { ModelSource } from "../models.js";
 import { readModelOption } from "../model-option.js";
 import { MAX_RUN_ATTEMPTS } from "../settings.js";
 import type { TokenUsage } from "../shared/usage.js";
-import { isZodSchema, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
+import { isSchemaInCode, resolveSpec, type SpecLike, type SpecRef } from "../specs/registry.js";
 import { buildValidationGraph } from "./graph.js";
 import { checkedLease, threadLocksFor, type MultitaskOptions } from "../persistence/threads.js";
 import type { OutcomeBase, OutcomeFailure, OutcomeSuccess } from "../shared/outcome.js";
@@ -178,8 +178,9 @@ export function prepareRun<T, C>(options: GenerateValidatedOptions<T, C>) {
     graph: graphFor(model, checkpointer),
     input: { request },
     config: {
-      // A zod schema goes into the run's settings as its Spec (made once per schema), as a Spec from defineSpec does.
-      context: { ...settings, spec: isZodSchema(spec) ? resolveSpec(spec) : (spec as SpecRef) },
+      // A schema in code goes into the run's settings as its Spec (made once per schema), as a Spec from defineSpec does;
+      // a function that is none (an Effect schema not wrapped) is refused there, naming its library.
+      context: { ...settings, spec: isSchemaInCode(spec) || typeof spec === "function" ? resolveSpec(spec as SpecRef) : (spec as SpecRef) },
       signal,
       // The run's own bound (the graph's default fits the largest; a maxAttempts the front door refuses keeps it).
       ...(attempts >= 1 && attempts <= MAX_RUN_ATTEMPTS ? { recursionLimit: validationStepLimit(attempts) } : {}),

@@ -8,7 +8,7 @@ import type { EnsureOptions } from "../settings.js";
 import { CheckedSettings, type ValidationConfigInput } from "./configuration.js";
 import { loadChatModel, type ModelRequest, type ModelSource } from "../models.js";
 import { HeldSpecs } from "../specs/held.js";
-import { isZodSchema, resolveSpec, type SpecRef } from "../specs/registry.js";
+import { isSchemaInCode, resolveSpec, type SpecRef } from "../specs/registry.js";
 import { isSpec, type Spec } from "../specs/spec.js";
 import type { RuntimeSpecLimits } from "../specs/limits.js";
 
@@ -16,7 +16,7 @@ import type { RuntimeSpecLimits } from "../specs/limits.js";
 export interface ValidationNodeOptions extends EnsureOptions<ValidationConfigInput> {
   /** The chat model, or a factory asked per run; defaults to the environment's OpenAI-compatible model. A model's name here is taken as the default `model` setting. */
   model?: ModelSource | string;
-  /** Default spec for runs that name none: a built-in name, an inline JSON spec, a Spec from defineSpec (with code rules), or a zod schema. */
+  /** Default spec for runs that name none: a built-in name, an inline JSON spec, a Spec from defineSpec (with code rules), or a schema in code (zod, Valibot, ArkType, Effect …). */
   spec?: SpecRef;
   /** Default attempt limit for runs that set none (1-20). */
   maxAttempts?: number;
@@ -35,12 +35,12 @@ export function builderDefaults(options: ValidationNodeOptions): EnsureOptions<V
   return { env: options.env, defaults };
 }
 
-/** The builder's own code-defined spec (a Spec, or a zod schema's Spec), if it was given one. */
+/** The builder's own code-defined spec (a Spec, or a schema in code made into one), if it was given one. */
 function builderSpecOf(options: ValidationNodeOptions): Spec | undefined {
   if (options.spec === undefined) return undefined;
   // Resolved when the graph is built, whatever it is: what is not a spec is refused here, not at a run.
   const spec = resolveSpec(options.spec, { specLimits: options.specLimits });
-  return isSpec(options.spec) || isZodSchema(options.spec) ? spec : undefined;
+  return isSpec(options.spec) || isSchemaInCode(options.spec) ? spec : undefined;
 }
 
 /**

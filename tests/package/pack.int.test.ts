@@ -230,6 +230,8 @@ async function makeProject(setup: Setup, withLangchain: boolean): Promise<Projec
   const dir = join(work, `${setup.label}-${fixtures}`);
   await cp(join(REPO_ROOT, "tests/package", fixtures), dir, { recursive: true });
   const names: Record<string, string> = { [CORE]: setup.core, [LANGGRAPH]: setup.langgraph, zod: repoPackage.dependencies.zod };
+  // The TypeScript consumer types one spec from another Standard Schema library (consumer/arktype-spec.ts).
+  if (!withLangchain) names.arktype = repoPackage.devDependencies.arktype;
   if (withLangchain) {
     names.langchain = repoPackage.devDependencies.langchain;
     names[CORE] = laterOf(setup.core, floorOf(langchainManifest.peerDependencies[CORE]));

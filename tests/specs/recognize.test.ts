@@ -1,17 +1,18 @@
 /**
- * A spec is what it says it is: a zod 4 schema, a Spec from defineSpec, a built-in name, an inline
- * {name, description, schema}, or a bare JSON Schema recognised as one. Another schema library's object is
- * refused wherever a spec is taken, naming the library, never read as a JSON Schema whose unknown keywords
- * are ignored (which would check nothing of what it says).
- *
- * The other libraries are not installed: their schemas are built here with the shapes their releases give
- * them (Valibot 1.x's `object()`/`pipe()`/`minValue()` objects with `~standard` as a getter returning
- * {version: 1, vendor: "valibot", validate}; ArkType 2's callable Type with `~standard`; Effect Schema's
- * classes with a static tagged `ast`). zod 3 and zod/mini ship inside zod 4, so those are the real ones.
+ * A spec is what it says it is: a zod 4 schema or another Standard Schema library's schema passed whole, a
+ * Spec from defineSpec, a built-in name, an inline {name, description, schema}, or a bare JSON Schema
+ * recognised as one. Another library's schema where a JSON Schema stands (inside one, or in its JSON form) is
+ * refused wherever a spec is taken, naming the library, never read as a JSON Schema whose unknown keywords are
+ * ignored (which would check nothing of what it says); so is a schema no JSON Schema can be had from (an Effect
+ * schema not wrapped as a Standard Schema, zod 3 and zod/mini, a library without Standard JSON Schema).
+ * The schemas are the libraries' own (Valibot, ArkType and Effect are dev dependencies; zod 3 and zod/mini ship inside zod 4).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type } from "arktype";
+import { Schema } from "effect";
+import * as v from "valibot";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
@@ -30,113 +31,80 @@ import { buildValidationGraph } from "../../src/validation/graph.js";
 import { streamValidated } from "../../src/validation/stream.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 
-const standard = (vendor: string) => ({ version: 1, vendor, validate: (value: unknown) => ({ value }) });
-
-/** Valibot 1.x: every schema and action is a plain object; `~standard` is a getter, `~run` the parser. */
-function valibot(type: string, expects: string, fields: Record<string, unknown> = {}) {
-  return {
-    kind: "schema",
-    type,
-    reference: function reference() {},
-    expects,
-    async: false,
-    ...fields,
-    message: undefined,
-    get "~standard"() {
-      return standard("valibot");
-    },
-    "~run"(dataset: unknown) {
-      return dataset;
-    },
-  };
-}
-const vNumber = valibot("number", "number");
-const vMinValue = {
-  kind: "validation",
-  type: "min_value",
-  reference: function minValue() {},
-  async: false,
-  expects: ">=18",
-  requirement: 18,
-  message: undefined,
-};
-/** v.object({ age: v.pipe(v.number(), v.minValue(18)) }) */
-const vPerson = valibot("object", "Object", { entries: { age: { ...vNumber, pipe: [vNumber, vMinValue] } } });
-
-/** ArkType 2: type({ age: "number >= 18" }) is a function carrying the Standard Schema props. */
-const arkPerson = Object.assign((data: unknown) => data, { expression: "{ age: number >= 18 }", json: { domain: "object" }, "~standard": standard("arktype") });
-
-/** Effect Schema: Schema.Struct({ age: Schema.Number }) is a class whose static `ast` is a tagged node. */
-class EffectPerson {
-  static ast = { _tag: "TypeLiteral", propertySignatures: [], indexSignatures: [] };
-  static annotations() {
-    return EffectPerson;
-  }
-}
+const vNumber = v.number();
+const vPerson = v.object({ age: v.pipe(v.number(), v.minValue(18)) });
+/** The JSON a Valibot schema serialises to (a request's body, a --spec file): functions are gone, "~standard" is kept with its vendor. */
+const vPersonJson = () => JSON.parse(JSON.stringify(vPerson));
+const arkPerson = type({ age: "number >= 18" });
+/** An Effect schema as it is, not wrapped as a Standard Schema: a class whose static `ast` is a tagged node. */
+const EffectPerson = Schema.Struct({ age: Schema.Number });
 
 const UNDERAGE = { age: 12 };
-const REFUSED = /which this package does not read: only zod 4 schemas .* and JSON Schema are supported as specs for now/;
 
-describe("another library's schema is refused wherever a spec is taken, naming the library", () => {
-  it("Valibot, ArkType, Effect, zod 3 and zod/mini, and an unknown Standard Schema vendor", () => {
+const REFUSED = /which this package does not read in this form: a spec is a zod 4 schema, another Standard Schema library's schema passed whole/;
+
+describe("another library's schema that cannot be read is refused wherever a spec is taken, naming the library", () => {
+  it("an Effect schema not wrapped, zod 3 and zod/mini, a library without Standard JSON Schema, a function", () => {
     const cases: Array<[unknown, RegExp]> = [
-      [vPerson, /^The spec is a Valibot schema/],
-      [arkPerson, /^The spec is an ArkType schema/],
-      [EffectPerson, /^The spec is an Effect Schema schema/],
-      [z3.object({ age: z3.number().min(18) }), /^The spec is a zod schema of another API than zod 4's classic one \(zod 3/],
-      [zm.object({ age: zm.number() }), /^The spec is a zod schema of another API than zod 4's classic one/],
-      [{ type: "object", "~standard": standard("yup") }, /^The spec is a Standard Schema library \(vendor "yup"\)/],
+      [EffectPerson, /^The spec is an Effect Schema schema, which this package does not read in this form: .*Schema\.toStandardJSONSchemaV1/],
+      [
+        z3.object({ age: z3.number().min(18) }),
+        /^Spec "output": its zod schema has no JSON Schema form here: it is a zod schema of another API than zod 4's classic one \(zod 3/,
+      ],
+      [zm.object({ age: zm.number() }), /^Spec "output": its zod schema has no JSON Schema form here: it is a zod schema of another API/],
+      [
+        { type: "object", "~standard": { version: 1, vendor: "yup", validate: (value: unknown) => ({ value }) } },
+        /^Spec "output": its the Standard Schema library "yup" schema has no JSON Schema form here/,
+      ],
       [() => true, /^The spec is a function or a class/],
     ];
     for (const [ref, message] of cases) {
       expect(() => resolveSpec(ref as never)).toThrow(SpecError);
       expect(() => resolveSpec(ref as never)).toThrow(message);
-      expect(() => resolveSpec(ref as never)).toThrow(REFUSED);
     }
-    expect(() => resolveSpec(vPerson as never)).toThrow(/@valibot\/to-json-schema/);
+    expect(() => resolveSpec(EffectPerson as never)).toThrow(REFUSED);
   });
 
-  it("as a spec's schema, wrapped, nested in a JSON Schema, or as the JSON that serialises one", () => {
-    expect(() => defineSpec({ schema: vPerson as never })).toThrow(/^The schema of spec "output" is a Valibot schema/);
-    expect(() => defineSpec({ name: "person", schema: arkPerson as never })).toThrow(/^The schema of spec "person" is an ArkType schema/);
-    expect(() => resolveSpec({ name: "person", schema: vPerson } as never)).toThrow(/^The spec \(at #\/schema\) is a Valibot schema/);
+  it("nested in a JSON Schema, or as the JSON that serialises one; passed whole it is a spec", () => {
+    expect(isSpec(defineSpec({ schema: vPerson }))).toBe(true);
+    expect(defineSpec({ name: "person", schema: arkPerson }).name).toBe("person");
     expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(
       /^The spec \(at #\/schema\/properties\/age\) is a Valibot schema/,
     );
-    // The JSON form (a request's body, a --spec file): functions are gone, "~standard" is kept with its vendor.
-    const json = JSON.stringify(vPerson);
-    expect(JSON.parse(json)).toMatchObject({ type: "object", "~standard": { vendor: "valibot" } });
-    expect(() => resolveSpec(json)).toThrow(/is a Valibot schema/);
-    expect(() => resolveSpec(JSON.parse(json))).toThrow(/is a Valibot schema/);
+    expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(REFUSED);
+    expect(vPersonJson()).toMatchObject({ type: "object", "~standard": { vendor: "valibot" } });
+    expect(() => resolveSpec(JSON.stringify(vPerson))).toThrow(/is a Valibot schema/);
+    expect(() => resolveSpec(vPersonJson())).toThrow(/is a Valibot schema/);
     expect(() => resolveSpec(JSON.stringify({ name: "person", schema: vPerson }))).toThrow(/^The schema of spec "person" is a Valibot schema/);
     // Valibot before Standard Schema, by its shape alone.
-    const { "~standard": _marker, ...older } = JSON.parse(json);
+    const { "~standard": _marker, ...older } = vPersonJson();
     expect(() => resolveSpec(older)).toThrow(/is a Valibot schema/);
   });
 
   it("generateValidated, streamValidated, the graphs' builder and run settings, checkValue: nothing runs, {age: 12} never passes", async () => {
     const model = scriptedModel([JSON.stringify(UNDERAGE), JSON.stringify(UNDERAGE)]);
-    await expect(generateValidated({ model, spec: vPerson as never, request: "a person" })).rejects.toThrow(/Valibot/);
+    await expect(generateValidated({ model, spec: vPersonJson(), request: "a person" })).rejects.toThrow(/Valibot/);
     const stream = async () => {
-      for await (const event of streamValidated({ model, spec: vPerson as never, request: "a person" })) void event;
+      for await (const event of streamValidated({ model, spec: EffectPerson as never, request: "a person" })) void event;
     };
-    await expect(stream()).rejects.toThrow(/Valibot/);
-    expect(() => buildValidationGraph({ model, spec: vPerson as never })).toThrow(/Valibot/);
+    await expect(stream()).rejects.toThrow(/Effect Schema/);
+    expect(() => buildValidationGraph({ model, spec: vPersonJson() })).toThrow(/Valibot/);
     const graph = buildValidationGraph({ model });
-    await expect(graph.invoke({ request: "a person" }, { context: { spec: vPerson } } as never)).rejects.toThrow(/Valibot/);
-    await expect(graph.invoke({ request: "a person" }, { context: { spec: JSON.parse(JSON.stringify(vPerson)) } } as never)).rejects.toThrow(/Valibot/);
+    await expect(graph.invoke({ request: "a person" }, { context: { spec: vPersonJson() } } as never)).rejects.toThrow(/Valibot/);
     const reflexion = buildReflexionGraph({ model });
-    await expect(reflexion.invoke({ tasks: ["a person"] }, { context: { spec: JSON.parse(JSON.stringify(vPerson)) } } as never)).rejects.toThrow(/Valibot/);
+    await expect(reflexion.invoke({ tasks: ["a person"] }, { context: { spec: vPersonJson() } } as never)).rejects.toThrow(/Valibot/);
     expect(model.calls).toHaveLength(0);
-    const verdict = await checkValue(vPerson as never, UNDERAGE);
+    const verdict = await checkValue(vPersonJson(), UNDERAGE);
     expect(verdict.valid).toBe(false);
     expect(verdict.errors[0]).toMatch(/Valibot/);
-    expect(checkValueSync(arkPerson as never, UNDERAGE).valid).toBe(false);
+    // Passed whole, the schemas judge it themselves.
+    expect((await checkValue(vPerson, UNDERAGE)).errors).toEqual(["age is 12; it must be >= 18"]);
+    expect(checkValueSync(arkPerson, UNDERAGE).valid).toBe(false);
   });
 
   it("guarded tools and the createAgent middleware refuse it when built", () => {
-    expect(() => guardedTool({ spec: vPerson as never, name: "t", func: () => "ran" })).toThrow(/Valibot/);
-    expect(() => validatedResponseMiddleware({ spec: arkPerson as never })).toThrow(/ArkType/);
+    expect(() => guardedTool({ spec: vPersonJson(), name: "t", func: () => "ran" })).toThrow(/Valibot/);
+    expect(() => validatedResponseMiddleware({ spec: EffectPerson as never })).toThrow(/Effect Schema/);
     expect(() => guardToolsMiddleware({ tools: { t: EffectPerson as never } })).toThrow(/Effect Schema/);
   });
 

@@ -109,12 +109,12 @@ describe("a zod schema is a spec", () => {
 
   it("a wrong value says what is accepted", async () => {
     expect(() => resolveSpec(42 as never)).toThrow(SpecError);
-    expect(() => resolveSpec(42 as never)).toThrow(/a Spec from defineSpec, or a zod schema; got number/);
+    expect(() => resolveSpec(42 as never)).toThrow(/a Spec from defineSpec, or a schema in code \(zod, or a Standard Schema library's\); got number/);
     const verdict = await checkValue(42 as never, good);
     expect(verdict.valid).toBe(false);
-    expect(verdict.errors[0]).toMatch(/the spec given could not be used .*a zod schema; got number/);
+    expect(verdict.errors[0]).toMatch(/the spec given could not be used .*a schema in code \(zod, or a Standard Schema library's\); got number/);
     await expect(generateValidated({ model: scriptedModel([]), spec: 42 as never, request: "x" })).rejects.toThrow(
-      /or a Spec \(resolveSpec\(zodSchema\) makes one; generateValidated and the builders take a zod schema as it is\); got 42/,
+      /or a Spec \(resolveSpec\(schema\) makes one of a zod, Valibot, ArkType or Effect schema; generateValidated and the builders take the schema as it is\); got 42/,
     );
   });
 });
