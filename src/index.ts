@@ -22,7 +22,7 @@ export {
 } from "./specs/spec.js";
 export type { StandardSchemaV1 } from "./specs/standard.js";
 export type { RuntimeSpecLimits } from "./specs/limits.js";
-export { builtinSpecs, resolveSpec, type InlineSpec, type ResolveSpecOptions, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
+export { builtinSpecs, resolveSpec, type InlineSpec, type SpecLike, type SpecRecord, type SpecRef } from "./specs/registry.js";
 export { checkText, checkTextSync, checkValue, checkValueSync, type CheckLimits, type CheckOptions, type Verdict } from "./specs/check.js";
 export type { IgnoredKeyword } from "./specs/keywords.js";
 
@@ -51,7 +51,7 @@ export type { ReviewAnswer, ReviewRequest } from "./protocol/review.js";
 
 // The Reflexion graph and agent
 export { buildReflexionGraph, createReflexionGraphBuilder, type ReflexionGraphOptions } from "./reflexion/graph.js";
-export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport, type ConversationTurn } from "./reflexion/agent.js";
+export { ReflexionAgent, type AgentMemory, type ReflexionAgentOptions, type RunReport } from "./reflexion/agent.js";
 export type { ModelCall, TaskOutcome } from "./reflexion/state.js";
 export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memory.js";
 
@@ -59,14 +59,14 @@ export type { MemoryEntry, ShortTermMemory, StepRecord } from "./reflexion/memor
 export { guardedTool, type GuardedToolOptions } from "./tools/guarded-tool.js";
 
 // Traces, metrics and LangSmith scores of every verdict (docs/tracing.md)
-export { configureTelemetry, type TelemetryOptions } from "./telemetry/open-telemetry.js";
-export { VerdictFeedbackHandler, type FeedbackClient } from "./telemetry/langsmith-feedback.js";
+export { configureTelemetry } from "./telemetry/open-telemetry.js";
+export { VerdictFeedbackHandler } from "./telemetry/langsmith-feedback.js";
 
 // Durable state
 export { openPersistence, DatabaseUnavailableError, type Persistence, type PersistenceOptions } from "./persistence/open.js";
-export type { MultitaskOptions, ThreadLease, ThreadLocks, ThreadRunOptions } from "./persistence/threads.js";
+export type { MultitaskOptions, ThreadLease, ThreadLocks } from "./persistence/threads.js";
 
 // Models and environment
-export { createChatModel, loadChatModel, type ChatModelFactory, type ModelRequest, type ModelSource } from "./models.js";
+export { createChatModel, loadChatModel, type ModelRequest, type ModelSource } from "./models.js";
 export { readEnvironment, type Environment } from "./environment.js";
 export type { TokenUsage } from "./shared/usage.js";

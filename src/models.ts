@@ -23,10 +23,10 @@ export interface ModelRequest {
 }
 
 /** Builds the chat model for a request; may load what it needs first. */
-export type ChatModelFactory = (request: ModelRequest) => BaseChatModel | Promise<BaseChatModel>;
+export type ChatModelFactory = Exclude<ModelSource, BaseChatModel>;
 
 /** A graph's model: one chat model for every call, or a factory asked per run and role. */
-export type ModelSource = BaseChatModel | ChatModelFactory;
+export type ModelSource = BaseChatModel | ((request: ModelRequest) => BaseChatModel | Promise<BaseChatModel>);
 
 /**
  * Models are built once per distinct setting and reused: a provider's chat model owns an

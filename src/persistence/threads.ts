@@ -38,11 +38,8 @@ export interface MultitaskOptions {
 /** What a run does when another run holds its thread: refuse at once, or wait its turn (bounded). */
 export type MultitaskStrategy = NonNullable<MultitaskOptions["strategy"]>;
 
-/** Options of ThreadLocks.acquire and run: the strategy, its bounds, and the caller's signal. */
-export interface ThreadRunOptions extends MultitaskOptions {
-  /** Stops the wait (and, through the lease's signal, the run). */
-  signal?: AbortSignal;
-}
+/** Options of ThreadLocks.acquire and run: the strategy, its bounds, and the caller's signal (it stops the wait and, through the lease's signal, the run). */
+type ThreadRunOptions = MultitaskOptions & { signal?: AbortSignal };
 
 /** A thread held by one run until `release()`. */
 export interface ThreadLease {
@@ -62,13 +59,13 @@ export interface ThreadLocks {
   /** "postgres": across every process on the database; "memory": within this process. */
   readonly kind: "postgres" | "memory";
   /** Hold the thread; a ThreadBusyError when the strategy refuses, the signal's reason when it aborts first. */
-  acquire(threadId: string, options?: ThreadRunOptions): Promise<ThreadLease>;
+  acquire(threadId: string, options?: MultitaskOptions & { signal?: AbortSignal }): Promise<ThreadLease>;
   /**
    * Run `fn` holding the thread, released on every path. `fn` gets the lease's signal: pass it to the graph
    * (`graph.invoke(input, { configurable: { thread_id }, signal })`). When the lock was lost during the run,
    * this throws a ThreadLockLostError whatever `fn` returned.
    */
-  run<T>(threadId: string, fn: (signal: AbortSignal) => Promise<T>, options?: ThreadRunOptions): Promise<T>;
+  run<T>(threadId: string, fn: (signal: AbortSignal) => Promise<T>, options?: MultitaskOptions & { signal?: AbortSignal }): Promise<T>;
 }
 
 /** What a run does when its thread is held, unless told otherwise. */

@@ -32,10 +32,7 @@ export interface ReflexionAgentOptions extends Omit<ReflexionConfigInput, "model
 }
 
 /** One turn of a ReflexionAgent's conversation: who spoke, and what. */
-export interface ConversationTurn {
-  role: "user" | "assistant";
-  content: string;
-}
+type ConversationTurn = ReflexionAgent["conversation"][number];
 
 interface RunOptions {
   includeIntermediates?: boolean;
@@ -85,7 +82,7 @@ export class ReflexionAgent {
   readonly agentName: string;
   readonly graph: ReturnType<typeof buildReflexionGraph>;
   readonly memory: AgentMemory;
-  readonly conversation: ConversationTurn[] = [];
+  readonly conversation: Array<{ role: "user" | "assistant"; content: string }> = [];
   private readonly config: ReflexionConfig;
   private readonly runConfig: { context: ReflexionConfigInput; configurable: Record<string, unknown> };
   /** What the operations take from this agent: its model and default settings (the graph's nodes take the same). */

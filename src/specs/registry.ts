@@ -39,15 +39,12 @@ const INLINE_SPEC_FIELDS = ["name", "description", "schema"];
 /** Largest inline spec accepted by default, as JSON text (the limit maxChars). */
 export const MAX_INLINE_SPEC_CHARS = RUNTIME_SPEC_LIMITS.maxChars;
 
-/** How a spec reference is resolved. */
-export interface ResolveSpecOptions {
-  /**
-   * Limits for a spec supplied at run time other than the defaults (RUNTIME_SPEC_LIMITS). The registry reads
-   * no environment: the graph builders pass the operator's RUNTIME_SPEC_LIMITS setting under their own
-   * `specLimits`. Built-in and code-defined specs are unaffected.
-   */
-  specLimits?: Partial<RuntimeSpecLimits>;
-}
+/**
+ * How a spec reference is resolved: `specLimits`, limits for a spec supplied at run time other than the defaults
+ * (RUNTIME_SPEC_LIMITS). The registry reads no environment: the graph builders pass the operator's
+ * RUNTIME_SPEC_LIMITS setting under their own `specLimits`. Built-in and code-defined specs are unaffected.
+ */
+type ResolveSpecOptions = { specLimits?: Partial<RuntimeSpecLimits> };
 
 /** The limits a run-time spec is resolved under: the defaults, then the caller's. */
 export function runtimeSpecLimits(given?: Partial<RuntimeSpecLimits>): RuntimeSpecLimits {
@@ -87,7 +84,7 @@ function codeSchemaSpec(schema: SchemaInCode): Spec {
  * console.log(builtin.name, inline.name);
  * ```
  */
-export function resolveSpec<R extends SpecRef>(ref: R, options?: ResolveSpecOptions): Spec<SpecOutput<R>>;
+export function resolveSpec<R extends SpecRef>(ref: R, options?: { specLimits?: Partial<RuntimeSpecLimits> }): Spec<SpecOutput<R>>;
 export function resolveSpec(ref: SpecRef, options: ResolveSpecOptions = {}): Spec {
   const spec = specOf(ref);
   if (spec !== undefined) return spec;

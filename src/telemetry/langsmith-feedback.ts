@@ -10,9 +10,7 @@ import type { Serialized } from "@langchain/core/load/serializable";
 import type { ChainValues } from "@langchain/core/utils/types";
 
 /** What the handler needs of a LangSmith client: `createFeedback` (langsmith's `Client` has it). */
-export interface FeedbackClient {
-  createFeedback(runId: string, key: string, options: { score?: number; comment?: string; sourceInfo?: Record<string, unknown> }): Promise<unknown>;
-}
+export type FeedbackClient = ConstructorParameters<typeof VerdictFeedbackHandler>[0];
 
 /** The graphs whose runs are scored, by the names their compiled graphs carry. */
 const SCORED_GRAPHS = new Set(["Deterministic validation"]);
@@ -40,7 +38,11 @@ export class VerdictFeedbackHandler extends BaseCallbackHandler {
   private readonly open = new Set<string>();
   private readonly pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly client: FeedbackClient) {
+  constructor(
+    private readonly client: {
+      createFeedback(runId: string, key: string, options: { score?: number; comment?: string; sourceInfo?: Record<string, unknown> }): Promise<unknown>;
+    },
+  ) {
     super();
   }
 

@@ -23,15 +23,8 @@ type Attributes = OtelApi.Attributes;
 /** The instrumentation scope's name: the package's. */
 const TELEMETRY_SCOPE = "langgraph-trustworthy-output";
 
-/** What is recorded beyond the verdicts (see configureTelemetry). */
-export interface TelemetryOptions {
-  /** Record traces and metrics at all (default true; they cost nothing measurable without an SDK). */
-  enabled?: boolean;
-  /** Put the request and the answer's text on the spans (default false: never, they may hold personal data). */
-  recordContent?: boolean;
-  /** The most characters of each text recorded when recordContent is on (default 1,000). */
-  maxContentChars?: number;
-}
+/** What is recorded beyond the verdicts: configureTelemetry's options. */
+type TelemetryOptions = NonNullable<Parameters<typeof configureTelemetry>[0]>;
 
 const DEFAULT_OPTIONS: Required<TelemetryOptions> = { enabled: true, recordContent: false, maxContentChars: 1_000 };
 let settings: Required<TelemetryOptions> = { ...DEFAULT_OPTIONS };
@@ -47,7 +40,16 @@ let settings: Required<TelemetryOptions> = { ...DEFAULT_OPTIONS };
  * configureTelemetry({ recordContent: true, maxContentChars: 500 });
  * ```
  */
-export function configureTelemetry(options: TelemetryOptions = {}): void {
+export function configureTelemetry(
+  options: {
+    /** Record traces and metrics at all (default true; they cost nothing measurable without an SDK). */
+    enabled?: boolean;
+    /** Put the request and the answer's text on the spans (default false: never, they may hold personal data). */
+    recordContent?: boolean;
+    /** The most characters of each text recorded when recordContent is on (default 1,000). */
+    maxContentChars?: number;
+  } = {},
+): void {
   const maxContentChars = options.maxContentChars ?? DEFAULT_OPTIONS.maxContentChars;
   if (!Number.isInteger(maxContentChars) || maxContentChars < 1) throw new RangeError("maxContentChars must be a positive integer");
   settings = { ...DEFAULT_OPTIONS, ...options, maxContentChars };
