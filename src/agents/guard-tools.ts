@@ -47,17 +47,19 @@ interface Guard {
  *
  * @example
  * ```ts
+ * import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
  * import { createAgent, tool } from "langchain";
  * import { z } from "zod";
  * import { guardToolsMiddleware } from "langgraph-trustworthy-output/agents";
  *
+ * declare const model: BaseChatModel; // any LangChain chat model
  * const deployService = tool(async (config) => `deployed ${config.service_name}`, {
  *   name: "deploy_service",
  *   description: "Deploy a service.",
  *   schema: z.object({ service_name: z.string() }).passthrough(),
  * });
  * const agent = createAgent({
- *   model, // any LangChain chat model
+ *   model,
  *   tools: [deployService],
  *   middleware: [guardToolsMiddleware({ tools: { deploy_service: "deployment-config" } })],
  * });

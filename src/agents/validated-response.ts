@@ -88,10 +88,11 @@ const FEEDBACK_ID_PREFIX = "validated-response-feedback-";
  *
  * @example
  * ```ts
+ * import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
  * import { createAgent } from "langchain";
  * import { validatedResponseMiddleware } from "langgraph-trustworthy-output/agents";
  *
- * // model: any LangChain chat model
+ * declare const model: BaseChatModel; // any LangChain chat model
  * const agent = createAgent({ model, tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config" })] });
  * const { responseOutcome } = await agent.invoke({ messages: [{ role: "user", content: "Deploy payments-api with 8 replicas" }] });
  * if (responseOutcome?.success) console.log(responseOutcome.value);

@@ -20,9 +20,9 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["README.md", 0, /^8\n$/],
   ["README.md", 2, /success: true/],
   ["docs/agents.md", 0, /service_name: 'payments-api'/],
-  ["docs/agents.md", 2, /success: true/],
+  ["docs/agents.md", 3, /success: true/],
   // The guard refuses the first call before the tool runs; the call with the named errors fixed runs it.
-  ["docs/agents.md", 3, /^deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec\.\ndeployed payments-api\ntrue\n$/],
+  ["docs/agents.md", 4, /^deploy_service call 1 of 3 was not run: its arguments do not match the deployment-config spec\.\ndeployed payments-api\ntrue\n$/],
   ["docs/embedded.md", 0, /service_name: 'payments-api'/],
   ["docs/embedded.md", 2, /^$/],
   ["docs/guarded-tools.md", 0, /deployed payments-api/],
@@ -34,9 +34,12 @@ export const KEYLESS_BLOCKS: ReadonlyArray<readonly [page: string, index: number
   ["docs/server.md", 2, /^$/],
   ["docs/server.md", 3, /^$/],
   ["docs/specs.md", 0, /^\d+\n$/],
+  // A Valibot schema as the spec: the age, when the simulated model's answer passes within its attempts.
+  ["docs/specs.md", 1, /^(\d+\n)?$/],
   // The simulated model cannot know the services the rule's facts name, so it may run out of attempts.
-  ["docs/specs.md", 1, /^(true|false)\n$/],
-  ["docs/specs.md", 2, /^function 10000\n$/],
+  ["docs/specs.md", 2, /^(true|false)\n$/],
+  ["docs/specs.md", 3, /^function 10000\n$/],
+  ["docs/tracing.md", 2, /^$/],
 ];
 
 /** Whole programs with a scripted model of their own, run by tests/streaming/docs.int.test.ts (which checks they print what the page shows). */
@@ -68,8 +71,17 @@ export const OPENAI_BLOCKS: readonly BlockRef[] = [
 /** Programs that name Ollama and Anthropic models: run against scripted servers speaking each one's wire format. */
 export const PROVIDER_BLOCKS: readonly BlockRef[] = [["docs/providers.md", 0]];
 
-/** Not run: declarations only (a function). */
-export const UNRUN_BLOCKS: readonly BlockRef[] = [["docs/agents.md", 1]];
+/**
+ * Not run: declarations only (a function); the SDK reading an agent a project serves (tests/agents/streamed-answer.int.test.ts
+ * runs one through the dev server); LangSmith's client, which needs its key and service; an OpenTelemetry SDK exporting to a
+ * collector (tests/telemetry/otlp.int.test.ts runs the same exporters against a receiver of its own).
+ */
+export const UNRUN_BLOCKS: readonly BlockRef[] = [
+  ["docs/agents.md", 1],
+  ["docs/agents.md", 2],
+  ["docs/tracing.md", 0],
+  ["docs/tracing.md", 1],
+];
 
 /** The server address the SDK's samples are written for, replaced by a test's own server. */
 export const SAMPLE_SERVER_URL = "http://127.0.0.1:8123";

@@ -203,8 +203,8 @@ describe("the review step", () => {
     const count = (decision: string) => telemetry.count("trustworthy.reviews", { "trustworthy.decision": decision });
     const before = { refused: await count("refused_value"), accepted: await count("accepted") };
     await graph.invoke({ request: REQUEST }, config);
-    await graph.invoke(new Command({ resume: { value: BROKEN } }), config);
-    const out = await graph.invoke(new Command({ resume: { value: JSON.stringify(VALID) } }), config);
+    await graph.invoke(new Command({ resume: { type: "edit", value: BROKEN } }), config);
+    const out = await graph.invoke(new Command({ resume: { type: "edit", value: JSON.stringify(VALID) } }), config);
     expect(out).toMatchObject({ success: true, stopReason: "valid" });
     expect(await count("refused_value")).toBe(before.refused + 1);
     expect(await count("accepted")).toBe(before.accepted + 1);
