@@ -149,7 +149,8 @@ describe.concurrent("docs samples", () => {
     ].map(([page, index]) => `${page}#${index}`);
     const blocks = documentationPages().flatMap((page) => typescriptBlocks(page).map((_, index) => `${page}#${index}`));
     expect(classified.sort()).toEqual(blocks.sort());
-    expect(KEYLESS_BLOCKS.length).toBeGreaterThan(UNRUN_BLOCKS.length * 5);
+    // Blocks are run, here or against a server: the ones left unrun (each with its reason) are a small share.
+    expect(classified.length - UNRUN_BLOCKS.length).toBeGreaterThan(UNRUN_BLOCKS.length * 5);
   });
 
   describe.each(KEYLESS_BLOCKS)("%s block %i, keyless with LLM_MODEL=simulated", (page, index, stdout) => {
