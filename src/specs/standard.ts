@@ -88,7 +88,8 @@ export function standardToJsonSchema(schema: StandardSchemaV1, name: string): Re
     try {
       return (converter as StandardJsonSchemaConverter).input({ target: "draft-07", ...(valibot && { libraryOptions: VALIBOT_OPTIONS }) });
     } catch (error) {
-      if (valibot) return refuse(`${messageOf(error)}; use JSON types (v.string(), v.number(), v.object() …), and put other checks in v.check()`);
+      if (valibot)
+        return refuse(`${messageOf(error).replace(/\.$/, "")}; use JSON types (v.string(), v.number(), v.object() …), and put other checks in v.check()`);
       return refuse(`${library} could not convert it (${messageOf(error)}); use JSON types, and put other checks in the library's refinements`);
     }
   }
