@@ -13,14 +13,15 @@
  */
 import { SpecError } from "../errors.js";
 import { SUBSCHEMA_KEYWORDS } from "./limits.js";
+import { VALIBOT_WRAP } from "./standard.js";
 
 /** What the refusal says is supported instead. */
 const SUPPORTED =
-  "a spec is a zod 4 schema, another Standard Schema library's schema passed whole (Valibot, ArkType, Effect Schema), or a JSON Schema, which is JSON data";
+  "a spec is a zod 4 schema, another Standard Schema library's schema passed whole (Valibot and Effect Schema wrapped for Standard JSON Schema, ArkType), or a JSON Schema, which is JSON data";
 
 /** A Standard Schema vendor's name as its users know it, with what to pass instead where this form cannot be read. */
 const VENDORS: Record<string, { name: string; instead?: string }> = {
-  valibot: { name: "Valibot", instead: "pass the Valibot schema itself as the spec (not inside a JSON Schema, nor as JSON)" },
+  valibot: { name: "Valibot", instead: `pass the Valibot schema wrapped as the spec (not inside a JSON Schema, nor as JSON): ${VALIBOT_WRAP}` },
   arktype: { name: "ArkType", instead: "pass the ArkType type itself as the spec (not inside a JSON Schema, nor as JSON)" },
   effect: { name: "Effect Schema", instead: "pass Schema.toStandardJSONSchemaV1(Schema.toStandardSchemaV1(schema)) as the spec (Effect 4)" },
   zod: { name: "a zod schema of another API than zod 4's classic one (zod 3, zod/mini or zod/v4/core)", instead: "write it with zod 4's classic API" },

@@ -2,15 +2,14 @@
  * Specs from any Standard Schema library that can give a JSON Schema (Valibot, ArkType, Effect Schema …).
  * Standard Schema (standardschema.dev) gives `~standard.validate` and the types; its JSON Schema companion
  * gives `~standard.jsonSchema.input({ target })` where the library implements it (ArkType, Effect 4's
- * `Schema.toStandardJSONSchemaV1`, zod/mini). Valibot's schemas do not carry it: their JSON Schema comes
- * from `@valibot/to-json-schema`, an optional peer loaded only when a Valibot spec is defined.
+ * `Schema.toStandardJSONSchemaV1`, Valibot's `toStandardJsonSchema` from `@valibot/to-json-schema`, zod/mini).
+ * A Valibot or Effect schema passed bare carries no converter: it is refused, saying how to wrap it.
  *
  * The JSON Schema serves the prompt and the validator's exact messages; what it cannot say (a refinement,
  * a check with no keyword) is judged by the library's own `~standard.validate`, which the check step runs
  * last on every value, as it runs a zod schema. A schema that cannot be converted is refused, naming the
  * library and why: never read as a JSON Schema that checks less than it says.
  */
-import { createRequire } from "node:module";
 import { SpecError } from "../errors.js";
 
 /**
@@ -85,13 +84,16 @@ export function standardToJsonSchema(schema: StandardSchemaV1, name: string): Re
   if (props.vendor === "arktype" && typeof (schema as { toJsonSchema?: unknown }).toJsonSchema === "function") return arkTypeToJsonSchema(schema, refuse);
   const converter = (props as { jsonSchema?: unknown }).jsonSchema;
   if (converter !== null && typeof converter === "object" && typeof (converter as StandardJsonSchemaConverter).input === "function") {
+    const valibot = props.vendor === "valibot";
     try {
-      return (converter as StandardJsonSchemaConverter).input({ target: "draft-07" });
+      return (converter as StandardJsonSchemaConverter).input({ target: "draft-07", ...(valibot && { libraryOptions: VALIBOT_OPTIONS }) });
     } catch (error) {
+      if (valibot)
+        return refuse(`${messageOf(error).replace(/\.$/, "")}; use JSON types (v.string(), v.number(), v.object() …), and put other checks in v.check()`);
       return refuse(`${library} could not convert it (${messageOf(error)}); use JSON types, and put other checks in the library's refinements`);
     }
   }
-  if (props.vendor === "valibot") return valibotToJsonSchema(schema, refuse);
+  if (props.vendor === "valibot") return refuse(`a Valibot schema gives its JSON Schema through Standard JSON Schema: pass it wrapped, ${VALIBOT_WRAP}`);
   if (props.vendor === "zod")
     return refuse(
       "it is a zod schema of another API than zod 4's classic one (zod 3, or zod/mini); write it with zod 4's classic API (import { z } from \"zod\")",
@@ -103,6 +105,22 @@ export function standardToJsonSchema(schema: StandardSchemaV1, name: string): Re
   }
   return refuse("the library implements Standard Schema but not Standard JSON Schema (`~standard.jsonSchema`); pass the schema's JSON Schema instead");
 }
+
+/** How a Valibot schema is given as a spec: the Standard JSON Schema wrap of Valibot's own converter. */
+export const VALIBOT_WRAP = 'import { toStandardJsonSchema } from "@valibot/to-json-schema"; toStandardJsonSchema(schema)';
+
+/**
+ * `@valibot/to-json-schema`'s conversion config, passed as Standard JSON Schema `libraryOptions` (its
+ * `toStandardJsonSchema` spreads them over its own `{ typeMode, target }`). Under its defaults (errorMode
+ * "throw") an action with no keyword (v.check(), a transform) throws, as a schema with no JSON form
+ * (v.date(), v.map()) does. Here the schema is still refused, and such an action keeps the part JSON Schema
+ * can say: Valibot's own validate, which the check step runs last on every value, judges the rest.
+ */
+const VALIBOT_OPTIONS = {
+  typeMode: "input",
+  errorMode: "throw",
+  overrideAction: ({ jsonSchema, errors }: { jsonSchema: Record<string, unknown>; errors?: unknown[] }) => (errors ? jsonSchema : undefined),
+};
 
 /** ArkType's fallback context: the part of a node JSON Schema can say (`base`). */
 type ArkFallbackContext = { base?: Record<string, unknown> };
@@ -134,37 +152,6 @@ function arkTypeToJsonSchema(schema: StandardSchemaV1, refuse: (why: string) => 
     });
   } catch (error) {
     return refuse(`ArkType could not convert it (${messageOf(error)}); use JSON types (string, number, boolean, null, arrays and objects)`);
-  }
-}
-
-/** `@valibot/to-json-schema`, loaded on first use (it is an optional peer: only Valibot users install it). */
-let valibotConverter: { toJsonSchema(schema: unknown, config: Record<string, unknown>): Record<string, unknown> } | undefined;
-
-/** The peer, as package.json names it: the message says what to install. */
-const VALIBOT_CONVERTER = { name: "@valibot/to-json-schema", range: "^1.8.0" };
-
-function valibotToJsonSchema(schema: StandardSchemaV1, refuse: (why: string) => never): Record<string, unknown> {
-  if (valibotConverter === undefined) {
-    try {
-      valibotConverter = createRequire(import.meta.url)(VALIBOT_CONVERTER.name) as typeof valibotConverter;
-    } catch {
-      return refuse(
-        `its JSON Schema comes from the "${VALIBOT_CONVERTER.name}" package (${VALIBOT_CONVERTER.range}), an optional peer dependency that is not installed. ` +
-          `Install it beside this package: npm install ${VALIBOT_CONVERTER.name}@"${VALIBOT_CONVERTER.range}"`,
-      );
-    }
-  }
-  try {
-    return valibotConverter!.toJsonSchema(schema, {
-      target: "draft-07",
-      typeMode: "input",
-      // A schema with no JSON form (v.date(), v.map()) is refused; an action with no keyword (v.check(), a
-      // transform) is left to Valibot's own validate, which judges every value last.
-      errorMode: "throw",
-      overrideAction: ({ jsonSchema, errors }: { jsonSchema: Record<string, unknown>; errors?: unknown[] }) => (errors ? jsonSchema : undefined),
-    });
-  } catch (error) {
-    return refuse(`${messageOf(error)}; use JSON types (v.string(), v.number(), v.object() …), and put other checks in v.check()`);
   }
 }
 

@@ -3,12 +3,14 @@
  * `v` of an object spec; its good value passes, its bad value is refused with a message naming the field; the
  * table in docs/specs.md says which JSON Schema keywords it comes out as and who refused the bad value (the
  * JSON Schema, or the library's own validate, which the check step runs last on every value). Types with no
- * JSON form are refused when the spec is defined. UPDATE_DOCS=1 rewrites the tables.
+ * JSON form are refused when the spec is defined. A Valibot schema is wrapped for Standard JSON Schema
+ * (`toStandardJsonSchema`), as a user gives it. UPDATE_DOCS=1 rewrites the tables.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { type } from "arktype";
 import { Schema } from "effect";
 import * as v from "valibot";
+import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { describe, expect, it } from "vitest";
 import { checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
@@ -35,7 +37,7 @@ interface Library {
 const vField = (family: string, check: string, field: v.GenericSchema, good: unknown, bad: unknown): Case => ({
   family,
   check,
-  schema: v.object({ v: field }),
+  schema: toStandardJsonSchema(v.object({ v: field })),
   good,
   bad,
 });
@@ -114,11 +116,11 @@ const LIBRARIES: Library[] = [
       vField("recursion", "v.lazy(…)", Node, { name: "a", children: [{ name: "b", children: [] }] }, { name: "a", children: [{ name: 1, children: [] }] }),
     ],
     noJsonForm: [
-      { check: "v.date()", schema: v.object({ v: v.date() }) },
-      { check: "v.bigint()", schema: v.object({ v: v.bigint() }) },
-      { check: "v.map()", schema: v.object({ v: v.map(v.string(), v.number()) }) },
-      { check: "v.set()", schema: v.object({ v: v.set(v.string()) }) },
-      { check: "v.undefined()", schema: v.object({ v: v.undefined() }) },
+      { check: "v.date()", schema: toStandardJsonSchema(v.object({ v: v.date() })) },
+      { check: "v.bigint()", schema: toStandardJsonSchema(v.object({ v: v.bigint() })) },
+      { check: "v.map()", schema: toStandardJsonSchema(v.object({ v: v.map(v.string(), v.number()) })) },
+      { check: "v.set()", schema: toStandardJsonSchema(v.object({ v: v.set(v.string()) })) },
+      { check: "v.undefined()", schema: toStandardJsonSchema(v.object({ v: v.undefined() })) },
     ],
   },
   {

@@ -1,10 +1,11 @@
 /**
- * A spec is what it says it is: a zod 4 schema or another Standard Schema library's schema passed whole, a
+ * A spec is what it says it is: a zod 4 schema or another Standard Schema library's schema passed whole (Valibot
+ * and Effect wrapped for Standard JSON Schema), a
  * Spec from defineSpec, a built-in name, an inline {name, description, schema}, or a bare JSON Schema
  * recognised as one. Another library's schema where a JSON Schema stands (inside one, or in its JSON form) is
  * refused wherever a spec is taken, naming the library, never read as a JSON Schema whose unknown keywords are
  * ignored (which would check nothing of what it says); so is a schema no JSON Schema can be had from (an Effect
- * schema not wrapped as a Standard Schema, zod 3 and zod/mini, a library without Standard JSON Schema).
+ * or Valibot schema not wrapped for Standard JSON Schema, zod 3 and zod/mini, a library without Standard JSON Schema).
  * The schemas are the libraries' own (Valibot, ArkType and Effect are dev dependencies; zod 3 and zod/mini ship inside zod 4).
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +14,7 @@ import { join } from "node:path";
 import { type } from "arktype";
 import { Schema } from "effect";
 import * as v from "valibot";
+import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { afterAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { z as z3 } from "zod/v3";
@@ -35,6 +37,9 @@ const vNumber = v.number();
 const vPerson = v.object({ age: v.pipe(v.number(), v.minValue(18)) });
 /** The JSON a Valibot schema serialises to (a request's body, a --spec file): functions are gone, "~standard" is kept with its vendor. */
 const vPersonJson = () => JSON.parse(JSON.stringify(vPerson));
+/** A Valibot schema as a spec: wrapped for Standard JSON Schema by Valibot's own converter. */
+const vPersonSpec = toStandardJsonSchema(vPerson);
+const VALIBOT_WRAP = 'import { toStandardJsonSchema } from "@valibot/to-json-schema"; toStandardJsonSchema(schema)';
 const arkPerson = type({ age: "number >= 18" });
 /** An Effect schema as it is, not wrapped as a Standard Schema: a class whose static `ast` is a tagged node. */
 const EffectPerson = Schema.Struct({ age: Schema.Number });
@@ -44,8 +49,9 @@ const UNDERAGE = { age: 12 };
 const REFUSED = /which this package does not read in this form: a spec is a zod 4 schema, another Standard Schema library's schema passed whole/;
 
 describe("another library's schema that cannot be read is refused wherever a spec is taken, naming the library", () => {
-  it("an Effect schema not wrapped, zod 3 and zod/mini, a library without Standard JSON Schema, a function", () => {
+  it("an Effect or Valibot schema not wrapped, zod 3 and zod/mini, a library without Standard JSON Schema, a function", () => {
     const cases: Array<[unknown, RegExp]> = [
+      [vPerson, /^Spec "output": its Valibot schema has no JSON Schema form here: .*pass it wrapped, import \{ toStandardJsonSchema \}/],
       [EffectPerson, /^The spec is an Effect Schema schema, which this package does not read in this form: .*Schema\.toStandardJSONSchemaV1/],
       [
         z3.object({ age: z3.number().min(18) }),
@@ -66,12 +72,15 @@ describe("another library's schema that cannot be read is refused wherever a spe
   });
 
   it("nested in a JSON Schema, or as the JSON that serialises one; passed whole it is a spec", () => {
-    expect(isSpec(defineSpec({ schema: vPerson }))).toBe(true);
+    expect(isSpec(defineSpec({ schema: vPersonSpec }))).toBe(true);
+    expect(defineSpec({ name: "person", schema: vPersonSpec }).schema).toMatchObject({ properties: { age: { type: "number", minimum: 18 } } });
     expect(defineSpec({ name: "person", schema: arkPerson }).name).toBe("person");
     expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(
       /^The spec \(at #\/schema\/properties\/age\) is a Valibot schema/,
     );
     expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(REFUSED);
+    expect(() => resolveSpec({ schema: { type: "object", properties: { age: vNumber } } } as never)).toThrow(VALIBOT_WRAP);
+    expect(() => resolveSpec({ schema: { type: "object", properties: { age: vPersonSpec } } } as never)).toThrow(/is a Valibot schema/);
     expect(vPersonJson()).toMatchObject({ type: "object", "~standard": { vendor: "valibot" } });
     expect(() => resolveSpec(JSON.stringify(vPerson))).toThrow(/is a Valibot schema/);
     expect(() => resolveSpec(vPersonJson())).toThrow(/is a Valibot schema/);
@@ -98,7 +107,7 @@ describe("another library's schema that cannot be read is refused wherever a spe
     expect(verdict.valid).toBe(false);
     expect(verdict.errors[0]).toMatch(/Valibot/);
     // Passed whole, the schemas judge it themselves.
-    expect((await checkValue(vPerson, UNDERAGE)).errors).toEqual(["age is 12; it must be >= 18"]);
+    expect((await checkValue(vPersonSpec, UNDERAGE)).errors).toEqual(["age is 12; it must be >= 18"]);
     expect(checkValueSync(arkPerson, UNDERAGE).valid).toBe(false);
   });
 

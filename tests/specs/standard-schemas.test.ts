@@ -1,13 +1,14 @@
 /**
  * Specs from other Standard Schema libraries: a Valibot, an ArkType and an Effect schema are specs wherever a
  * spec is taken, typed from the schema (the expectTypeOf assertions are checked by `tsc --noEmit`). Their JSON
- * Schema comes from Standard JSON Schema or the library's converter; what it cannot say is judged by the
+ * Schema comes from Standard JSON Schema (Valibot and Effect wrapped for it) or ArkType's converter; what it cannot say is judged by the
  * library's own validate, last, under the check step's deadline and on its frozen copy. What cannot be
  * converted is refused, naming the library.
  */
 import { type } from "arktype";
 import { Schema } from "effect";
 import * as v from "valibot";
+import { toStandardJsonSchema } from "@valibot/to-json-schema";
 import { createAgent } from "langchain";
 import { describe, expect, expectTypeOf, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/validated-response.js";
@@ -27,7 +28,7 @@ import { fakeModel } from "@langchain/core/testing";
 import { answerToolName } from "../../src/agents/answer.js";
 
 /** The same person in each library: a name of 2+ characters, a whole non-negative age, a tag the JSON Schema cannot say (starts with "x"). */
-const ValibotPerson = v.object({
+const ValibotBare = v.object({
   name: v.pipe(v.string(), v.minLength(2)),
   age: v.pipe(v.number(), v.integer(), v.minValue(0)),
   tag: v.pipe(
@@ -35,6 +36,7 @@ const ValibotPerson = v.object({
     v.check((s) => s.startsWith("x"), "must start with x"),
   ),
 });
+const ValibotPerson = toStandardJsonSchema(ValibotBare);
 const ArkPerson = type({
   name: "string >= 2",
   age: "number.integer >= 0",
@@ -137,7 +139,7 @@ describe.each(LIBRARIES)("a %s schema is a spec", (library, schema) => {
 
 describe("types", () => {
   it("the valid value is the library's output type (StandardSchemaV1.InferOutput)", async () => {
-    expectTypeOf<SpecOutput<typeof ValibotPerson>>().toEqualTypeOf<v.InferOutput<typeof ValibotPerson>>();
+    expectTypeOf<SpecOutput<typeof ValibotPerson>>().toEqualTypeOf<v.InferOutput<typeof ValibotBare>>();
     expectTypeOf<SpecOutput<typeof ArkPerson>>().toEqualTypeOf<typeof ArkPerson.infer>();
     expectTypeOf<SpecOutput<typeof EffectPerson>>().toEqualTypeOf<{ readonly name: string; readonly age: number; readonly tag: string }>();
     expectTypeOf(resolveSpec(ValibotPerson)).toEqualTypeOf<Spec<Person>>();
@@ -147,12 +149,14 @@ describe("types", () => {
     const verdict = await checkValue(ArkPerson, good);
     expectTypeOf(verdict.value).toEqualTypeOf<typeof ArkPerson.infer | undefined>();
     // A transform's output is the result, typed and checked as JSON data.
-    const Trimmed = v.object({
-      tag: v.pipe(
-        v.string(),
-        v.transform((s) => s.length),
-      ),
-    });
+    const Trimmed = toStandardJsonSchema(
+      v.object({
+        tag: v.pipe(
+          v.string(),
+          v.transform((s) => s.length),
+        ),
+      }),
+    );
     const trimmed = await generateValidated({ model: scriptedModel([JSON.stringify({ tag: "abc" })]), spec: Trimmed, request: "x", maxAttempts: 1 });
     if (!trimmed.success) throw new Error(trimmed.errors.join("; "));
     expectTypeOf(trimmed.value.tag).toEqualTypeOf<number>();
@@ -174,12 +178,15 @@ function ownSchema(validate: (value: unknown) => unknown, vendor = "own"): Stand
 
 describe("the library's validate, judged as zod refinements are", () => {
   it("an asynchronous validate is awaited by the check step; the synchronous one refuses the value and leaves no rejection behind", async () => {
-    const Even = v.objectAsync({
-      n: v.pipeAsync(
-        v.number(),
-        v.checkAsync(async (n) => n % 2 === 0, "must be even"),
-      ),
-    });
+    // toStandardJsonSchema's type takes synchronous schemas only; it converts an asynchronous one as it is.
+    const Even = toStandardJsonSchema(
+      v.objectAsync({
+        n: v.pipeAsync(
+          v.number(),
+          v.checkAsync(async (n) => n % 2 === 0, "must be even"),
+        ),
+      }) as unknown as v.GenericSchema<{ n: number }>,
+    );
     expect(await checkValue(Even, { n: 2 })).toMatchObject({ valid: true, value: { n: 2 } });
     expect((await checkValue(Even, { n: 3 })).errors).toEqual(["n is 3; must be even"]);
     expect(checkValueSync(Even, { n: 2 }).errors[0]).toMatch(/could not check the value with its Valibot schema: its validate returned a Promise/);
@@ -216,12 +223,14 @@ describe("the library's validate, judged as zod refinements are", () => {
   });
 
   it("an output that is not JSON data is refused (a Date from a transform)", async () => {
-    const Dated = v.object({
-      at: v.pipe(
-        v.string(),
-        v.transform((s) => new Date(s)),
-      ),
-    });
+    const Dated = toStandardJsonSchema(
+      v.object({
+        at: v.pipe(
+          v.string(),
+          v.transform((s) => new Date(s)),
+        ),
+      }),
+    );
     const verdict = await checkValue(Dated, { at: "2024-01-02" });
     expect(verdict.valid).toBe(false);
     expect(verdict.errors[0]).toMatch(/turned the value into something that is not JSON data/);
@@ -230,9 +239,37 @@ describe("the library's validate, judged as zod refinements are", () => {
 
 describe("what cannot be converted is refused, naming the library", () => {
   it("a schema with no JSON form", () => {
-    expect(() => resolveSpec(v.object({ at: v.date() }))).toThrow(SpecError);
-    expect(() => resolveSpec(v.object({ at: v.date() }))).toThrow(/^Spec "output": its Valibot schema has no JSON Schema form here: .*date/);
+    const Dated = toStandardJsonSchema(v.object({ at: v.date() }));
+    expect(() => resolveSpec(Dated)).toThrow(SpecError);
+    expect(() => resolveSpec(Dated)).toThrow(/^Spec "output": its Valibot schema has no JSON Schema form here: The "date" schema cannot be converted/);
     expect(() => resolveSpec(type({ at: "Date" }))).toThrow(/^Spec "output": its ArkType schema has no JSON Schema form here: ArkType could not convert it/);
+  });
+
+  it("a Valibot schema not wrapped for Standard JSON Schema, saying how to wrap it", () => {
+    const wrap = 'import { toStandardJsonSchema } from "@valibot/to-json-schema"; toStandardJsonSchema(schema)';
+    for (const use of [() => resolveSpec(ValibotBare), () => defineSpec({ schema: ValibotBare }), () => checkValueSync(ValibotBare, good)]) {
+      let message = "";
+      try {
+        const verdict = use();
+        message = "errors" in verdict ? verdict.errors.join("; ") : "";
+      } catch (error) {
+        expect(error).toBeInstanceOf(SpecError);
+        message = (error as Error).message;
+      }
+      expect(message).toContain(
+        `its Valibot schema has no JSON Schema form here: a Valibot schema gives its JSON Schema through Standard JSON Schema: pass it wrapped, ${wrap}`,
+      );
+    }
+  });
+
+  it("Valibot's converter under its defaults refuses an action with no keyword; the spec keeps the part JSON Schema says and Valibot judges the rest", () => {
+    // @valibot/to-json-schema's own default (errorMode "throw"): a v.check() cannot be converted.
+    expect(() => ValibotPerson["~standard"].jsonSchema.input({ target: "draft-07" })).toThrow(/The "check" action cannot be converted to JSON Schema/);
+    // The spec passes its conversion config through Standard JSON Schema's libraryOptions.
+    expect(resolveSpec(ValibotPerson).schema).toMatchObject({ properties: { tag: { type: "string" } } });
+    // toStandardJsonSchema keeps Valibot's own validate: the wrapped schema's is the bare one's.
+    expect(ValibotPerson["~standard"].validate({ ...good, tag: "y1" })).toEqual(ValibotBare["~standard"].validate({ ...good, tag: "y1" }));
+    expect(ValibotPerson["~standard"].vendor).toBe("valibot");
   });
 
   it("a library without Standard JSON Schema, an Effect schema not wrapped, zod 3", () => {
@@ -247,7 +284,9 @@ describe("what cannot be converted is refused, naming the library", () => {
     expect(() => resolveSpec({ schema: { type: "object", properties: { age: v.number() } } } as never)).toThrow(
       /^The spec \(at #\/schema\/properties\/age\) is a Valibot schema, which this package does not read in this form/,
     );
-    expect(() => resolveSpec(JSON.stringify(ValibotPerson))).toThrow(/is a Valibot schema/);
-    expect(() => resolveSpec(JSON.parse(JSON.stringify(ValibotPerson)))).toThrow(/is a Valibot schema/);
+    for (const schema of [ValibotBare, ValibotPerson]) {
+      expect(() => resolveSpec(JSON.stringify(schema))).toThrow(/is a Valibot schema/);
+      expect(() => resolveSpec(JSON.parse(JSON.stringify(schema)))).toThrow(/is a Valibot schema/);
+    }
   });
 });
