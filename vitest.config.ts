@@ -52,8 +52,30 @@ const SLOWEST_FIRST = [
   "tests/agents/create-agent.int.test.ts",
 ];
 
+/**
+ * The files in a random order drawn from a seed (TEST_FILE_ORDER_SEED=<integer>), to show that no file depends on
+ * another having run first (docs/development.md); vitest's own --sequence.shuffle keeps a custom sequencer's order.
+ */
+function seededOrder<T>(items: T[], seed: number): T[] {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
 class SlowestFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const seed = process.env.TEST_FILE_ORDER_SEED;
+    if (seed !== undefined && /^\d+$/.test(seed)) return seededOrder(await super.sort(files), Number(seed));
     const rank = (spec: TestSpecification) => {
       const i = SLOWEST_FIRST.findIndex((path) => spec.moduleId.endsWith(path));
       return i < 0 ? SLOWEST_FIRST.length : i;
