@@ -173,8 +173,8 @@ export function verdictOf<T>(
   const messages = structure.messages;
   let output: unknown = data;
   const library = zod ?? standard;
-  const named = zod !== undefined ? "zod" : libraryName(spec.standard?.["~standard"].vendor ?? "");
   if (library !== undefined) {
+    const named = zod !== undefined ? "zod" : libraryName(spec.standard?.["~standard"].vendor ?? "");
     // The library is the last judge: its refinements are business rules, and nothing it refuses passes.
     if ("failed" in library) messages.push(`the spec ${JSON.stringify(spec.name)} could not check the value with its ${named} schema: ${library.failed}`);
     else if (!library.success)

@@ -16,6 +16,7 @@ import { checkValueSync } from "../../src/specs/check.js";
 import { resolveSpec } from "../../src/specs/registry.js";
 import type { JsonSchema } from "../../src/specs/spec.js";
 import type { StandardSchemaV1 } from "../../src/specs/standard.js";
+import { keywordsOf } from "../support/schema-keywords.js";
 
 interface Case {
   family: string;
@@ -204,22 +205,6 @@ const LIBRARIES: Library[] = [
     noJsonForm: [],
   },
 ];
-
-/** The keywords a field's JSON Schema uses (what the validator checks before the library runs). */
-function keywordsOf(schema: JsonSchema | undefined): string[] {
-  if (schema === undefined) return [];
-  const keys = new Set<string>();
-  const visit = (s: unknown, depth: number) => {
-    if (s === null || typeof s !== "object" || depth > 2) return;
-    for (const [key, value] of Object.entries(s)) {
-      if (["$schema", "title", "description", "$ref", "$defs", "definitions", "default"].includes(key)) continue;
-      keys.add(key);
-      if (["allOf", "anyOf", "oneOf"].includes(key) && Array.isArray(value)) value.forEach((part) => visit(part, depth + 1));
-    }
-  };
-  visit(schema, 0);
-  return [...keys];
-}
 
 const DOCS = new URL("../../docs/specs.md", import.meta.url);
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { checkValueSync } from "../../src/specs/check.js";
 import { defineSpec, type JsonSchema } from "../../src/specs/spec.js";
+import { keywordsOf } from "../support/schema-keywords.js";
 
 interface Case {
   family: string;
@@ -197,22 +198,6 @@ const EDGES: Array<[string, z.ZodType, unknown[]]> = [
   ["z.iso.datetime()", z.iso.datetime(), ["2024-01-02T03:04:05.123456789Z", "2024-01-02T03:04Z", "2024-01-02T03:04:05+01:00"]],
   ["z.base64()", z.base64(), ["", "aGk=", "aGk", "aG k="]],
 ];
-
-/** The keywords a field's JSON Schema uses (what the validator checks before zod runs). */
-function keywordsOf(schema: JsonSchema | undefined): string[] {
-  if (schema === undefined) return [];
-  const keys = new Set<string>();
-  const visit = (s: unknown, depth: number) => {
-    if (s === null || typeof s !== "object" || depth > 2) return;
-    for (const [key, value] of Object.entries(s)) {
-      if (["$schema", "title", "description", "$ref", "$defs", "definitions", "default"].includes(key)) continue;
-      keys.add(key);
-      if (["allOf", "anyOf", "oneOf"].includes(key) && Array.isArray(value)) value.forEach((part) => visit(part, depth + 1));
-    }
-  };
-  visit(schema, 0);
-  return [...keys];
-}
 
 interface Row {
   family: string;
