@@ -145,8 +145,9 @@ export class ProviderError extends TrustworthyOutputError {
   /** Wrap whatever the client threw into a ProviderError that says what the provider said. */
   static from(error: unknown, node?: string): ProviderError {
     if (error instanceof ProviderError) return error;
-    const e = error as { status?: unknown; message?: unknown; name?: unknown; code?: unknown };
-    const status = typeof e?.status === "number" ? e.status : undefined;
+    const e = error as { status?: unknown; statusCode?: unknown; message?: unknown; name?: unknown; code?: unknown };
+    // Clients name the HTTP status `status` or `statusCode`.
+    const status = typeof e?.status === "number" ? e.status : typeof e?.statusCode === "number" ? e.statusCode : undefined;
     const said =
       (typeof e?.message === "string" && e.message.length > 0 && e.message !== "[object Object]" ? e.message : whatWasSaid(error)) + causeDetail(error);
     // Some provider SDKs' errors keep the name "Error"; their class says what they are (APIConnectionError).

@@ -4,6 +4,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ConfigurationError } from "../errors.js";
 import { deadlined, startDeadline } from "./deadline.js";
+import { GEMINI_ENV, GEMINI_STOPS, GEMINI_URL_NAME, geminiKeyMissing } from "./google.js";
 import { sendable, type ProviderRow } from "./provider.js";
 import { schemaSubset, type SchemaProfile } from "./schema-subset.js";
 
@@ -42,16 +43,15 @@ type Module = typeof import("@langchain/google-genai");
 export const googleGenai: ProviderRow<Module> = {
   title: "Gemini",
   example: "gemini-2.5-flash",
-  help: [["GOOGLE_API_KEY", "for google-genai/… models (or GEMINI_API_KEY; GOOGLE_BASE_URL: another server speaking its API)"]],
+  // The google row's line names these variables for both rows.
+  help: [],
   package: PACKAGE,
   tested: TESTED,
   client: "googlegenerativeai",
   traced: "google_genai",
-  // GEMINI_API_KEY is the name Google's own SDKs read; GOOGLE_API_KEY is LangChain's.
-  env: { apiKey: ["GOOGLE_API_KEY", "GEMINI_API_KEY"], baseUrl: "GOOGLE_BASE_URL" },
+  env: GEMINI_ENV,
   defaultBaseUrl: "https://generativelanguage.googleapis.com",
-  missing: (settings, name) =>
-    settings.apiKey ? undefined : `"${name}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`,
+  missing: geminiKeyMissing,
   load: () => import("@langchain/google-genai"),
   build({ ChatGoogleGenerativeAI }, request): BaseChatModel {
     const gemini = new ChatGoogleGenerativeAI({
@@ -63,19 +63,8 @@ export const googleGenai: ProviderRow<Module> = {
     });
     return withBoundedGeminiClient(gemini, request.timeoutMs);
   },
-  stops: [
-    {
-      field: "finishReason",
-      finished: ["STOP"],
-      cut: ["MAX_TOKENS"],
-      withheld: ["SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "RECITATION"],
-    },
-  ],
-  // The name goes into the request's URL path (`/v1beta/models/{name}:generateContent`): a model's own name, or a tuned model's.
-  urlName: {
-    pattern: /^(?:(?:models|tunedModels)\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
-    says: 'letters, digits, ".", "_" and "-" (after an optional models/ or tunedModels/), with no ".."',
-  },
+  stops: GEMINI_STOPS,
+  urlName: GEMINI_URL_NAME,
   auto: "json_schema",
   autoSays: "responseSchema",
   modes: {

@@ -5,6 +5,7 @@
  * table. No optional client package is loaded here: each row loads its own when a name asks for it.
  */
 import { anthropic } from "./anthropic.js";
+import { google } from "./google.js";
 import { googleGenai } from "./google-genai.js";
 import { ollama } from "./ollama.js";
 import { openai } from "./openai.js";
@@ -18,6 +19,7 @@ export const MODEL_PROVIDERS = {
   openai,
   anthropic,
   ollama,
+  google,
   "google-genai": googleGenai,
 } as const satisfies Record<string, ProviderRow<any>>;
 

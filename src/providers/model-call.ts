@@ -39,7 +39,7 @@ const MAX_REFUSAL_CHARS = 2_000;
  * sentence naming the stop). Only the provider's mark counts: an answer that
  * merely reads like a refusal ("I can't help with that") is an answer, and the validator says what is wrong with it.
  */
-export function refusalOf(message: AIMessage | null | undefined): string | undefined {
+export function refusalOf(message: AIMessage | null | undefined, provider?: ModelProvider): string | undefined {
   if (message === null || typeof message !== "object") return undefined;
   const marked = (message.additional_kwargs as { refusal?: unknown } | undefined)?.refusal;
   let text = typeof marked === "string" ? marked : "";
@@ -50,7 +50,8 @@ export function refusalOf(message: AIMessage | null | undefined): string | undef
     }
   }
   if (text.trim().length === 0) {
-    const stop = stopReasonOf(message);
+    // A provider's client is read in its own fields only (another provider's field may hold the same word in another vocabulary).
+    const stop = stopReasonOf(message, provider === undefined ? undefined : MODEL_PROVIDERS[provider].stops.map((words) => words.field));
     if (stop !== undefined && STOP_WORDS.get(stop.field)!.withheld.includes(stop.reason))
       text = `${stop.field} "${stop.reason}"${textOf(message.content).trim() ? `: ${textOf(message.content)}` : ""}`;
   }
@@ -205,7 +206,8 @@ export async function callModel(
   }
   if (message !== null && typeof message === "object") options.onMessage?.(message);
   const text = message !== null && typeof message === "object" ? textOf(message.content) : "";
-  const refusal = refusalOf(message);
+  const provider = providerOf(model);
+  const refusal = refusalOf(message, provider);
   // No content at all (OpenAI-compatible servers send `content: null` this way) is a provider
   // fault worth another try, not an answer, unless the provider said it refuses; whitespace is an
   // answer, and the parser says what is wrong with it.
@@ -213,7 +215,7 @@ export async function callModel(
     throw new ProviderError(`Model provider returned no message content in node "${options.node}"`, { node: options.node, transient: true });
   }
   // A request we stopped ends without the provider's word; a cut, and an answer that did not finish, are outcomes of their own.
-  const end = stopped || refusal !== undefined ? undefined : answerEnd(message, providerOf(model));
+  const end = stopped || refusal !== undefined ? undefined : answerEnd(message, provider);
   return {
     text,
     usage: estimated ?? usageOf(message, promptChars(messages)),

@@ -29,6 +29,7 @@ const SPELLINGS: Record<string, RegExp> = {
   openai: /openai/i,
   anthropic: /anthropic|claude/i,
   ollama: /ollama/i,
+  google: /google|gemini/i,
   "google-genai": /google|gemini|genai/i,
 };
 

@@ -65,6 +65,34 @@ function joined(parts: string[], stopPart: number | undefined, headers: Record<s
 
 const openaiChunk = (delta: object, finish: string | null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
 
+/** Gemini's stop reasons (both Gemini clients read the same stream). */
+const GEMINI_DOCUMENTED = [
+  "STOP",
+  "MAX_TOKENS",
+  "SAFETY",
+  "RECITATION",
+  "LANGUAGE",
+  "OTHER",
+  "BLOCKLIST",
+  "PROHIBITED_CONTENT",
+  "SPII",
+  "MALFORMED_FUNCTION_CALL",
+  "IMAGE_SAFETY",
+  "UNEXPECTED_TOOL_CALL",
+  "TOO_MANY_TOOL_CALLS",
+  "FINISH_REASON_UNSPECIFIED",
+];
+
+/** Gemini's SSE: one `data:` event per piece, the last with its finishReason. */
+function renderGemini(stop: string | undefined) {
+  const data = (text: string, finishReason?: string) =>
+    `data: ${JSON.stringify({
+      candidates: [{ content: { parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }],
+    })}\r\n\r\n`;
+  const parts = PIECES.map((p, i) => data(p, i === PIECES.length - 1 ? stop : undefined));
+  return joined(parts, stop === undefined ? undefined : parts.length - 1, SSE);
+}
+
 const FORMATS: WireFormat[] = [
   {
     name: "OpenAI JSON",
@@ -121,36 +149,14 @@ const FORMATS: WireFormat[] = [
       return joined(parts, stopPart, SSE);
     },
   },
-  {
-    name: "Gemini SSE",
-    model: "google-genai/gemini-x",
+  ...(["google-genai", "google"] as const).map((provider) => ({
+    name: `Gemini SSE (${MODEL_PROVIDERS[provider].package})`,
+    model: `${provider}/gemini-x`,
     streamed: true,
-    stops: MODEL_PROVIDERS["google-genai"].stops[0],
-    documented: [
-      "STOP",
-      "MAX_TOKENS",
-      "SAFETY",
-      "RECITATION",
-      "LANGUAGE",
-      "OTHER",
-      "BLOCKLIST",
-      "PROHIBITED_CONTENT",
-      "SPII",
-      "MALFORMED_FUNCTION_CALL",
-      "IMAGE_SAFETY",
-      "UNEXPECTED_TOOL_CALL",
-      "TOO_MANY_TOOL_CALLS",
-      "FINISH_REASON_UNSPECIFIED",
-    ],
-    render: (stop) => {
-      const data = (text: string, finishReason?: string) =>
-        `data: ${JSON.stringify({
-          candidates: [{ content: { parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }],
-        })}\r\n\r\n`;
-      const parts = PIECES.map((p, i) => data(p, i === PIECES.length - 1 ? stop : undefined));
-      return joined(parts, stop === undefined ? undefined : parts.length - 1, SSE);
-    },
-  },
+    stops: MODEL_PROVIDERS[provider].stops[0],
+    documented: GEMINI_DOCUMENTED,
+    render: renderGemini,
+  })),
   {
     name: "Ollama NDJSON",
     model: "ollama/llama-x",

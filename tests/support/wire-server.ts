@@ -81,6 +81,7 @@ export function wireEnvironment(baseURL: string, timeoutMs = 60_000): Environmen
       openai: { apiKey: "test-key", baseUrl: `${baseURL}/v1` },
       anthropic: { apiKey: "sk-ant-test", baseUrl: baseURL },
       ollama: { baseUrl: baseURL },
+      google: { apiKey: "gemini-test-key", baseUrl: baseURL },
       "google-genai": { apiKey: "gemini-test-key", baseUrl: baseURL },
     },
     maxRetries: 0,

@@ -1,0 +1,152 @@
+/**
+ * Google's Gemini API through @langchain/google (`ChatGoogle`): one row of the providers' table (./index.ts).
+ * Its structured output is `responseJsonSchema`, JSON Schema in the subset Gemini documents (`$ref`, `$defs`,
+ * `anyOf`, numeric bounds, `prefixItems`), where the older `responseSchema` (the google-genai row) takes an
+ * OpenAPI 3.0 subset. The Gemini facts both rows share (stop words, model names) are kept here.
+ */
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AsyncCaller } from "@langchain/core/utils/async_caller";
+import { fetchWithDeadline } from "./deadline.js";
+import { sendable, type ProviderRow, type ProviderSettings, type StopWords } from "./provider.js";
+import { schemaSubset, type SchemaProfile } from "./schema-subset.js";
+
+/** Gemini's `finishReason`: only STOP is a finished answer (docs/providers.md has the table). */
+export const GEMINI_STOPS: readonly StopWords[] = [
+  {
+    field: "finishReason",
+    finished: ["STOP"],
+    cut: ["MAX_TOKENS"],
+    withheld: ["SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "RECITATION"],
+  },
+];
+
+/** The name goes into the request's URL path (`/v1beta/models/{name}:generateContent`): a model's own name, or a tuned model's. */
+export const GEMINI_URL_NAME = {
+  pattern: /^(?:(?:models|tunedModels)\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+  says: 'letters, digits, ".", "_" and "-" (after an optional models/ or tunedModels/), with no ".."',
+};
+
+/** What both rows read from the environment: the key Google's own SDKs read (GEMINI_API_KEY) or LangChain's (GOOGLE_API_KEY). */
+export const GEMINI_ENV = { apiKey: ["GOOGLE_API_KEY", "GEMINI_API_KEY"], baseUrl: "GOOGLE_BASE_URL" } as const;
+
+/** What a Gemini request needs from the settings: a key. */
+export function geminiKeyMissing(settings: ProviderSettings, name: string): string | undefined {
+  return settings.apiKey ? undefined : `"${name}" is a Google Gemini model: set GOOGLE_API_KEY (or GEMINI_API_KEY) in the process environment.`;
+}
+
+const ENDPOINT = "https://generativelanguage.googleapis.com";
+
+/**
+ * The JSON Schema `responseJsonSchema` takes, as Gemini's structured-output guide lists it
+ * (ai.google.dev/gemini-api/docs/structured-output, "JSON Schema support"); `oneOf` is sent as `anyOf`, which
+ * holds every answer `oneOf` does. Anything else is left out and listed; the validator judges every keyword.
+ */
+const PROFILE: SchemaProfile = {
+  keep: new Set([
+    "$id",
+    "$defs",
+    "$ref",
+    "$anchor",
+    "type",
+    "format",
+    "title",
+    "description",
+    "properties",
+    "required",
+    "additionalProperties",
+    "propertyOrdering",
+    "enum",
+    "minimum",
+    "maximum",
+    "items",
+    "prefixItems",
+    "minItems",
+    "maxItems",
+    "anyOf",
+  ]),
+  rename: { oneOf: "anyOf" },
+};
+
+/** HTTP statuses worth another try (as Google's clients retry them). */
+const RETRIED = new Set([408, 429, 500, 502, 503, 504]);
+
+type Module = typeof import("@langchain/google");
+
+export const google: ProviderRow<Module> = {
+  title: "Gemini",
+  example: "gemini-2.5-flash",
+  help: [["GOOGLE_API_KEY", "for google/… and google-genai/… models (or GEMINI_API_KEY; GOOGLE_BASE_URL: another server speaking its API)"]],
+  package: "@langchain/google",
+  tested: "0.1.12",
+  client: "google",
+  traced: "google_genai",
+  env: GEMINI_ENV,
+  defaultBaseUrl: ENDPOINT,
+  missing: geminiKeyMissing,
+  load: () => import("@langchain/google"),
+  build({ ChatGoogle }, request): BaseChatModel {
+    return new ChatGoogle({
+      model: request.model,
+      temperature: request.temperature,
+      platformType: "gai",
+      apiClient: geminiApiClient(request.settings.apiKey ?? "", request.settings.baseUrl, request.timeoutMs, request.maxRetries),
+    });
+  },
+  stops: GEMINI_STOPS,
+  urlName: GEMINI_URL_NAME,
+  auto: "json_schema",
+  autoSays: "responseJsonSchema",
+  modes: {
+    json_schema: (request) => {
+      const taken = schemaSubset(sendable(request.schema), PROFILE);
+      return { options: { responseSchema: taken.schema }, dropped: taken.dropped };
+    },
+  },
+  profile: PROFILE,
+};
+
+/** What ChatGoogle asks of the `apiClient` it is given (its ApiClient: the transport it documents as replaceable). */
+interface GeminiApiClient {
+  hasApiKey(): boolean;
+  getProjectId(): Promise<string>;
+  fetch(request: Request): Promise<Response>;
+}
+
+/**
+ * ChatGoogle's transport, through its `apiClient` option: the key in Gemini's header; the request sent to
+ * GOOGLE_BASE_URL when one is set (ChatGoogle itself only ever calls `https://` plus a host); one deadline
+ * per request covering the whole answer, headers, body and every streamed event (ChatGoogle has none); and
+ * the client's retries, which ChatGoogle does not make, on the statuses Google's clients retry, with
+ * LangChain's backoff. A status still failing after the last try is given back to ChatGoogle, which reports it.
+ */
+function geminiApiClient(apiKey: string, baseUrl: string | undefined, timeoutMs: number, maxRetries: number): GeminiApiClient {
+  const send = fetchWithDeadline(timeoutMs);
+  const caller = new AsyncCaller({ maxRetries, maxConcurrency: Infinity });
+  const base = baseUrl === undefined ? undefined : baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`;
+  return {
+    hasApiKey: () => apiKey !== "",
+    getProjectId: async () => "",
+    async fetch(request: Request): Promise<Response> {
+      const sent = new URL(request.url);
+      const url = base === undefined ? sent : new URL(`${sent.pathname.slice(1)}${sent.search}`, base);
+      const headers = new Headers(request.headers);
+      headers.set("x-goog-api-key", apiKey);
+      const body = await request.text();
+      let failed: Response | undefined;
+      try {
+        // The run's own cancellation ends the tries at once.
+        return await caller.callWithOptions({ signal: request.signal }, async () => {
+          const response = await send(url, { method: request.method, headers, body, signal: request.signal });
+          if (!RETRIED.has(response.status)) return response;
+          // Only the last failure is kept to give back; an earlier one's body is let go.
+          await failed?.body?.cancel().catch(() => undefined);
+          failed = response;
+          throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
+        });
+      } catch (error) {
+        if (failed !== undefined) return failed;
+        throw error;
+      }
+    },
+  };
+}

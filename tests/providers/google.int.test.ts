@@ -1,0 +1,215 @@
+/**
+ * `google/…` models through the real @langchain/google client (ChatGoogle), pointed (GOOGLE_BASE_URL) at a
+ * scripted server speaking Gemini's generateContent API: "auto" sends the spec's schema as
+ * `responseJsonSchema`, in the JSON Schema subset Gemini documents (`$ref`, `$defs`, `anyOf`, numeric
+ * bounds kept), with the rest listed as left out; only finishReason STOP finishes an answer; a refused
+ * schema falls back; the transport the factory gives ChatGoogle (its `apiClient`) carries the key, the base
+ * URL, a whole-answer deadline and the client's retries.
+ */
+import { HumanMessage } from "@langchain/core/messages";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { ProviderError } from "../../src/errors.js";
+import { readEnvironment, type Environment } from "../../src/environment.js";
+import { loadChatModel, type ModelRequest } from "../../src/models.js";
+import { MODEL_PROVIDERS } from "../../src/providers/index.js";
+import { defineSpec } from "../../src/specs/spec.js";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { callModelInMode } from "../../src/validation/output-mode.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { startScriptedGeminiServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";
+import { startWireServer, type WireServer } from "../support/wire-server.js";
+
+const SPEC = builtinSpecs.get("deployment-config")!;
+const VALID = JSON.stringify(SPEC.example);
+const REQUEST = { request: "A deployment config for payments-api with 8 replicas" };
+const MODEL = "google/gemini-2.5-flash";
+
+let server: ScriptedProviderServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const environment = (baseUrl: string, extra: Partial<Environment> = {}): Environment => ({
+  ...readEnvironment({}),
+  providers: { google: { apiKey: "gemini-test-key", baseUrl } },
+  maxRetries: 0,
+  ...extra,
+});
+
+async function graphFor(replies: ProviderReply[], extra: Partial<Environment> = {}) {
+  server = await startScriptedGeminiServer(replies);
+  const env = environment(server.baseURL, extra);
+  return buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
+}
+
+/** A spec whose schema uses what `responseJsonSchema` takes and what it does not. */
+const ORDER = defineSpec({
+  name: "gemini-order",
+  description: "An order",
+  schema: {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    $defs: { line: { type: "object", properties: { sku: { type: "string", pattern: "^[A-Z]{3}$" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] } },
+    properties: {
+      id: { oneOf: [{ type: "string", minLength: 3 }, { type: "integer" }] },
+      lines: { type: "array", items: { $ref: "#/$defs/line" }, minItems: 1, uniqueItems: true },
+      note: { type: ["string", "null"] },
+    },
+    required: ["id", "lines"],
+    additionalProperties: false,
+  },
+  example: { id: "A-1", lines: [{ sku: "ABC", qty: 2 }], note: null },
+});
+
+describe("google/… through ChatGoogle", () => {
+  it("auto sends responseJsonSchema (JSON Schema, $ref and bounds kept) with JSON output; the key in Gemini's header; usage is usageMetadata's", async () => {
+    const graph = await graphFor([{ text: JSON.stringify(ORDER.example), usage: { input: 700, output: 70 } }]);
+    const out = await graph.invoke({ request: "An order" }, { context: { model: MODEL, spec: ORDER } });
+    expect(out).toMatchObject({ success: true, attempts: 1, value: ORDER.example });
+    const [sent] = server!.requests;
+    expect(sent.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
+    expect(sent.headers["x-goog-api-key"]).toBe("gemini-test-key");
+    expect(sent.body.generationConfig.responseMimeType).toBe("application/json");
+    expect(sent.body.generationConfig).not.toHaveProperty("responseSchema");
+    expect(sent.body.generationConfig.responseJsonSchema).toEqual({
+      type: "object",
+      $defs: { line: { type: "object", properties: { sku: { type: "string" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] } },
+      properties: {
+        id: { anyOf: [{ type: "string" }, { type: "integer" }] },
+        lines: { type: "array", items: { $ref: "#/$defs/line" }, minItems: 1 },
+        note: { type: ["string", "null"] },
+      },
+      required: ["id", "lines"],
+      additionalProperties: false,
+    });
+    expect(out.history[0]).toMatchObject({
+      mode: "json_schema",
+      schemaDropped: ["/$defs/line/properties/sku: pattern", "/properties/id/oneOf/0: minLength", "/properties/lines: uniqueItems"],
+      usage: { inputTokens: 700, outputTokens: 70, totalTokens: 770, calls: 1 },
+    });
+  });
+
+  it("what Gemini's decoding cannot hold is still judged: an answer breaking a dropped keyword is refused and retried with the exact error", async () => {
+    const bad = { id: "A-1", lines: [{ sku: "abc", qty: 2 }] };
+    const graph = await graphFor([{ text: JSON.stringify(bad) }, { text: JSON.stringify(ORDER.example) }]);
+    const out = await graph.invoke({ request: "An order" }, { context: { model: MODEL, spec: ORDER } });
+    expect(out).toMatchObject({ success: true, attempts: 2, value: ORDER.example });
+    expect(out.history[0].valid).toBe(false);
+    expect(JSON.stringify(out.history[0].errors)).toContain("lines[0].sku");
+    const retry = server!.requests[1].body.contents.map((c: { parts: Array<{ text?: string }> }) => c.parts.map((p) => p.text).join("")).join("\n");
+    expect(retry).toContain("lines[0].sku");
+  });
+
+  it("a schema Gemini refuses (HTTP 400) falls back to text; the refusal is recorded", async () => {
+    const graph = await graphFor([{ status: 400, body: { error: { code: 400, message: "Invalid JSON payload: responseJsonSchema is not supported", status: "INVALID_ARGUMENT" } } }, { text: VALID }]);
+    const out = await graph.invoke(REQUEST, { context: { model: MODEL } });
+    expect(out).toMatchObject({ success: true, attempts: 1, value: SPEC.example });
+    expect(out.history[0].mode).toBe("text");
+    expect(out.history[0].fallbacks?.[0]).toMatch(/^json_schema refused \(.*HTTP 400.*responseJsonSchema is not supported.*\); fell back to /);
+    expect(server!.requests[1].body.generationConfig).not.toHaveProperty("responseJsonSchema");
+  });
+
+  it('finishReason "MAX_TOKENS" is a cut, "OTHER" did not finish, "SAFETY" withheld: none of them is valid', async () => {
+    const graph = await graphFor([
+      { text: VALID.slice(0, 40), stopReason: "MAX_TOKENS" },
+      { text: VALID, stopReason: "OTHER" },
+      { text: VALID, stopReason: "SAFETY" },
+    ]);
+    const out = await graph.invoke(REQUEST, { context: { model: MODEL, outputMode: "text", maxAttempts: 3 } });
+    expect(out.success).toBe(false);
+    expect(out.history[0].truncated).toBe('finishReason "MAX_TOKENS"');
+    expect(out.history[1]).toMatchObject({ valid: false, unfinished: 'finishReason "OTHER"' });
+    expect(out.history[2].refusal).toMatch(/^finishReason "SAFETY"/);
+  });
+
+  it("the client's retries: a 503 is tried again (maxRetries), and one still failing after the last try is the provider's error", async () => {
+    const busy = { status: 503, body: { error: { code: 503, message: "The model is overloaded", status: "UNAVAILABLE" } } };
+    const graph = await graphFor([busy, { text: VALID }], { maxRetries: 1 });
+    const out = await graph.invoke(REQUEST, { context: { model: MODEL } });
+    expect(out).toMatchObject({ success: true, attempts: 1 });
+    expect(server!.requests).toHaveLength(2);
+    await server!.close();
+    server = await startScriptedGeminiServer([busy]);
+    const model = await loadChatModel({ model: MODEL, role: "generate" }, environment(server.baseURL));
+    const failed = await callModelInMode(model, [new HumanMessage("hi")], "text", SPEC, { node: "generate" }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(ProviderError);
+    expect((failed as ProviderError).status).toBe(503);
+    expect((failed as Error).message).toMatch(/HTTP 503/);
+  });
+});
+
+describe("the transport the factory gives ChatGoogle", () => {
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+  let wire: WireServer;
+  beforeAll(async () => {
+    process.on("unhandledRejection", onUnhandled);
+    wire = await startWireServer();
+  });
+  afterAll(async () => {
+    await wire?.close();
+    process.off("unhandledRejection", onUnhandled);
+  });
+
+  const gemini = (timeoutMs = 60_000) => loadChatModel({ model: MODEL, role: "generate" }, environment(wire.baseURL, { timeoutMs }));
+  const SSE = { "content-type": "text/event-stream" };
+  const piece = (text: string, finishReason?: string) =>
+    `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }] })}\r\n\r\n`;
+  const streamed = (stop?: AbortSignal) => () => ({ write() {}, stop: stop ?? new AbortController().signal });
+  const ask = async (timeoutMs?: number, watch?: ReturnType<typeof streamed>) =>
+    callModelInMode(await gemini(timeoutMs), [new HumanMessage("hi")], "text", SPEC, { node: "generate", watch }).then(
+      (answer) => answer,
+      (error: unknown) => error,
+    );
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("relies on ChatGoogle naming itself `google`, tracing as google_genai, and sending every request through the apiClient it is given", async () => {
+    const model = await gemini();
+    // If an upgrade renames the client or stops taking an apiClient, the row no longer recognises or bounds it: this fails.
+    expect(model._llmType()).toBe(MODEL_PROVIDERS.google.client);
+    expect((model as unknown as { getLsParams(o: object): { ls_provider: string } }).getLsParams({}).ls_provider).toBe(MODEL_PROVIDERS.google.traced);
+    wire.answer(() => ({ headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify({ candidates: [{ content: { parts: [{ text: VALID }] }, finishReason: "STOP" }] })), end: "close" }));
+    const answer = await ask();
+    expect(answer).toMatchObject({ text: VALID });
+    expect(wire.requests.at(-1)).toMatchObject({ path: "/v1beta/models/gemini-2.5-flash:generateContent" });
+  });
+
+  it("an event the client cannot read (not JSON) is never a finished answer, even with STOP after it", async () => {
+    const body = piece('{"service":') + "data: {not json\r\n\r\n" + piece('"x"}', "STOP");
+    wire.answer(() => ({ headers: SSE, body: Buffer.from(body), end: "close" }));
+    const outcome = await ask(undefined, streamed());
+    // ChatGoogle turns the unreadable event into a piece with its own finishReason "stop", merged with the real one.
+    expect(outcome).toMatchObject({ unfinished: 'finishReason "stopSTOP"' });
+  });
+
+  it("a stream reset mid-answer is a ProviderError, and nothing is left unhandled", async () => {
+    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "reset" }));
+    const outcome = await ask(undefined, streamed());
+    expect(outcome).toBeInstanceOf(ProviderError);
+    await settle();
+    expect(unhandled).toEqual([]);
+  });
+
+  it("a stream stopped by the run (its signal aborted) ends at once, with what arrived", async () => {
+    const stop = new AbortController();
+    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
+    const outcome = await ask(undefined, () => ({ write: () => stop.abort(), stop: stop.signal }));
+    expect(outcome).toMatchObject({ stopped: true });
+    await settle();
+    expect(unhandled).toEqual([]);
+  });
+
+  it("a server that stalls after its headers ends at the deadline, streamed or not", async () => {
+    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
+    const streamedOutcome = await ask(300, streamed());
+    expect(streamedOutcome).toBeInstanceOf(ProviderError);
+    expect((streamedOutcome as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
+    wire.answer(() => ({ headers: { "content-type": "application/json" }, body: Buffer.from('{"candidates": ['), end: "stall" }));
+    const whole = await ask(300);
+    expect(whole).toBeInstanceOf(ProviderError);
+    expect((whole as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
+    await settle();
+    expect(unhandled).toEqual([]);
+  });
+});
