@@ -154,6 +154,7 @@ const MODE_SENT: Record<string, string> = {
   openai: "json_schema (strict form)",
   anthropic: "forced tool (strict)",
   ollama: "format (the schema)",
+  google: "responseJsonSchema (subset)",
   "google-genai": "responseSchema (subset)",
 };
 
@@ -168,6 +169,7 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
         { label: `${name}: ${provider} auto requests enforced, before`, value: p.before, unit: "schemas" },
         { label: `${name}: ${provider} auto requests enforced, now`, value: p.after, unit: "schemas" },
         { label: `${name}: ${provider} requests the preflight saves`, value: p.saved, unit: "requests" },
+        { label: `${name}: ${provider} auto requests enforced whole (no keyword left out)`, value: p.whole, unit: "schemas" },
       ]),
     ],
     target: {
@@ -194,15 +196,16 @@ function strictFigures(name: string, share: StrictShare): { rows: BenchResult["r
       "",
       `### Enforced modes per provider: ${name}`,
       "",
-      `Of the same ${share.accepted} schemas, how many each provider's \`auto\` request sends in a mode where the provider holds the answer to the schema while it decodes (strict, or constrained decoding): before the strict forms and preflights (OpenAI strict only for a schema that fit as written; Anthropic's forced tool never strict) and now; and how many requests the preflight saves (a strict request past a documented limit, which the provider refuses with a 400 and a retry without strict). Ollama's \`format\` and Gemini's \`responseSchema\` constrain decoding to the schema as sent (Gemini's in its OpenAPI subset), then as now.`,
+      `Of the same ${share.accepted} schemas, how many each provider's \`auto\` request sends in a mode where the provider holds the answer to the schema while it decodes (strict, or constrained decoding): before the strict forms and preflights (OpenAI strict only for a schema that fit as written; Anthropic's forced tool never strict) and now; and how many requests the preflight saves (a strict request past a documented limit, which the provider refuses with a 400 and a retry without strict). Ollama's \`format\` and Gemini's \`responseSchema\` constrain decoding to the schema as sent (Gemini's in its OpenAPI subset), then as now; the google row, new, sends \`responseJsonSchema\` (JSON Schema in Gemini's documented subset). "Enforced whole": enforced with no keyword of the spec's schema left out (the validator judges every keyword either way).`,
       "",
       table(
-        ["provider", "auto sends", "enforced before", "enforced now", "requests the preflight saves"],
+        ["provider", "auto sends", "enforced before", "enforced now", "enforced whole", "requests the preflight saves"],
         Object.entries(share.providers).map(([provider, p]) => [
           provider,
           MODE_SENT[provider] ?? "",
           `${p.before} (${pct(p.before, share.accepted)})`,
           `${p.after} (${pct(p.after, share.accepted)})`,
+          `${p.whole} (${pct(p.whole, share.accepted)})`,
           p.saved,
         ]),
       ),

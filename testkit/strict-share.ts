@@ -22,9 +22,10 @@ export interface StrictShare {
   /**
    * Per provider, what its "auto" request sends: how many schemas go in a mode where the provider holds the answer to the
    * schema while it decodes (strict, or constrained decoding), before this package's strict forms and preflights and now,
-   * and how many requests the preflight saves (a strict request past a documented limit, refused with a 400 before).
+   * and how many requests the preflight saves (a strict request past a documented limit, refused with a 400 before);
+   * and how many go whole: enforced with no keyword of the spec's schema left out.
    */
-  providers: Record<ModelProvider, { before: number; after: number; saved: number }>;
+  providers: Record<ModelProvider, { before: number; after: number; saved: number; whole: number }>;
 }
 
 /** A reason for not sending strict that is a documented limit (the provider would have refused the request with a 400). */
@@ -40,22 +41,24 @@ function enforced(
   provider: ModelProvider,
   spec: Parameters<typeof jsonSchemaRequest>[0],
   fitBefore: boolean,
-): { before: boolean; after: boolean; saved: boolean } {
+): { before: boolean; after: boolean; saved: boolean; whole: boolean } {
   const row = MODEL_PROVIDERS[provider];
   const request = { name: "output", description: spec.description, schema: spec.schema };
   if (row.auto === "tool") {
     const tool = row.tool?.(request);
-    return { before: false, after: tool?.strict === true, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict) };
+    const after = tool?.strict === true;
+    return { before: false, after, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict), whole: after && !tool?.dropped?.length };
   }
   const sent = row.modes.json_schema!(request);
-  if (row.strictLimits === undefined) return { before: true, after: sent.preflight === undefined, saved: false };
+  const whole = sent.preflight === undefined && !sent.dropped?.length;
+  if (row.strictLimits === undefined) return { before: true, after: sent.preflight === undefined, saved: false, whole };
   const reason = sent.notStrict ?? sent.preflight;
-  return { before: fitBefore, after: sent.strict === true, saved: reason !== undefined && PAST_A_LIMIT.test(reason) };
+  return { before: fitBefore, after: sent.strict === true, saved: reason !== undefined && PAST_A_LIMIT.test(reason), whole: whole && sent.strict === true };
 }
 
 /** Measure every `every`-th schema of `dir`. */
 export function strictShare(dir: string, every = 1): StrictShare {
-  const providers = Object.fromEntries(Object.keys(MODEL_PROVIDERS).map((p) => [p, { before: 0, after: 0, saved: 0 }])) as StrictShare["providers"];
+  const providers = Object.fromEntries(Object.keys(MODEL_PROVIDERS).map((p) => [p, { before: 0, after: 0, saved: 0, whole: 0 }])) as StrictShare["providers"];
   const share: StrictShare = { accepted: 0, before: 0, after: 0, bySource: [], notStrict: {}, providers };
   const sources = new Map<string, StrictShare["bySource"][number]>();
   for (const file of corpusFiles(dir).filter((_, i) => i % every === 0)) {
@@ -79,6 +82,7 @@ export function strictShare(dir: string, every = 1): StrictShare {
       providers[provider].before += sent.before ? 1 : 0;
       providers[provider].after += sent.after ? 1 : 0;
       providers[provider].saved += sent.saved ? 1 : 0;
+      providers[provider].whole += sent.whole ? 1 : 0;
     }
     share.before += before;
     source.before += before;
