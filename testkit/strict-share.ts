@@ -23,9 +23,28 @@ export interface StrictShare {
    * Per provider, what its "auto" request sends: how many schemas go in a mode where the provider holds the answer to the
    * schema while it decodes (strict, or constrained decoding), before this package's strict forms and preflights and now,
    * and how many requests the preflight saves (a strict request past a documented limit, refused with a 400 before);
-   * and how many go whole: enforced with no keyword of the spec's schema left out.
+   * and how many go whole: enforced with no keyword that constrains an answer left out.
    */
   providers: Record<ModelProvider, { before: number; after: number; saved: number; whole: number }>;
+}
+
+/**
+ * Keywords that constrain an answer (the validation and applicator keywords of JSON Schema's drafts, `format`
+ * included, which the validator asserts): a request that leaves none of them out is "whole". Annotations
+ * (`default`, `examples`, `$comment`, …) and keywords JSON Schema does not define leave no answer out.
+ */
+const CONSTRAINING = new Set(
+  (
+    "type enum const multipleOf maximum exclusiveMaximum minimum exclusiveMinimum maxLength minLength pattern format " +
+    "maxItems minItems uniqueItems maxContains minContains contains items prefixItems additionalItems unevaluatedItems " +
+    "maxProperties minProperties required dependentRequired dependencies properties patternProperties additionalProperties " +
+    "propertyNames unevaluatedProperties dependentSchemas allOf anyOf oneOf not if then else $ref $dynamicRef $recursiveRef $defs definitions"
+  ).split(" "),
+);
+
+/** Whether a request's dropped list leaves out nothing that constrains an answer (a list cut short counts as leaving something out). */
+function nothingConstrainingDropped(dropped: readonly string[] | undefined): boolean {
+  return (dropped ?? []).every((entry) => !entry.startsWith("…") && !CONSTRAINING.has(entry.slice(entry.lastIndexOf(": ") + 2)));
 }
 
 /** A reason for not sending strict that is a documented limit (the provider would have refused the request with a 400). */
@@ -47,10 +66,10 @@ function enforced(
   if (row.auto === "tool") {
     const tool = row.tool?.(request);
     const after = tool?.strict === true;
-    return { before: false, after, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict), whole: after && !tool?.dropped?.length };
+    return { before: false, after, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict), whole: after && nothingConstrainingDropped(tool?.dropped) };
   }
   const sent = row.modes.json_schema!(request);
-  const whole = sent.preflight === undefined && !sent.dropped?.length;
+  const whole = sent.preflight === undefined && nothingConstrainingDropped(sent.dropped);
   if (row.strictLimits === undefined) return { before: true, after: sent.preflight === undefined, saved: false, whole };
   const reason = sent.notStrict ?? sent.preflight;
   return { before: fitBefore, after: sent.strict === true, saved: reason !== undefined && PAST_A_LIMIT.test(reason), whole: whole && sent.strict === true };

@@ -6,6 +6,7 @@
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AsyncCaller } from "@langchain/core/utils/async_caller";
+import type { JsonSchema } from "../specs/spec.js";
 import { fetchWithDeadline } from "./deadline.js";
 import { sendable, type ProviderRow, type ProviderSettings, type StopWords } from "./provider.js";
 import { schemaSubset, type SchemaProfile } from "./schema-subset.js";
@@ -98,12 +99,42 @@ export const google: ProviderRow<Module> = {
   autoSays: "responseJsonSchema",
   modes: {
     json_schema: (request) => {
-      const taken = schemaSubset(sendable(request.schema), PROFILE);
+      const taken = schemaSubset(definitionsAsDefs(sendable(request.schema)), PROFILE);
       return { options: { responseSchema: taken.schema }, dropped: taken.dropped };
     },
   },
   profile: PROFILE,
 };
+
+/** Keywords whose values are data, not schemas: a `$ref` inside them is not a reference. */
+const DATA = new Set(["enum", "const", "default", "examples", "example"]);
+/** Keywords whose value maps names (anything, "enum" included) to schemas. */
+const SCHEMA_MAPS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+
+/**
+ * The schema with draft-07's `definitions` under `$defs`, the name `responseJsonSchema` takes, and every
+ * `#/definitions/…` reference pointing there: left out, they would send references to nothing. A root that
+ * already has `$defs`, or none, is sent as it is.
+ */
+function definitionsAsDefs(schema: JsonSchema): JsonSchema {
+  const { definitions, ...rest } = schema as JsonSchema & { definitions?: unknown };
+  if (definitions === null || typeof definitions !== "object" || rest.$defs !== undefined) return schema;
+  // A schema's keywords: `$ref` rewritten, data left alone, and the entries of a map of schemas (named anything) walked as schemas.
+  const moved = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(moved);
+    if (node === null || typeof node !== "object") return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([k, v]) => {
+        if (k === "$ref" && typeof v === "string" && v.startsWith("#/definitions/")) return [k, `#/$defs/${v.slice("#/definitions/".length)}`];
+        if (DATA.has(k)) return [k, v];
+        if (SCHEMA_MAPS.has(k) && v !== null && typeof v === "object" && !Array.isArray(v))
+          return [k, Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, moved(sub)]))];
+        return [k, moved(v)];
+      }),
+    );
+  };
+  return moved({ ...rest, $defs: definitions }) as JsonSchema;
+}
 
 /** What ChatGoogle asks of the `apiClient` it is given (its ApiClient: the transport it documents as replaceable). */
 interface GeminiApiClient {

@@ -93,10 +93,11 @@ describe("JSONSchemaBench sample: the package against a second, spec-compliant v
 
   it("Gemini: responseJsonSchema carries far more schemas whole than responseSchema's OpenAPI subset", () => {
     const { accepted, providers } = strictShare(DIR);
-    // Measured on the vendored sample: 133 of 285 sent whole as responseJsonSchema, 41 as responseSchema; Ollama's format takes every one.
+    // Measured on the vendored sample: 185 of 285 sent with no constraining keyword left out as responseJsonSchema, 50 as
+    // responseSchema; Ollama's format takes every one.
     expect(providers.ollama.whole).toBe(accepted);
     expect(providers["google-genai"].whole).toBeLessThan(accepted * 0.2);
-    expect(providers.google.whole).toBeGreaterThanOrEqual(Math.floor(accepted * 0.45));
+    expect(providers.google.whole).toBeGreaterThanOrEqual(Math.floor(accepted * 0.6));
     expect(providers.google.whole).toBeGreaterThan(providers["google-genai"].whole * 3);
   });
 });
