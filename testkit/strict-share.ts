@@ -66,7 +66,12 @@ function enforced(
   if (row.auto === "tool") {
     const tool = row.tool?.(request);
     const after = tool?.strict === true;
-    return { before: false, after, saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict), whole: after && nothingConstrainingDropped(tool?.dropped) };
+    return {
+      before: false,
+      after,
+      saved: tool?.notStrict !== undefined && PAST_A_LIMIT.test(tool.notStrict),
+      whole: after && nothingConstrainingDropped(tool?.dropped),
+    };
   }
   const sent = row.modes.json_schema!(request);
   const whole = sent.preflight === undefined && nothingConstrainingDropped(sent.dropped);

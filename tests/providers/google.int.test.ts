@@ -50,7 +50,9 @@ const ORDER = defineSpec({
   schema: {
     $schema: "https://json-schema.org/draft/2020-12/schema",
     type: "object",
-    $defs: { line: { type: "object", properties: { sku: { type: "string", pattern: "^[A-Z]{3}$" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] } },
+    $defs: {
+      line: { type: "object", properties: { sku: { type: "string", pattern: "^[A-Z]{3}$" }, qty: { type: "integer", minimum: 1 } }, required: ["sku", "qty"] },
+    },
     properties: {
       id: { oneOf: [{ type: "string", minLength: 3 }, { type: "integer" }] },
       lines: { type: "array", items: { $ref: "#/$defs/line" }, minItems: 1, uniqueItems: true },
@@ -102,7 +104,10 @@ describe("google/… through ChatGoogle", () => {
   });
 
   it("a schema Gemini refuses (HTTP 400) falls back to text; the refusal is recorded", async () => {
-    const graph = await graphFor([{ status: 400, body: { error: { code: 400, message: "Invalid JSON payload: responseJsonSchema is not supported", status: "INVALID_ARGUMENT" } } }, { text: VALID }]);
+    const graph = await graphFor([
+      { status: 400, body: { error: { code: 400, message: "Invalid JSON payload: responseJsonSchema is not supported", status: "INVALID_ARGUMENT" } } },
+      { text: VALID },
+    ]);
     const out = await graph.invoke(REQUEST, { context: { model: MODEL } });
     expect(out).toMatchObject({ success: true, attempts: 1, value: SPEC.example });
     expect(out.history[0].mode).toBe("text");
@@ -169,7 +174,11 @@ describe("the transport the factory gives ChatGoogle", () => {
     // If an upgrade renames the client or stops taking an apiClient, the row no longer recognises or bounds it: this fails.
     expect(model._llmType()).toBe(MODEL_PROVIDERS.google.client);
     expect((model as unknown as { getLsParams(o: object): { ls_provider: string } }).getLsParams({}).ls_provider).toBe(MODEL_PROVIDERS.google.traced);
-    wire.answer(() => ({ headers: { "content-type": "application/json" }, body: Buffer.from(JSON.stringify({ candidates: [{ content: { parts: [{ text: VALID }] }, finishReason: "STOP" }] })), end: "close" }));
+    wire.answer(() => ({
+      headers: { "content-type": "application/json" },
+      body: Buffer.from(JSON.stringify({ candidates: [{ content: { parts: [{ text: VALID }] }, finishReason: "STOP" }] })),
+      end: "close",
+    }));
     const answer = await ask();
     expect(answer).toMatchObject({ text: VALID });
     expect(wire.requests.at(-1)).toMatchObject({ path: "/v1beta/models/gemini-2.5-flash:generateContent" });

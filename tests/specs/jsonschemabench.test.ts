@@ -88,7 +88,8 @@ describe("JSONSchemaBench sample: the package against a second, spec-compliant v
     expect(providers.anthropic.saved).toBeGreaterThanOrEqual(10);
     expect(providers.openai.after).toBe(after);
     expect(providers.openai.saved).toBeGreaterThanOrEqual(1);
-    for (const constrained of ["ollama", "google", "google-genai"] as const) expect(providers[constrained]).toMatchObject({ before: accepted, after: accepted, saved: 0 });
+    for (const constrained of ["ollama", "google", "google-genai"] as const)
+      expect(providers[constrained]).toMatchObject({ before: accepted, after: accepted, saved: 0 });
   });
 
   it("Gemini: responseJsonSchema carries far more schemas whole than responseSchema's OpenAPI subset", () => {
