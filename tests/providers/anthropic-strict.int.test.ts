@@ -329,6 +329,25 @@ describe("what strict mode cannot take as written, through ChatAnthropic: a root
     expect(out.history[0].notStrict).toBeUndefined();
   });
 
+  it("output_config.format refused as a strict schema is not asked again (it has no form without strict): the next mode is", async () => {
+    const error = { type: "error", error: { type: "invalid_request_error", message: "output_config.format.schema: invalid schema for strict decoding" } };
+    const env = await script([{ status: 400, body: error }, { text: '["Ada"]' }]);
+    const out = await graphWith(env, namesSpec()).invoke(REQUEST, { context: { model: MODEL, outputMode: "json_schema" } });
+    expect(server!.requests).toHaveLength(2);
+    expect(server!.requests[1].body.output_config).toBeUndefined();
+    expect(out.history[0].fallbacks).toEqual([
+      expect.stringMatching(/^json_schema with strict: true refused \(.*invalid schema for strict decoding[^]*\); asked again without strict$/),
+      expect.stringMatching(
+        /^json_schema not sent: Anthropic's structured output has no form without strict, and it refused the strict one \(.*\); fell back to json_object$/,
+      ),
+      "json_object: anthropic has no such mode; fell back to text",
+    ]);
+    expect(out).toMatchObject({ success: true, attempts: 1, value: ["Ada"] });
+    expect(out.history[0]).toMatchObject({ mode: "text" });
+    expect(out.history[0].strict).toBeUndefined();
+    expect(out.history[0].mappedBack).toBeUndefined();
+  });
+
   it("streamed, a wrapped answer in entries is mapped back, then judged; the tool says it reshapes, so no partial check stops it", async () => {
     // A map of lists at the root: asked for as {"value": [entries]}.
     const schema = { type: "object", additionalProperties: { type: "array", items: { type: "integer" } } };
