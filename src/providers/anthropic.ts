@@ -4,8 +4,9 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { fetchWithDeadline } from "./deadline.js";
 import type { JsonSchema } from "../specs/spec.js";
-import { sendable, type ProviderRow, type SchemaRequest, type ToolRequest } from "./provider.js";
-import { schemaSubset, type SchemaProfile } from "./schema-subset.js";
+import { sendable, type ModeRequest, type ProviderRow, type SchemaRequest, type ToolRequest } from "./provider.js";
+import type { SchemaProfile } from "./schema-subset.js";
+import { strictDialectOf, strictForm, type StrictForm } from "./strict-form.js";
 
 /** As @anthropic-ai/sdk's transformJSONSchema keeps them (its structured outputs), with enum and const, which Anthropic documents. */
 const PROFILE: SchemaProfile = {
@@ -28,6 +29,8 @@ const PROFILE: SchemaProfile = {
   ]),
   values: {
     additionalProperties: (value) => value === false,
+    // "Enums (strings, numbers, bools, or nulls only - no complex types)".
+    enum: (value) => Array.isArray(value) && value.every((v) => v === null || typeof v !== "object"),
     format: (value) =>
       typeof value === "string" && ["date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"].includes(value),
     minItems: (value) => value === 0 || value === 1,
@@ -35,6 +38,13 @@ const PROFILE: SchemaProfile = {
   rename: { oneOf: "anyOf" },
   closeObjects: true,
 };
+
+/**
+ * Strict tool use and `output_config.format` take the same subset, and optional properties (within a limit): the strict
+ * form in this dialect keeps them optional, so it introduces no null; it wraps a root that is not an object, resolves a
+ * root `$ref`, and asks for a map as its entries (./strict-form.ts).
+ */
+const STRICT_DIALECT = strictDialectOf(PROFILE, false);
 
 type Module = typeof import("@langchain/anthropic");
 
@@ -78,17 +88,19 @@ export const anthropic: ProviderRow<Module> = {
   auto: "tool",
   autoSays: "tool use",
   modes: {
-    // No JSON mode; its structured output takes (a subset of) the schema as `output_config.format`.
-    json_schema: (request) => {
-      const taken = schemaSubset(sendable(request.schema), PROFILE);
-      // Held to the schema like a strict tool, so checked by the same preflight: past a limit it is not sent at all.
-      const problem = strictProblem(sendable(request.schema), taken.schema);
-      if (problem !== undefined) return { options: {}, preflight: problem };
-      return { options: { outputFormat: { type: "json_schema", schema: taken.schema } }, dropped: taken.dropped };
+    // No JSON mode; its structured output (`output_config.format`) is always held to the schema: the strict form, like the
+    // strict tool's. Past a limit, or with no strict form, it is not sent at all (the next mode is asked instead).
+    json_schema: (request, strictRefused): ModeRequest => {
+      if (strictRefused !== undefined)
+        return { options: {}, preflight: `Anthropic's structured output has no form without strict, and it refused the strict one (${strictRefused})` };
+      const form = withinLimits(request.schema);
+      if (!form.strict) return { options: {}, preflight: form.reason };
+      return { options: { outputFormat: { type: "json_schema", schema: form.schema } }, dropped: form.dropped, strict: true, reshaped: form.reshapes };
     },
   },
   tool: strictTool,
   profile: PROFILE,
+  strictDialect: STRICT_DIALECT,
   strictLimits: {
     strictTools: { value: 20, source: `"strict tools per request: 20", ${STRICT_DOCS}` },
     optionalParameters: { value: 24, source: `"optional parameters across all strict schemas: 24", ${STRICT_DOCS}` },
@@ -103,43 +115,49 @@ const LIMITS = {
 } as const;
 
 /**
- * The forced tool with `strict: true` (Anthropic's strict tool use): the spec's schema in Anthropic's subset, every
- * object closed, when the preflight finds it within the documented limits; else the spec's schema as it is, without
- * strict, saying why. Closing an object only narrows what the model may write, and the answer is judged whole
- * against the spec as it came (no mapping back): optional properties stay optional, so no null is introduced.
+ * The forced tool with `strict: true` (Anthropic's strict tool use): the strict form of the spec's schema in Anthropic's
+ * dialect (every object closed, optional properties still optional, a root that is not an object wrapped, a map as its
+ * entries), when there is one within the documented limits; else the spec's schema as it is, without strict, saying why.
+ * The arguments are mapped back before they are judged whole against the spec (./strict-form.ts).
  */
 function strictTool(request: SchemaRequest, strictRefused?: string): ToolRequest {
   const parameters = sendable(request.schema);
   if (strictRefused !== undefined) return { parameters, notStrict: `the provider refused the strict tool (${strictRefused})` };
-  const taken = schemaSubset(parameters, PROFILE);
-  const problem = strictProblem(parameters, taken.schema);
-  if (problem !== undefined) return { parameters, notStrict: problem };
-  return { parameters: taken.schema, strict: true, ...(taken.dropped.length > 0 ? { dropped: taken.dropped } : {}) };
+  const form = withinLimits(request.schema);
+  if (!form.strict) return { parameters, notStrict: form.reason };
+  return { parameters: form.schema, strict: true, reshaped: form.reshapes, ...(form.dropped.length > 0 ? { dropped: form.dropped } : {}) };
+}
+
+/** Which documented limit each strict form passes (undefined: none), computed once per form. */
+const overLimits = new WeakMap<JsonSchema, string | undefined>();
+
+/** The strict form of a spec's schema in Anthropic's dialect, when there is one within the documented limits; else why not. */
+function withinLimits(schema: JsonSchema): StrictForm {
+  const form = strictForm(schema, STRICT_DIALECT);
+  if (!form.strict) return form;
+  if (!overLimits.has(form.schema)) overLimits.set(form.schema, strictProblem(form.schema));
+  const over = overLimits.get(form.schema);
+  return over === undefined ? form : { strict: false, reason: over };
 }
 
 /**
- * Why Anthropic's strict mode would refuse (or could not hold) a schema, checked before the call: a root that is not an
- * object (a tool's input is one), recursion (not supported), an object with no properties of its own (closed, it would
- * admit only `{}`), or a documented limit passed (optional parameters, union-typed parameters, strict tools per request).
- * `sent` is the schema in Anthropic's subset; `tools` the strict tools in the request.
+ * Why Anthropic's strict mode would refuse a strict schema (the strict form sent), checked before the call: recursion
+ * (not supported), or a documented limit passed (strict tools per request, optional parameters, union-typed
+ * parameters). `tools`: the strict tools in the request.
  */
-export function strictProblem(spec: JsonSchema, sent: JsonSchema, tools = 1): string | undefined {
+export function strictProblem(sent: JsonSchema, tools = 1): string | undefined {
   if (tools > LIMITS.strictTools) return `the request has ${tools} strict tools, over Anthropic's strict limit of ${LIMITS.strictTools}`;
-  if (!isObjectSchema(sent) || sent.anyOf !== undefined) return "the schema's root is not an object, which a strict tool's input must be";
-  const cycle = recursion(spec);
+  const cycle = recursion(sent);
   if (cycle !== undefined) return `${cycle}: Anthropic's strict mode does not take recursive schemas`;
   let optional = 0;
   let unions = 0;
-  let open: string | undefined;
   const visit = (node: unknown, path: string, isParameter: boolean): void => {
     if (Array.isArray(node)) return node.forEach((item, i) => visit(item, `${path}/${i}`, false));
     if (!isPlainObject(node)) return;
     if (isParameter && (Array.isArray(node.anyOf) || (Array.isArray(node.type) && node.type.length > 1))) unions++;
-    const properties = isPlainObject(node.properties) ? node.properties : undefined;
-    if (isObjectSchema(node) && (properties === undefined || Object.keys(properties).length === 0)) open ??= path || "/";
-    if (properties !== undefined) {
+    if (isPlainObject(node.properties)) {
       const required = new Set(Array.isArray(node.required) ? node.required : []);
-      for (const [name, sub] of Object.entries(properties)) {
+      for (const [name, sub] of Object.entries(node.properties)) {
         if (!required.has(name)) optional++;
         visit(sub, `${path}/properties/${name}`, true);
       }
@@ -148,10 +166,8 @@ export function strictProblem(spec: JsonSchema, sent: JsonSchema, tools = 1): st
       if (isPlainObject(node[key])) for (const [name, def] of Object.entries(node[key])) visit(def, `${path}/${key}/${name}`, false);
     visit(node.items, `${path}/items`, false);
     visit(node.anyOf, `${path}/anyOf`, false);
-    visit(node.allOf, `${path}/allOf`, false);
   };
   visit(sent, "", false);
-  if (open !== undefined) return `${open} is an object with no properties of its own, which a strict tool's closed objects would leave empty`;
   if (optional > LIMITS.optionalParameters)
     return `the schema has ${optional} optional parameters, over Anthropic's strict limit of ${LIMITS.optionalParameters}`;
   if (unions > LIMITS.unionParameters) return `the schema has ${unions} union-typed parameters, over Anthropic's strict limit of ${LIMITS.unionParameters}`;
@@ -211,8 +227,4 @@ function recursion(root: JsonSchema): string | undefined {
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === "object" && !Array.isArray(v);
-}
-
-function isObjectSchema(s: unknown): boolean {
-  return isPlainObject(s) && (s.type === "object" || isPlainObject(s.properties));
 }

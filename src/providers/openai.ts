@@ -7,9 +7,32 @@ import { ChatOpenAI, ChatOpenAICompletions, type ChatOpenAIFields } from "@langc
 import type { JsonSchema } from "../specs/spec.js";
 import { fetchWithDeadline } from "./deadline.js";
 import { limitsOf, type ModeRequest, type ProviderRow, type SchemaRequest, sendable } from "./provider.js";
-import { strictForm, strictLimitProblem, type StrictForm } from "./strict-form.js";
+import { strictForm, strictLimitProblem, type StrictDialect, type StrictForm } from "./strict-form.js";
 
 const STRICT_DOCS = "platform.openai.com/docs/guides/structured-outputs#supported-schemas (read 2026-12)";
+
+/** Formats strict mode takes (the same page). */
+const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+
+/** Strict mode as the same page documents it: every property required, and these keywords beside the structure. */
+const STRICT_DIALECT: StrictDialect = {
+  allRequired: true,
+  keywords: {
+    description: (v) => typeof v === "string",
+    title: (v) => typeof v === "string",
+    enum: (v) => Array.isArray(v),
+    const: () => true,
+    pattern: (v) => typeof v === "string",
+    format: (v) => typeof v === "string" && FORMATS.has(v),
+    minimum: (v) => typeof v === "number",
+    maximum: (v) => typeof v === "number",
+    exclusiveMinimum: (v) => typeof v === "number",
+    exclusiveMaximum: (v) => typeof v === "number",
+    multipleOf: (v) => typeof v === "number",
+    minItems: (v) => typeof v === "number",
+    maxItems: (v) => typeof v === "number",
+  },
+};
 
 export const openai: ProviderRow = {
   title: "OpenAI",
@@ -60,6 +83,7 @@ export const openai: ProviderRow = {
     json_object: () => ({ options: { response_format: { type: "json_object" } } }),
     json_schema: jsonSchemaRequest,
   },
+  strictDialect: STRICT_DIALECT,
   strictLimits: {
     properties: { value: 5_000, source: `"A schema may have up to 5000 object properties total", ${STRICT_DOCS}` },
     nesting: { value: 10, source: `"… with up to 10 levels of nesting", ${STRICT_DOCS}` },
@@ -89,7 +113,7 @@ const overLimits = new WeakMap<JsonSchema, string | undefined>();
 export function jsonSchemaRequest(request: SchemaRequest, strictRefused?: string): ModeRequest {
   const form: StrictForm =
     strictRefused === undefined
-      ? withinLimits(strictForm(request.schema))
+      ? withinLimits(strictForm(request.schema, STRICT_DIALECT))
       : { strict: false, reason: `the provider refused the strict form (${strictRefused})` };
   const named = { name: request.name, description: request.description };
   const json_schema = form.strict ? { ...named, schema: form.schema, strict: true } : { ...named, schema: sendable(request.schema), strict: false };

@@ -7,7 +7,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { JsonSchema } from "../specs/spec.js";
 import type { SchemaProfile } from "./schema-subset.js";
-import type { StrictLimits } from "./strict-form.js";
+import type { StrictDialect, StrictLimits } from "./strict-form.js";
 
 /**
  * How a provider says why an answer ended: the field its client leaves on the message, and which of its
@@ -67,7 +67,7 @@ export interface ModeRequest {
   dropped?: string[];
   /** Sent with `strict: true` in the strict form of the schema: the answer is mapped back before it is judged. */
   strict?: boolean;
-  /** The strict form lets an answer differ from the spec's shape until it is mapped back (introduced nulls, a wrapped root). */
+  /** The strict form lets an answer differ from the spec's shape until it is mapped back (introduced nulls, a wrapped root, a map's entries). */
   reshaped?: boolean;
   /** Why a request that could have been strict was not. */
   notStrict?: string;
@@ -84,6 +84,8 @@ export interface ToolRequest {
   parameters: JsonSchema;
   /** Sent with `strict: true`: the provider holds the arguments to the parameters while it decodes. */
   strict?: boolean;
+  /** The strict form lets the arguments differ from the spec's shape until they are mapped back (a wrapped root, a map's entries). */
+  reshaped?: boolean;
   /** Keywords of the spec's schema the strict tool does not take, left out (the validator checks them all). */
   dropped?: string[];
   /** Why the tool was sent without strict (a documented limit passed, or a construct strict mode cannot carry). */
@@ -131,6 +133,8 @@ export interface ProviderRow<Module = unknown> {
   tool?: (request: SchemaRequest, strictRefused?: string) => ToolRequest;
   /** The subset of JSON Schema its structured output takes, where it takes only a subset. */
   profile?: SchemaProfile;
+  /** Its strict mode's dialect, where it has one: the strict form its strict requests send, by which their answers are mapped back (./strict-form.ts). */
+  strictDialect?: StrictDialect;
   /** Its documented limits on a strict schema, checked before the call, each with its source (the strict form's limits, or its own). */
   strictLimits?: { [K in keyof Omit<StrictLimits, "provider">]: Sourced<StrictLimits[K]> } | Readonly<Record<string, Sourced<number>>>;
 }

@@ -1,11 +1,12 @@
 /**
  * The strict form of a spec's JSON Schema for a provider's strict structured outputs (`strict: true`), and the way back
  * from an answer written under it. Strict mode holds the model to the schema while it decodes, but takes only
- * a subset of JSON Schema: every property required, every object closed, a documented list of keywords, and
- * limits on the schema's size. So the spec's schema is rewritten:
+ * a subset of JSON Schema: every object closed, a documented list of keywords (the provider's dialect, in its row),
+ * for some providers every property required, and limits on the schema's size. So the spec's schema is rewritten:
  *
- * - an optional property becomes required and, unless the spec already allows `null` there, nullable: a
- *   `null` the model writes there means "left out" (an introduced null);
+ * - where the dialect wants every property required (`allRequired`), an optional property becomes required and,
+ *   unless the spec already allows `null` there, nullable: a `null` the model writes there means "left out" (an
+ *   introduced null); elsewhere an optional property stays optional;
  * - every object is closed (`additionalProperties: false`): a property the spec lists only in `required`
  *   becomes a property of any value; what else an open object with properties of its own allowed, the
  *   model can no longer write;
@@ -13,18 +14,21 @@
  *   or `patternProperties`) is asked for as an array of entries `[{"key": …, "value": …}]`, each value in
  *   the strict form of the map's value schema (any value where more than one schema may apply), and read
  *   back as the object; a key written twice is refused, never merged;
- * - keywords strict mode does not take (`allOf`, `not`, `if`/`then`/`else`, `dependentRequired`,
- *   `patternProperties`, `minLength` …) are left out and listed, and `oneOf` is sent as `anyOf`.
+ * - keywords the dialect does not take (`allOf`, `not`, `if`/`then`/`else`, `dependentRequired`,
+ *   `patternProperties`, `minLength` …) are left out and listed, and `oneOf` is sent as `anyOf`;
+ * - a root that is not one object (an array, a string, a union, a map) is asked for as `{"value": …}`, and a
+ *   root that is only a `$ref` to a definition is that definition.
  *
- * This changes only what the model may write: the answer is mapped back (each introduced null removed, a
- * null the spec allows kept) and judged whole against the real spec by the check step, so nothing the
- * strict form leaves out can make an invalid answer pass. Where no strict form exists (the root is not an
- * object, or is an `anyOf`; a `$ref` strict mode cannot follow; a schema past one of the provider's documented
- * limits, checked before the call by strictLimitProblem with the limits in the provider's row), the request is
- * sent without strict, saying why. Pure: no provider package, no graph.
+ * This changes only what the model may write: the answer is mapped back (unwrapped, each introduced null
+ * removed, a null the spec allows kept, each map read from its entries) and judged whole against the real spec
+ * by the check step, so nothing the strict form leaves out can make an invalid answer pass. Where no strict form
+ * exists (a `$ref` strict mode cannot follow, a schema that states nothing strict mode can hold, a map that may
+ * also be an array; a schema past one of the provider's documented limits, checked before the call with the
+ * limits in the provider's row), the request is sent without strict, saying why. Pure: no provider package, no graph.
  */
 import { pathOf } from "../json/paths.js";
 import type { JsonSchema } from "../specs/spec.js";
+import type { SchemaProfile } from "./schema-subset.js";
 
 /**
  * A provider's documented limits for a strict schema (its row in ./index.ts gives the numbers and their
@@ -46,25 +50,30 @@ export interface StrictLimits {
   largeEnumChars: number;
 }
 
-/** Formats strict mode takes (the same page). */
-const FORMATS = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
+/**
+ * A provider's strict mode, as the transform writes for it (its row in ./index.ts declares it): the keywords it takes
+ * beside the structure this module writes itself (type, properties, required, additionalProperties, items, anyOf,
+ * $ref, $defs/definitions), and whether it wants every property required.
+ */
+export interface StrictDialect {
+  /** Each keyword strict mode takes, with the values it takes; any other is left out and listed. */
+  keywords: Readonly<Record<string, (value: unknown) => boolean>>;
+  /** Every property must be required: an optional one is sent required and nullable, its introduced null meaning "left out". */
+  allRequired: boolean;
+}
 
-/** Keywords strict mode takes, beside the structure this module writes itself (type, properties, required, items, anyOf, $ref, $defs). */
-const KEPT: Readonly<Record<string, (value: unknown) => boolean>> = {
-  description: (v) => typeof v === "string",
-  title: (v) => typeof v === "string",
-  enum: (v) => Array.isArray(v),
-  const: () => true,
-  pattern: (v) => typeof v === "string",
-  format: (v) => typeof v === "string" && FORMATS.has(v),
-  minimum: (v) => typeof v === "number",
-  maximum: (v) => typeof v === "number",
-  exclusiveMinimum: (v) => typeof v === "number",
-  exclusiveMaximum: (v) => typeof v === "number",
-  multipleOf: (v) => typeof v === "number",
-  minItems: (v) => typeof v === "number",
-  maxItems: (v) => typeof v === "number",
-};
+/** What this module writes itself: a schema profile's other keywords are the dialect's. */
+const STRUCTURE = new Set(["type", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf", "allOf", "$ref", "$defs", "definitions"]);
+
+/**
+ * The dialect of a provider whose strict mode takes the subset a schema profile names (./schema-subset.ts): its keywords,
+ * each with the values the profile takes. `allOf` is never kept: each of its branches closed, they would contradict
+ * one another (`allOf: [{"properties": {"a": …}}, {"properties": {"b": …}}]` closed admits only `{}`).
+ */
+export function strictDialectOf(profile: SchemaProfile, allRequired: boolean): StrictDialect {
+  const keywords = [...profile.keep].filter((key) => !STRUCTURE.has(key));
+  return { keywords: Object.fromEntries(keywords.map((key) => [key, profile.values?.[key] ?? (() => true)])), allRequired };
+}
 
 /** Keywords whose absence is no loss: annotations, and what this module rewrites. */
 const SILENT = new Set(["$schema", "$id", "$comment", "default", "examples", "deprecated", "readOnly", "writeOnly", "required"]);
@@ -96,26 +105,32 @@ export type StrictForm =
 /** The one property of the object a root that is not an object is wrapped in. */
 const WRAPPER_KEY = "value";
 
-const forms = new WeakMap<JsonSchema, StrictForm>();
+const forms = new WeakMap<StrictDialect, WeakMap<JsonSchema, StrictForm>>();
 
 /**
- * The strict form of a spec's schema (computed once per schema object), or why there is none. The provider's
- * size limits are not checked here (strictLimitProblem does): how an answer maps back does not depend on them.
+ * The strict form of a spec's schema in a provider's dialect (computed once per schema object and dialect), or why
+ * there is none. The provider's size limits are not checked here (its row does, before the call): how an answer maps
+ * back does not depend on them.
  */
-export function strictForm(schema: JsonSchema): StrictForm {
-  let form = forms.get(schema);
+export function strictForm(schema: JsonSchema, dialect: StrictDialect): StrictForm {
+  let byDialect = forms.get(dialect);
+  if (byDialect === undefined) {
+    byDialect = new WeakMap();
+    forms.set(dialect, byDialect);
+  }
+  let form = byDialect.get(schema);
   if (form === undefined) {
-    form = buildForm(schema);
-    forms.set(schema, form);
+    form = buildForm(schema, dialect);
+    byDialect.set(schema, form);
   }
   return form;
 }
 
 class NoStrictForm extends Error {}
 
-function buildForm(spec: JsonSchema): StrictForm {
+function buildForm(spec: JsonSchema, dialect: StrictDialect): StrictForm {
   const given = withoutKey(spec, "$schema");
-  const walk = new Transform(given);
+  const walk = new Transform(given, dialect);
   // A root that only refers to a definition (`{"$ref": "#/definitions/Main", "definitions": …}`) is that definition.
   const target = typeof given.$ref === "string" ? walk.resolve(given.$ref) : given;
   const root = isPlainObject(target) ? { ...withoutKey(given, "$ref"), ...target } : given;
@@ -151,7 +166,10 @@ class Transform {
   introducedAny = false;
   /** Whether some map is asked for as entries. */
   mapsAny = false;
-  constructor(private readonly root: JsonSchema) {}
+  constructor(
+    private readonly root: JsonSchema,
+    private readonly dialect: StrictDialect,
+  ) {}
 
   /** One subschema, rewritten; `top`: the root (its $defs are kept). */
   node(given: unknown, path: string, top = false): JsonSchema {
@@ -182,7 +200,7 @@ class Transform {
       if ((key === "$defs" || key === "definitions") && top && isPlainObject(value)) continue;
       // Every object is closed: listed only where the spec allowed extra properties beside its own (a map is carried as entries).
       if (key === "additionalProperties" && value === false) continue;
-      if (Object.hasOwn(KEPT, key) && KEPT[key](value)) out[key] = value;
+      if (Object.hasOwn(this.dialect.keywords, key) && this.dialect.keywords[key](value)) out[key] = value;
       else drop(key);
     }
     if (top) Object.assign(out, this.definitions(s));
@@ -221,8 +239,8 @@ class Transform {
 
   /**
    * A map as an array of its entries, each `{"key": …, "value": …}` with the value in the strict form of the
-   * map's value schema; `minProperties`/`maxProperties` as the array's bounds (exact: a key written twice is
-   * refused when the answer is read back). Another type beside "object" is a branch of its own, except
+   * map's value schema; `minProperties`/`maxProperties` as the array's bounds where the dialect takes them (exact: a
+   * key written twice is refused when the answer is read back), else left out and listed. Another type beside "object" is a branch of its own, except
    * "array", which an array of entries could not be told from.
    */
   private map(s: JsonSchema, out: JsonSchema, types: string[], path: string): JsonSchema {
@@ -237,8 +255,11 @@ class Transform {
     for (const [from, to] of [
       ["minProperties", "minItems"],
       ["maxProperties", "maxItems"],
-    ])
-      if (typeof s[from] === "number") entries[to] = s[from];
+    ]) {
+      if (s[from] === undefined) continue;
+      if (Object.hasOwn(this.dialect.keywords, to) && this.dialect.keywords[to](s[from])) entries[to] = s[from];
+      else this.dropped.push(`${at}: ${from}`);
+    }
     this.mapsAny = true;
     const others = types.filter((t) => t !== "object");
     const annotations = Object.fromEntries(Object.entries(out).filter(([key]) => key === "description" || key === "title"));
@@ -280,7 +301,7 @@ class Transform {
     return out;
   }
 
-  /** An object schema closed, every property required; the optional ones nullable unless the spec allows null. */
+  /** An object schema closed; where the dialect wants every property required, the optional ones nullable unless the spec allows null. */
   private object(s: JsonSchema, out: JsonSchema, path: string): void {
     const given = isPlainObject(s.properties) ? s.properties : {};
     const required = new Set(Array.isArray(s.required) ? s.required.filter((n): n is string => typeof n === "string") : []);
@@ -288,7 +309,7 @@ class Transform {
     const properties: Array<[string, JsonSchema]> = [];
     for (const [name, sub] of Object.entries(given)) {
       let strict = this.node(sub, `${path}/properties/${name}`);
-      if (!required.has(name)) {
+      if (!required.has(name) && this.dialect.allRequired) {
         // Optional: the model must be able to write null. Where the spec allows null there, a null is the spec's
         // own value and stays; elsewhere it stands for "left out" and is removed before judging.
         if (!admitsNull(strict)) strict = nullable(strict);
@@ -299,7 +320,7 @@ class Transform {
     // Named only in `required`: a property of any value, so the closed object can still have it.
     for (const name of required) if (!Object.hasOwn(given, name)) properties.push([name, anyValue()]);
     out.properties = Object.fromEntries(properties);
-    out.required = properties.map(([name]) => name);
+    out.required = properties.map(([name]) => name).filter((name) => this.dialect.allRequired || required.has(name));
     out.additionalProperties = false;
     if (!out.type) out.type = "object";
     if (introduced.size > 0) {
@@ -476,7 +497,8 @@ export function strictLimitProblem(schema: JsonSchema, L: StrictLimits): string 
 }
 
 /**
- * An answer written under the strict form, mapped back: unwrapped when the strict form wrapped the root,
+ * An answer written under the strict form, mapped back: unwrapped when the strict form wrapped the root (an answer
+ * that is not exactly the wrapper is refused, `problem`),
  * each null the transform introduced (an optional property the spec does not let be null) removed, in
  * place, and each map's array of entries read as the object. A null the spec allows stays; where the
  * answer's shape does not say which union branch it took, nothing is changed there (the check step then
@@ -493,8 +515,10 @@ export function mapBackStrictAnswer(answer: unknown, form: Extract<StrictForm, {
   let value = answer;
   let start: JsonSchema = root;
   if (form.wrapped) {
-    if (!isPlainObject(answer) || Object.keys(answer).length !== 1 || !Object.hasOwn(answer, WRAPPER_KEY)) return { value, changes };
-    value = answer[WRAPPER_KEY];
+    // Asked for as the wrapper and nothing else: any other shape is refused, never judged as it came (it could be an object the spec takes).
+    const wrapperProblem = notTheWrapper(answer);
+    if (wrapperProblem !== undefined) return { value, changes, problem: wrapperProblem };
+    value = (answer as Record<string, unknown>)[WRAPPER_KEY];
     start = (root.properties as Record<string, JsonSchema>)[WRAPPER_KEY];
     changes.push(`the answer unwrapped from {"${WRAPPER_KEY}": …}`);
   }
@@ -569,11 +593,26 @@ function defineField(object: Record<string, unknown>, key: string, value: unknow
   Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-/** Whether a container value has the shape of a strict branch: an array for an array, an object with exactly its keys for an object. */
+/**
+ * Whether a container value has the shape of a strict branch: an array for an array; for an object, an object with only
+ * the branch's keys and every one it requires (in a dialect that wants every property required: exactly its keys).
+ */
 function shapeFits(v: object, s: JsonSchema): boolean {
   const types = typesOf(s) ?? [];
   if (Array.isArray(v)) return types.includes("array");
   if (!types.includes("object") || !isPlainObject(s.properties)) return false;
-  const keys = Object.keys(v);
-  return keys.length === Object.keys(s.properties).length && keys.every((k) => Object.hasOwn(s.properties as object, k));
+  const properties = s.properties;
+  const required = Array.isArray(s.required) ? (s.required as string[]) : [];
+  return Object.keys(v).every((k) => Object.hasOwn(properties, k)) && required.every((k) => Object.hasOwn(v, k));
+}
+
+/** Why an answer asked for as `{"value": …}` is not that (undefined: it is): the one field, and no other. */
+function notTheWrapper(answer: unknown): string | undefined {
+  const asked = `The answer was asked for as {"${WRAPPER_KEY}": …}, one object whose only field "${WRAPPER_KEY}" holds the value`;
+  if (!isPlainObject(answer)) return `${asked}, and it is not an object.`;
+  if (!Object.hasOwn(answer, WRAPPER_KEY)) return `${asked}, and it has no field "${WRAPPER_KEY}".`;
+  const others = Object.keys(answer).filter((key) => key !== WRAPPER_KEY);
+  if (others.length === 0) return undefined;
+  const named = others.slice(0, 5).map((key) => JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
+  return `${asked}, and it has other fields beside it (${named.join(", ")}${others.length > 5 ? ` and ${others.length - 5} more` : ""}).`;
 }

@@ -19,6 +19,7 @@ import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../s
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "./corrections.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { mapBackStrictAnswer, strictForm } from "../providers/strict-form.js";
+import { DEFAULT_PROVIDER, MODEL_PROVIDERS, type ModelProvider } from "../providers/index.js";
 import {
   correctionPrompt,
   firstAttemptPrompt,
@@ -130,6 +131,7 @@ export async function generate(ctx: ValidationNodeContext, input: ValidationStat
     fallbacks: answer.fallbacks.length > 0 ? answer.fallbacks : undefined,
     schemaDropped: answer.schemaDropped,
     strict: answer.strict ? true : undefined,
+    strictBy: answer.strict ? answer.strictBy : undefined,
     notStrict: answer.notStrict,
     stopped: stopped || undefined,
     refusal: answer.refusal,
@@ -216,10 +218,14 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 
 /** How an answer asked in the strict form of the spec's schema is mapped back before it is judged (undefined: it was not). */
 function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
-  // Only the strict form of a json_schema request reshapes an answer; a strict tool asks for the spec's own shape (its
-  // objects closed), and its answer is judged as it came.
-  if (state.draft?.strict !== true || state.draft.mode !== "json_schema") return undefined;
-  const form = strictForm(spec.schema);
+  const draft = state.draft;
+  if (draft?.strict !== true) return undefined;
+  // The provider whose strict form was sent; a draft that does not name it (written before it was recorded) was the
+  // default provider's json_schema request, or a strict tool that asked for the spec's own shape.
+  const provider = draft.strictBy ?? (draft.mode === "json_schema" ? DEFAULT_PROVIDER : undefined);
+  const dialect = provider !== undefined && Object.hasOwn(MODEL_PROVIDERS, provider) ? MODEL_PROVIDERS[provider as ModelProvider].strictDialect : undefined;
+  if (dialect === undefined) return undefined;
+  const form = strictForm(spec.schema, dialect);
   return form.strict ? (value) => mapBackStrictAnswer(value, form) : undefined;
 }
 

@@ -173,6 +173,7 @@ function bindMode(
         pieces,
         missing,
         ...(asked.strict ? { strict: true } : {}),
+        ...(asked.reshaped ? { reshaped: true } : {}),
         ...(asked.notStrict !== undefined ? { notStrict: asked.notStrict } : {}),
         ...(asked.dropped !== undefined ? { dropped: asked.dropped } : {}),
       };
@@ -230,6 +231,8 @@ export interface ModeAnswer extends ModelAnswer {
   missing?: string;
   /** Asked in the strict form of the spec's schema: the answer is mapped back (../providers/strict-form.ts) before it is judged. */
   strict?: boolean;
+  /** With `strict`: the provider whose strict form it was asked in (its row's dialect maps the answer back). */
+  strictBy?: ModelProvider;
   /** Why a json_schema request that could have been strict was not. */
   notStrict?: string;
 }
@@ -297,7 +300,8 @@ export async function callModelInMode(
         mode: current,
         fallbacks,
         ...(dropped ? { schemaDropped: dropped } : {}),
-        ...(strict ? { strict } : {}),
+        // The same row bindMode asked (a chat model of no known provider is asked as the default provider is).
+        ...(strict ? { strict, strictBy: providerOf(model) ?? DEFAULT_PROVIDER } : {}),
         ...(notStrict !== undefined ? { notStrict } : {}),
         ...(absent ? { missing: absent } : {}),
       };

@@ -177,6 +177,8 @@ export const ValidationState = stateObject({
       schemaDropped: z.array(z.string()).optional(),
       /** Asked in the strict form of the spec's schema: the answer is mapped back before it is judged. */
       strict: z.boolean().optional(),
+      /** With `strict`: the provider whose strict form was sent (its row's dialect maps the answer back). */
+      strictBy: z.string().optional(),
       notStrict: z.string().optional(),
       /** The model name that answered. */
       model: z.string().optional(),

@@ -10,6 +10,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { defineSpec } from "../../src/specs/spec.js";
 import { generateValidated } from "../../src/validation/generate.js";
+import { MODEL_PROVIDERS } from "../../src/providers/index.js";
 import { strictForm } from "../../src/providers/strict-form.js";
 import { startScriptedOpenAIServer, type ScriptedServer } from "../../testkit/openai-server.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
@@ -82,7 +83,7 @@ describe("output modes through ChatOpenAI", () => {
     expect(out.success).toBe(true);
     const [body] = sent();
     expect(body.response_format.type).toBe("json_schema");
-    const form = strictForm(SPEC.schema);
+    const form = strictForm(SPEC.schema, MODEL_PROVIDERS.openai.strictDialect!);
     expect(form.strict).toBe(true);
     // deployment-config's patterns and bounds are kept (strict mode takes them); every object is closed.
     expect(body.response_format.json_schema).toEqual({

@@ -1,8 +1,10 @@
 /**
- * OpenAI's strict form of a spec's schema: what is sent (every property required, optional ones nullable
+ * The strict form of a spec's schema in OpenAI's dialect: what is sent (every property required, optional ones nullable
  * unless the spec allows null, every object closed, what strict mode does not take left out and listed), the
  * preflight against each documented limit, and the answer mapped back before the check step judges it whole
  * against the real spec: an introduced null removed, a null the spec allows kept, a required field's null refused.
+ * Then in Anthropic's dialect (optional properties stay optional): a wrapped root, a root $ref, maps, and hostile
+ * answers to the wrapper.
  */
 import { describe, expect, it } from "vitest";
 import { checkText } from "../../src/specs/check.js";
@@ -13,6 +15,9 @@ import { MODEL_PROVIDERS } from "../../src/providers/index.js";
 import { limitsOf } from "../../src/providers/provider.js";
 import { mapBackStrictAnswer, strictForm, strictLimitProblem, type StrictForm } from "../../src/providers/strict-form.js";
 import { ScriptedChatModel } from "../../testkit/scripted-model.js";
+
+/** OpenAI's strict dialect: every property required. */
+const OPENAI = MODEL_PROVIDERS.openai.strictDialect!;
 
 /** A contact: `name` required, `nickname` optional (not nullable), `phone` optional and nullable in the spec. */
 const CONTACT = {
@@ -28,7 +33,7 @@ const CONTACT = {
 const contactSpec = () => defineSpec({ name: "contact", description: "A contact", schema: CONTACT });
 
 function strictOf(schema: Record<string, unknown>): Extract<StrictForm, { strict: true }> {
-  const form = strictForm(schema);
+  const form = strictForm(schema, OPENAI);
   if (!form.strict) throw new Error(`no strict form: ${form.reason}`);
   return form;
 }
@@ -105,7 +110,7 @@ describe("the strict form of a schema", () => {
     });
     expect(referred.wrapped).toBe(false);
     expect(referred.schema).toMatchObject({ type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false });
-    const form = strictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } });
+    const form = strictForm({ type: "object", properties: { a: { $ref: "#/properties/b" }, b: { type: "string" } } }, OPENAI);
     expect(form).toEqual({ strict: false, reason: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"' });
   });
 });
@@ -167,7 +172,7 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
 
   it("a map that may also be an array is not sent strict: an array of entries could not be told from it", () => {
     for (const schema of [{ type: ["object", "array"] }, { anyOf: [{ type: "object", additionalProperties: { type: "string" } }, { type: "array" }] }]) {
-      const form = strictForm({ type: "object", properties: { m: schema }, required: ["m"] });
+      const form = strictForm({ type: "object", properties: { m: schema }, required: ["m"] }, OPENAI);
       expect(form).toEqual({ strict: false, reason: "/properties/m may be a map or an array, which strict mode's array of entries could not tell apart" });
     }
     // Beside another type that is not an array, the map is a branch of its own.
@@ -176,7 +181,7 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
   });
 
   it("an object with properties of its own is closed: the model writes those, and may not add others", () => {
-    const form = strictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } });
+    const form = strictForm({ type: "object", properties: { name: { type: "string" } }, required: ["name"], additionalProperties: { type: "string" } }, OPENAI);
     expect(form.strict).toBe(true);
     expect(form.strict && form.schema).toMatchObject({ properties: { name: { type: "string" } }, required: ["name"], additionalProperties: false });
   });
@@ -278,7 +283,7 @@ describe("maps and free-form objects: asked for as an array of entries, read bac
 describe("the preflight: each of OpenAI's documented strict limits, checked before the call", () => {
   const L = limitsOf(MODEL_PROVIDERS.openai)!;
   const withinLimits = (schema: Record<string, unknown>): StrictForm => {
-    const form = strictForm(schema);
+    const form = strictForm(schema, OPENAI);
     const over = form.strict ? strictLimitProblem(form.schema, L) : undefined;
     return over === undefined ? form : { strict: false, reason: over };
   };
@@ -421,5 +426,169 @@ describe("through the validation graph with a scripted model (json_schema)", () 
       notStrict: '/properties/a refers to "#/properties/b"; strict mode follows only "#" and "#/$defs/…"',
     });
     expect(outcome.history[0].mappedBack).toBeUndefined();
+  });
+});
+
+describe("Anthropic's dialect: optional properties stay optional; a wrapped root, a root $ref and maps mapped back the same way", () => {
+  const ANTHROPIC = MODEL_PROVIDERS.anthropic.strictDialect!;
+  function anthropicOf(schema: Record<string, unknown>): Extract<StrictForm, { strict: true }> {
+    const form = strictForm(schema, ANTHROPIC);
+    if (!form.strict) throw new Error(`no strict form: ${form.reason}`);
+    return form;
+  }
+  const entriesOf = (value: unknown, bounds: Record<string, number> = {}) => ({
+    type: "array",
+    items: { type: "object", properties: { key: { type: "string" }, value }, required: ["key", "value"], additionalProperties: false },
+    ...bounds,
+  });
+  const mapBackIn = (schema: Record<string, unknown>) => {
+    const form = anthropicOf(schema);
+    return (value: unknown) => mapBackStrictAnswer(value, form);
+  };
+
+  it("keeps optional properties optional (no null introduced), closes every object, and leaves out what Anthropic does not take", () => {
+    const form = anthropicOf({
+      ...CONTACT,
+      properties: {
+        ...CONTACT.properties,
+        site: { type: "string", format: "uri" },
+        shape: { enum: [{ a: 1 }, "b"] },
+        few: { type: "array", items: { type: "integer", minimum: 0 }, minItems: 1, maxItems: 3 },
+        many: { type: "array", items: { type: "string" }, minItems: 2 },
+      },
+      allOf: [{ required: ["nickname"] }],
+    });
+    expect(form.schema).toEqual({
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        nickname: { type: "string" },
+        phone: { type: ["string", "null"] },
+        tags: { type: "array", items: { type: "string" } },
+        site: { type: "string", format: "uri" },
+        shape: expect.objectContaining({ anyOf: expect.any(Array) }),
+        few: { type: "array", items: { type: "integer" }, minItems: 1 },
+        many: { type: "array", items: { type: "string" } },
+      },
+      required: ["name"],
+      additionalProperties: false,
+    });
+    expect(form.dropped).toEqual([
+      "/: allOf",
+      "/properties/name: minLength",
+      "/properties/tags: uniqueItems",
+      "/properties/shape: enum",
+      "/properties/few: maxItems",
+      "/properties/few/items: minimum",
+      "/properties/many: minItems",
+    ]);
+    expect(form).toMatchObject({ wrapped: false, reshapes: false });
+  });
+
+  it("a root that is not an object is wrapped; the answer is unwrapped, and that value is what the spec judges", async () => {
+    const schema = { type: "array", items: { type: "string", minLength: 1 }, minItems: 1 };
+    const form = anthropicOf(schema);
+    expect(form.schema).toEqual({
+      type: "object",
+      properties: { value: { type: "array", items: { type: "string" }, minItems: 1 } },
+      required: ["value"],
+      additionalProperties: false,
+    });
+    expect(form).toMatchObject({ wrapped: true, reshapes: true });
+    const spec = defineSpec({ name: "names", description: "", schema });
+    const ok = await checkText(spec, '{"value": ["Ada"]}', "model", { mapBack: mapBackIn(schema) });
+    expect(ok).toMatchObject({ valid: true, value: ["Ada"], mappedBack: ['the answer unwrapped from {"value": …}'] });
+    expect(ok.parsed).toBe(ok.value);
+    const blank = await checkText(spec, '{"value": [""]}', "model", { mapBack: mapBackIn(schema) });
+    expect(blank).toMatchObject({ valid: false, mappedBack: ['the answer unwrapped from {"value": …}'] });
+  });
+
+  it("a hostile answer to the wrapper is refused, never judged as it came: other fields, no field, not an object", async () => {
+    // A union root that takes objects: a wrapper with an extra field would pass as one of its objects if judged as it came.
+    const schema = { anyOf: [{ type: "object" }, { type: "string" }] };
+    const spec = defineSpec({ name: "either", description: "", schema });
+    const asked = 'The answer was asked for as {"value": …}, one object whose only field "value" holds the value';
+    const cases: Array<[string, string]> = [
+      ['{"value": "x", "extra": 1}', `${asked}, and it has other fields beside it ("extra").`],
+      ['{"values": "x"}', `${asked}, and it has no field "value".`],
+      ["{}", `${asked}, and it has no field "value".`],
+      ['"x"', `${asked}, and it is not an object.`],
+      ['[{"value": "x"}]', `${asked}, and it is not an object.`],
+      ['{"value": 1, "a": 1, "b": 2, "c": 3, "d": 4, "e": 5, "f": 6}', `${asked}, and it has other fields beside it ("a", "b", "c", "d", "e" and 1 more).`],
+    ];
+    for (const [answer, error] of cases) {
+      const verdict = await checkText(spec, answer, "model", { mapBack: mapBackIn(schema) });
+      expect(verdict, answer).toMatchObject({ valid: false, errors: [error] });
+      expect(verdict.value).toBeUndefined();
+    }
+    // Without the mapping (an answer not asked in the strict form), the same text is the spec's own object.
+    expect((await checkText(spec, '{"value": "x", "extra": 1}', "model")).valid).toBe(true);
+    // OpenAI's dialect wraps the same way, and refuses the same way.
+    expect(mapBackStrictAnswer({ value: "x", extra: 1 }, strictOf(schema)).problem).toBe(`${asked}, and it has other fields beside it ("extra").`);
+  });
+
+  it("a root that only refers to a definition is that definition, its $defs kept", () => {
+    const form = anthropicOf({
+      $ref: "#/definitions/Main",
+      definitions: { Main: { type: "object", properties: { a: { type: "string" }, b: { $ref: "#/definitions/B" } }, required: ["a"] }, B: { type: "integer" } },
+    });
+    expect(form.wrapped).toBe(false);
+    expect(form.schema).toMatchObject({
+      type: "object",
+      properties: { a: { type: "string" }, b: { $ref: "#/definitions/B" } },
+      required: ["a"],
+      additionalProperties: false,
+      definitions: { B: { type: "integer" } },
+    });
+  });
+
+  it("maps are entries; minProperties 0 or 1 is minItems, other bounds are left out and listed; the object read back is judged", async () => {
+    const schema = {
+      type: "object",
+      properties: {
+        labels: { type: "object", additionalProperties: { type: "string" }, minProperties: 1, maxProperties: 5 },
+        sizes: { type: "object", additionalProperties: { type: "integer" }, minProperties: 2 },
+      },
+      required: ["labels"],
+    };
+    const form = anthropicOf(schema);
+    expect(form.schema.properties).toEqual({ labels: entriesOf({ type: "string" }, { minItems: 1 }), sizes: entriesOf({ type: "integer" }) });
+    expect(form.schema.required).toEqual(["labels"]);
+    expect(form.dropped).toEqual(["/properties/labels: maxProperties", "/properties/sizes: minProperties"]);
+    const spec = defineSpec({ name: "maps", description: "", schema });
+    const one = await checkText(spec, '{"labels": [{"key": "a", "value": "x"}], "sizes": [{"key": "s", "value": 1}]}', "model", { mapBack: mapBackIn(schema) });
+    // Read back as {"s": 1}: the spec's minProperties 2, left out of the request, refuses it.
+    expect(one).toMatchObject({ valid: false, parsed: { labels: { a: "x" }, sizes: { s: 1 } } });
+    expect(one.errors).toEqual([expect.stringMatching(/^sizes /)]);
+    const twice = await checkText(spec, '{"labels": [{"key": "a", "value": "x"}, {"key": "a", "value": "y"}]}', "model", { mapBack: mapBackIn(schema) });
+    expect(twice.errors).toEqual(['The answer names the key "a" twice among the entries of labels; each key may appear only once.']);
+  });
+
+  it("a union branch is chosen by shape with optional properties: only its keys, every required one present", () => {
+    const schema = {
+      type: "object",
+      properties: {
+        either: {
+          anyOf: [
+            {
+              type: "object",
+              properties: { tags: { type: "object", additionalProperties: { type: "string" } }, note: { type: "string" } },
+              required: ["tags"],
+            },
+            { type: "object", properties: { id: { type: "integer" } }, required: ["id"] },
+          ],
+        },
+      },
+      required: ["either"],
+    };
+    const form = anthropicOf(schema);
+    // Without the optional "note", the first branch still fits: its entries are read.
+    expect(mapBackStrictAnswer({ either: { tags: [{ key: "k", value: "v" }] } }, form)).toEqual({
+      value: { either: { tags: { k: "v" } } },
+      changes: ["/either/tags: entries [ … ] read as an object"],
+    });
+    // A field of neither branch: no branch fits, nothing is changed, and the check step judges it as written.
+    const neither = { either: { tags: [{ key: "k", value: "v" }], other: 1 } };
+    expect(mapBackStrictAnswer(structuredClone(neither), form)).toEqual({ value: neither, changes: [] });
   });
 });

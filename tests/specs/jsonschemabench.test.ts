@@ -79,13 +79,15 @@ describe("JSONSchemaBench sample: the package against a second, spec-compliant v
     expect(share.before).toBeLessThan(share.accepted * 0.2);
   });
 
-  it("per provider: Anthropic's forced tool goes strict for most objects (none before), and the preflight keeps requests past a documented limit from being sent", () => {
+  it("per provider: Anthropic's forced tool goes strict for most schemas (none before), and the preflight keeps requests past a documented limit from being sent", () => {
     const { accepted, after, providers } = strictShare(DIR);
-    // Measured on the vendored sample: Anthropic 160 of 285 strict (the others: 80 roots that are not objects, 33 objects
-    // with no properties of their own, 7 past 24 optional parameters, 5 recursive); 12 Anthropic and 1 OpenAI requests saved.
+    // Measured on the vendored sample: Anthropic 234 of 285 strict (82.1 %; 160 before its strict form wrapped roots, resolved
+    // root $refs and sent maps as entries). The others: 25 past 24 optional parameters, 16 that state nothing strict mode can
+    // hold, 4 maps that may also be arrays, 3 recursive, 2 $refs strict mode cannot follow, 1 past 16 union-typed parameters;
+    // 29 Anthropic and 1 OpenAI requests saved.
     expect(providers.anthropic.before).toBe(0);
-    expect(providers.anthropic.after).toBeGreaterThanOrEqual(Math.floor(accepted * 0.55));
-    expect(providers.anthropic.saved).toBeGreaterThanOrEqual(10);
+    expect(providers.anthropic.after).toBeGreaterThanOrEqual(Math.floor(accepted * 0.8));
+    expect(providers.anthropic.saved).toBeGreaterThanOrEqual(25);
     expect(providers.openai.after).toBe(after);
     expect(providers.openai.saved).toBeGreaterThanOrEqual(1);
     for (const constrained of ["ollama", "google", "google-genai"] as const)
