@@ -19,7 +19,7 @@ import { AttemptWatch, correctedAttemptEvents, stoppedAttemptErrors } from "../s
 import { applyCorrection, retryFormFor, shownValue, type RetryForm } from "./corrections.js";
 import { callModelInMode, type ModeAnswer, type OutputMode } from "./output-mode.js";
 import { mapBackStrictAnswer, strictForm } from "../providers/strict-form.js";
-import { DEFAULT_PROVIDER, MODEL_PROVIDERS, type ModelProvider } from "../providers/index.js";
+import { MODEL_PROVIDERS, type ModelProvider } from "../providers/index.js";
 import {
   correctionPrompt,
   firstAttemptPrompt,
@@ -220,9 +220,8 @@ async function judgeDraft(state: ValidationStateType, run: RunSettings, spec: Sp
 function mapBackFor(state: ValidationStateType, spec: Spec): CheckOptions["mapBack"] {
   const draft = state.draft;
   if (draft?.strict !== true) return undefined;
-  // The provider whose strict form was sent; a draft that does not name it (written before it was recorded) was the
-  // default provider's json_schema request, or a strict tool that asked for the spec's own shape.
-  const provider = draft.strictBy ?? (draft.mode === "json_schema" ? DEFAULT_PROVIDER : undefined);
+  // The provider whose strict form was sent (a strict draft names it).
+  const provider = draft.strictBy;
   const dialect = provider !== undefined && Object.hasOwn(MODEL_PROVIDERS, provider) ? MODEL_PROVIDERS[provider as ModelProvider].strictDialect : undefined;
   if (dialect === undefined) return undefined;
   const form = strictForm(spec.schema, dialect);
