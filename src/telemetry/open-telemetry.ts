@@ -12,6 +12,7 @@
  * Telemetry never changes a run: a fault here (a missing package, an SDK that throws) records nothing.
  */
 import type * as OtelApi from "@opentelemetry/api";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { DEFAULT_PROVIDER, parseModelName } from "../providers/index.js";
 import { bound } from "../shared/text.js";
 
@@ -474,10 +475,10 @@ export class AnswerTrace {
 }
 
 /**
- * The key under which an invocation's Invocation is kept in the OpenTelemetry context (the API's own
- * createContextKey makes the same `Symbol.for`, so every copy of the API finds it).
+ * The invocation each step runs in. Kept apart from OpenTelemetry's context, which carries nothing without a
+ * context manager (a process that registers a meter provider and no tracer still counts how runs end).
  */
-const INVOCATION_KEY = Symbol.for("langgraph-trustworthy-output.invocation");
+const invocations = new AsyncLocalStorage<Invocation>();
 
 /** How many invocations are under way in this process (every one ends, however it ends: tests/telemetry/run-end.test.ts). */
 let invocationsUnderWay = 0;
@@ -497,8 +498,8 @@ interface InvocationEnd {
 
 /**
  * One invocation of a graph (an invoke, a stream, a resume): the spans it holds open between its steps, and
- * the run's metric labels. Made for each invocation by traceInvocation, found by the nodes in the active context
- * (invocationOf), and ended with it whichever way it ends: no span outlives the invocation that started it,
+ * the run's metric labels. Made for each invocation by traceInvocation, found by its steps (invocationOf), and
+ * ended with it whichever way it ends: no span outlives the invocation that started it,
  * and nothing of it is held once it has ended.
  */
 export class Invocation {
@@ -573,45 +574,30 @@ function errorType(error: unknown): string {
   return error instanceof Error ? error.name : "_OTHER";
 }
 
-/** The invocation the active context belongs to (undefined outside traceInvocation). */
-export function invocationOf(otel: Api): Invocation | undefined {
-  try {
-    const found = otel.context.active().getValue(INVOCATION_KEY);
-    return found instanceof Invocation ? found : undefined;
-  } catch {
-    return undefined;
-  }
+/** The invocation a step runs in (undefined outside traceInvocation). */
+export function invocationOf(): Invocation | undefined {
+  return invocations.getStore();
 }
 
 /**
- * Runs one invocation of a graph, as LangGraph streams it (`start` makes the stream), with an Invocation in the
- * active context of every step, and ends the Invocation when the stream ends, whichever way: it completed, it
- * threw, or its reader gave it up (a cancel, a `break`, an abort). `signal` is the invocation's own: aborted,
- * the thrown error is a cancel.
+ * Runs one invocation of a graph, as LangGraph streams it (`start` makes the stream), with an Invocation that every
+ * step finds (invocationOf), and ends the Invocation when the stream ends, whichever way: it completed, it threw,
+ * or its reader gave it up (a cancel, a `break`, an abort). `signal` is the invocation's own: aborted, the thrown
+ * error is a cancel.
  */
 export async function* traceInvocation<T>(start: () => AsyncGenerator<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
   const otel = await openTelemetry();
-  let invocation: Invocation | undefined;
-  let context: Context | undefined;
-  if (otel !== undefined) {
-    try {
-      invocation = new Invocation();
-      context = otel.context.active().setValue(INVOCATION_KEY, invocation);
-    } catch {
-      invocation?.end(otel);
-      invocation = undefined;
-    }
-  }
-  if (otel === undefined || invocation === undefined || context === undefined) {
+  if (otel === undefined) {
     yield* start();
     return;
   }
-  // The steps run in the context the stream is first read in (LangGraph starts its loop then): every read runs in this one.
-  const inner = otel.context.with(context, start);
+  const invocation = new Invocation();
+  // LangGraph starts the steps when the stream is first read: every read runs within the invocation.
+  const inner = invocations.run(invocation, start);
   const within: AsyncIterableIterator<T> = {
-    next: (...args) => otel.context.with(context, () => inner.next(...args)),
-    return: (value) => otel.context.with(context, () => inner.return(value)),
-    throw: (error) => otel.context.with(context, () => inner.throw(error)),
+    next: (...args) => invocations.run(invocation, () => inner.next(...args)),
+    return: (value) => invocations.run(invocation, () => inner.return(value)),
+    throw: (error) => invocations.run(invocation, () => inner.throw(error)),
     [Symbol.asyncIterator]() {
       return this;
     },

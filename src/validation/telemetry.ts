@@ -94,7 +94,7 @@ export function tracedStartRun(start: typeof startRun) {
   return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Send> => {
     const send = start(ctx, state, config);
     const otel = await openTelemetry();
-    const invocation = otel === undefined ? undefined : invocationOf(otel);
+    const invocation = otel === undefined ? undefined : invocationOf();
     if (otel === undefined || invocation === undefined) return send;
     const run = (send.args as { newRun: RunSettings }).newRun;
     const span = startSpan(otel, RUN_SPAN, { attributes: runAttributes(ctx, run) });
@@ -111,7 +111,7 @@ export function tracedStartRun(start: typeof startRun) {
 export function tracedGenerate(attempt: typeof generate) {
   return async (ctx: ValidationNodeContext, input: Parameters<typeof generate>[1], config: LangGraphRunnableConfig): Promise<ValidationUpdate> => {
     const otel = await openTelemetry();
-    const invocation = otel === undefined ? undefined : invocationOf(otel);
+    const invocation = otel === undefined ? undefined : invocationOf();
     const starting = "newRun" in input && input.newRun !== null && typeof input.newRun === "object";
     const state = starting ? undefined : (input as ValidationStateType);
     const run = starting ? (input as { newRun: RunSettings }).newRun : state!.run;
@@ -182,7 +182,7 @@ export function tracedValidate(judge: typeof validate) {
     const spec = specLabel(run);
     const refused = record !== undefined && !record.valid ? errorClass(state, record, update) : undefined;
     if (refused !== undefined) recordMetric(otel, "refusedAttempts", 1, { spec, model, errorClass: refused });
-    const invocation = invocationOf(otel);
+    const invocation = invocationOf();
     // A call not made (the budget) counted no attempt.
     const span = invocation?.takeAttempt(state.draft?.budget !== undefined ? state.attempts + 1 : state.attempts);
     endSpan(
@@ -275,7 +275,7 @@ export function tracedReview(decide: typeof review) {
               ? "refused_value"
               : "unreadable";
     recordMetric(otel, "reviews", 1, { spec: specLabel(run), decision });
-    const invocation = invocationOf(otel);
+    const invocation = invocationOf();
     if (invocation === undefined) return command;
     const parent = runSpanOf(otel, invocation, ctx, run);
     if (recorded(otel, parent)) {

@@ -6,7 +6,7 @@
  * ended ones) and the SDK's own warnings (a span ended twice is one). After each test no span is open and no
  * invocation is under way; after many runs that throw, nothing is held.
  */
-import { diag, DiagLogLevel, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
+import { context, diag, DiagLogLevel, propagation, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
@@ -154,6 +154,22 @@ describe("nothing a run makes is held once it ends", () => {
     for (let i = 0; i < 200; i++) await expect(graph.invoke({ request: REQUEST })).rejects.toThrow("bad request");
     expect(await runsCounted("error")).toBe(before + 200);
     expect(runSpans()).toHaveLength(200);
+  });
+});
+
+describe("with a meter provider and no tracer (no context manager either)", () => {
+  it("a run that throws is still counted", async () => {
+    trace.disable();
+    context.disable();
+    try {
+      const before = await runsCounted("error");
+      await expect(buildValidationGraph({ model: scriptedModel([badRequest()]) }).invoke({ request: REQUEST })).rejects.toThrow("bad request");
+      expect(await runsCounted("error")).toBe(before + 1);
+      expect(telemetry.spans.getFinishedSpans()).toEqual([]);
+    } finally {
+      propagation.disable();
+      telemetry.tracerProvider.register();
+    }
   });
 });
 
