@@ -9,6 +9,9 @@
  * a model name a run supplies counts as itself only among the first MAX_ATTRIBUTE_VALUES seen, and as
  * "other" after that, so a server's callers cannot grow a metrics backend without bound.
  *
+ * The spans a graph's invocation holds open between its steps are the invocation's own (Invocation), and end
+ * with it however it ends (traceInvocation): nothing is kept from one invocation to the next.
+ *
  * Telemetry never changes a run: a fault here (a missing package, an SDK that throws) records nothing.
  */
 import type * as OtelApi from "@opentelemetry/api";
