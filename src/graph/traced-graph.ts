@@ -7,13 +7,14 @@
  * the method a Runnable that streams provides; this graph's delegates to LangGraph's own, unchanged.
  * tests/telemetry/run-end.test.ts fails if an upgrade takes a path around it.
  */
-import { CompiledStateGraph, StateGraph } from "@langchain/langgraph";
+import { CompiledStateGraph, isGraphBubbleUp, StateGraph } from "@langchain/langgraph";
 import { traceInvocation } from "../telemetry/open-telemetry.js";
 
 // `any`: the graph's types are the builder's, carried by the StateGraph type TracedStateGraph is given below.
 class TracedCompiledGraph extends CompiledStateGraph<any, any, any, any, any, any, any, any, any, any> {
   override async *_streamIterator(input: any, options?: any): AsyncGenerator<any> {
-    yield* traceInvocation(() => super._streamIterator(input, options), options?.signal as AbortSignal | undefined);
+    // An interrupt (or a command) a subgraph hands up to its parent graph is a pause, not a failure.
+    yield* traceInvocation(() => super._streamIterator(input, options), { signal: options?.signal as AbortSignal | undefined, paused: isGraphBubbleUp });
   }
 }
 

@@ -586,9 +586,12 @@ export function invocationOf(): Invocation | undefined {
  * Runs one invocation of a graph, as LangGraph streams it (`start` makes the stream), with an Invocation that every
  * step finds (invocationOf), and ends the Invocation when the stream ends, whichever way: it completed, it threw,
  * or its reader gave it up (a cancel, a `break`, an abort). `signal` is the invocation's own: aborted, the thrown
- * error is a cancel.
+ * error is a cancel. `paused` tells a thrown pause from an error (an interrupt a subgraph hands to its parent).
  */
-export async function* traceInvocation<T>(start: () => AsyncGenerator<T>, signal: AbortSignal | undefined): AsyncGenerator<T> {
+export async function* traceInvocation<T>(
+  start: () => AsyncGenerator<T>,
+  options: { signal?: AbortSignal; paused?: (error: unknown) => boolean } = {},
+): AsyncGenerator<T> {
   const otel = await openTelemetry();
   if (otel === undefined) {
     yield* start();
@@ -612,7 +615,8 @@ export async function* traceInvocation<T>(start: () => AsyncGenerator<T>, signal
     invocation.end(otel);
   } catch (error) {
     ended = true;
-    invocation.end(otel, { error, cancelled: signal?.aborted === true });
+    if (options.paused?.(error) === true) invocation.end(otel);
+    else invocation.end(otel, { error, cancelled: options.signal?.aborted === true });
     throw error;
   } finally {
     // Neither completed nor thrown: its reader gave it up.

@@ -7,10 +7,11 @@
  * invocation is under way; after many runs that throw, nothing is held.
  */
 import { context, diag, DiagLogLevel, propagation, SpanStatusCode, trace, type Span, type Tracer, type TracerProvider } from "@opentelemetry/api";
-import { Command, MemorySaver } from "@langchain/langgraph";
+import { Annotation, Command, END, interrupt, MemorySaver, START, StateGraph } from "@langchain/langgraph";
+import { TracedStateGraph } from "../../src/graph/traced-graph.js";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
-import { invocationsInFlight } from "../../src/telemetry/open-telemetry.js";
+import { invocationOf, invocationsInFlight } from "../../src/telemetry/open-telemetry.js";
 import { buildValidationGraph, createValidationGraphBuilder } from "../../src/validation/graph.js";
 import { ScriptedChatModel, scriptedModel } from "../../testkit/scripted-model.js";
 import { parentOf, recordTelemetry, spansNamed, type Recording } from "./support.js";
@@ -144,6 +145,35 @@ describe("a run paused for a person", () => {
     await graph.invoke({ request: REQUEST }, config);
     await graph.invoke(new Command({ resume: { type: "reject", message: "not now" } }), config);
     expect(runSpans().map((span) => span.attributes["trustworthy.stop_reason"])).toEqual(["max_attempts", "rejected"]);
+  });
+});
+
+describe("a graph used as a subgraph", () => {
+  it("pauses, not fails, when an interrupt inside it is handed up to its parent", async () => {
+    const State = Annotation.Root({ answer: Annotation<string> });
+    // A traced graph whose first step holds a run span (as the validation graph's start does), then asks a person.
+    const inner = new TracedStateGraph(State)
+      .addNode("start", () => {
+        invocationOf()!.startRun(trace.getTracer("probe").startSpan("invoke_agent probe"), {});
+        return {};
+      })
+      .addNode("ask", () => ({ answer: interrupt<string, string>("answer?") }))
+      .addEdge(START, "start")
+      .addEdge("start", "ask")
+      .addEdge("ask", END)
+      .compile();
+    const before = await runsCounted("error");
+    const outer = new StateGraph(State)
+      .addNode("inner", async (state) => inner.invoke(state))
+      .addEdge(START, "inner")
+      .addEdge("inner", END)
+      .compile({ checkpointer: new MemorySaver() });
+    const out = await outer.invoke({ answer: "" }, { configurable: { thread_id: "nested" } });
+    expect(out).toHaveProperty("__interrupt__");
+    const [probe] = spansNamed(telemetry.spans, "invoke_agent probe");
+    expect(probe.status.code).toBe(SpanStatusCode.UNSET);
+    expect(probe.attributes).toMatchObject({ "trustworthy.interrupted": true });
+    expect(await runsCounted("error")).toBe(before);
   });
 });
 
