@@ -25,10 +25,10 @@ import { readSpecLimits } from "../environment.js";
 import { ConfigurationError, SpecError } from "../errors.js";
 import { bound } from "../shared/text.js";
 import type { CheckLimits } from "../specs/check.js";
-import { resolveSpec, type SpecLike } from "../specs/registry.js";
+import { fingerprintSpec, resolveSpec, type SpecLike } from "../specs/registry.js";
 import type { Spec } from "../specs/spec.js";
 import { MAX_ECHOED_OUTPUT_CHARS, retryPrompt, truncatedAnswerError, unfinishedAnswerError } from "../protocol/feedback.js";
-import { answerEnd, providerOf, streamsTokens } from "../providers/model-call.js";
+import { answerEnd, modelNameOf, providerOf, streamsTokens } from "../providers/model-call.js";
 import { providerOfTrace, type ModelProvider } from "../providers/index.js";
 import { answerTool, answerToolName, judgeAnswer, readTurn } from "./answer.js";
 import { attemptsOption, countOption, ON_FAILURE, ON_FAILURE_ERROR } from "../settings.js";
@@ -40,7 +40,7 @@ import { AnswerStreamReader } from "./answer-stream.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES, type StopPolicy } from "../streaming/partial-check.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
-import { countAnswerVerdict } from "../telemetry/open-telemetry.js";
+import { AnswerTrace, type AnswerFacts } from "../telemetry/open-telemetry.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
@@ -117,6 +117,7 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
   const judging = (progress: AnswerProgress) => ({ limits, context: typeof ruleContext === "function" ? progress.ruleContext : ruleContext });
   const tool = answerToolName(spec);
   const definition = answerTool(spec, tool);
+  const fingerprint = fingerprintSpec(spec);
   const fresh = (): AnswerProgress => ({
     attempts: 0,
     limit: maxAttempts,
@@ -203,33 +204,42 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
       const reader = streamed && Runnable.isRunnable(request.model) ? new AnswerStreamReader(watch, tool, stop) : undefined;
       const listeners = [info, reader].filter((listener) => listener !== undefined);
       const model = listeners.length === 0 ? request.model : listenedTo(request.model as Runnable, listeners, reader ? stop.signal : undefined);
+      // The call and its verdict on an OpenTelemetry span (../telemetry/open-telemetry.ts), under the caller's active span.
+      const trace = await AnswerTrace.start({ spec: spec.name, fingerprint, attempt: progress.attempts + 1 });
       let raw: AIMessage;
       try {
-        raw = await handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" });
+        raw = await trace.call(() => handler({ ...request, model, tools: [...request.tools, definition], toolChoice: request.toolChoice ?? "required" }));
       } catch (error) {
         // Only the stop policy's own abort is an attempt stopped early; any other failure is the call's.
         if (!stop.signal.aborted || config?.signal?.aborted) {
           if (reader) watch.failed(error);
+          trace.fail(error);
           throw error;
         }
         raw = new AIMessage({ content: "" });
       }
+      const answered = (facts: AnswerFacts = {}): AnswerFacts => ({
+        model: info?.model ?? modelNameOf(request.model),
+        provider: provider ?? info?.provider,
+        inputTokens: raw.usage_metadata?.input_tokens,
+        outputTokens: raw.usage_metadata?.output_tokens,
+        ...facts,
+      });
+      const attempts = progress.attempts + 1;
+      const last = attempts >= progress.limit;
       const stopped = reader ? watch.finish() : undefined;
       if (stopped !== undefined && stop.signal.aborted) {
         // The answer was stopped early: an attempt whose errors are the certain ones found, and why it was stopped.
-        return rejectAttempt(
-          progress,
-          new AIMessage({ content: "" }),
-          { kind: "text" },
-          bound(reader?.text ?? "", MAX_ECHOED_OUTPUT_CHARS),
-          stoppedAttemptErrors(stopped),
-          messages,
-        );
+        const errors = stoppedAttemptErrors(stopped);
+        const stopReason = last ? "max_attempts" : undefined;
+        trace.endVerdict(answered({ stoppedEarly: stopped.reason, mode: "tool" }), { valid: false, errors, errorClass: "stopped_early", stopReason, attempts });
+        return rejectAttempt(progress, new AIMessage({ content: "" }), { kind: "text" }, bound(reader?.text ?? "", MAX_ECHOED_OUTPUT_CHARS), errors, messages);
       }
       const response = withDistinctToolCallIds(raw, messages);
       const turn = readTurn(response, tool, toolNames(request.tools));
       if (turn.kind === "work") {
         const toolTurns = progress.toolTurns + 1;
+        trace.endTurn(answered(), toolTurns > maxToolTurns ? { stopReason: "no_answer", attempts: progress.attempts } : undefined);
         if (toolTurns > maxToolTurns) {
           // Past the budget: the turn's calls are not run (each gets a result saying so) and the answer ends without one.
           const text = noAnswerText(maxToolTurns);
@@ -263,11 +273,15 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
                 errors: [end.kind === "cut" ? truncatedAnswerError(end.said) : unfinishedAnswerError(end.said)],
               },
             };
-      const attempts = progress.attempts + 1;
-      // The verdict counted for OpenTelemetry (../telemetry.ts): a refused answer by class, the end with its attempts.
-      const ended = verdict.valid ? "valid" : attempts >= progress.limit ? "max_attempts" : undefined;
-      const errorClass = end.kind === "cut" ? "truncated" : end.kind !== "finished" ? "unfinished" : "spec";
-      await countAnswerVerdict({ spec: spec.name, valid: verdict.valid, attempts, stopReason: ended, errorClass });
+      // The verdict on the attempt's span, counted: a refused answer by class, the answer's end with its attempts.
+      trace.endVerdict(answered({ mode: turn.kind === "text" ? "text" : "tool", finishReasons: end.kind === "finished" ? undefined : [end.said] }), {
+        valid: verdict.valid,
+        errors: verdict.errors,
+        errorClass: end.kind === "cut" ? "truncated" : end.kind !== "finished" ? "unfinished" : "spec",
+        repairs: verdict.repairs?.length,
+        stopReason: verdict.valid ? "valid" : last ? "max_attempts" : undefined,
+        attempts,
+      });
       if (verdict.valid) {
         const outcome: ResponseOutcome<T> = {
           success: true,
@@ -387,6 +401,8 @@ class GenerationInfoListener extends BaseCallbackHandler {
   generationInfo: Record<string, unknown> | undefined;
   /** The provider of the chat model that answered, as its client names itself to callbacks (`ls_provider`). */
   provider: ModelProvider | undefined;
+  /** The model name the chat model that answered gave its callbacks (`ls_model_name`). */
+  model: string | undefined;
   #run: string | undefined;
 
   constructor() {
@@ -406,6 +422,7 @@ class GenerationInfoListener extends BaseCallbackHandler {
     this.#run = runId;
     this.generationInfo = undefined;
     this.provider = providerOfTrace(metadata?.ls_provider);
+    this.model = typeof metadata?.ls_model_name === "string" ? metadata.ls_model_name : undefined;
   }
 
   override handleChatModelStreamEvent(event: ChatModelStreamEvent, runId: string): void {

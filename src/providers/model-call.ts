@@ -144,6 +144,26 @@ export function providerOf(model: unknown): ModelProvider | undefined {
   return undefined;
 }
 
+/**
+ * The model name a chat model gives LangChain's tracers (`ls_model_name`, through any bindings), or undefined
+ * (a chat model that does not say).
+ */
+export function modelNameOf(model: unknown): string | undefined {
+  let current = model as { bound?: unknown; getLsParams?: unknown } | null;
+  for (let depth = 0; depth < 10 && current !== null && typeof current === "object"; depth++) {
+    if (typeof current.getLsParams === "function") {
+      try {
+        const name: unknown = (current as { getLsParams(options: object): { ls_model_name?: unknown } }).getLsParams({}).ls_model_name;
+        return typeof name === "string" ? name : undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    current = current.bound as typeof current;
+  }
+  return undefined;
+}
+
 /** Watches an answer while it streams. */
 interface StreamWatch {
   /** Each piece as it arrives (a model that cannot stream gives its whole answer as one). */

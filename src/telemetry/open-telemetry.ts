@@ -9,9 +9,13 @@
  * a model name a run supplies counts as itself only among the first MAX_ATTRIBUTE_VALUES seen, and as
  * "other" after that, so a server's callers cannot grow a metrics backend without bound.
  *
+ * The spans a graph's invocation holds open between its steps are the invocation's own (Invocation), and end
+ * with it however it ends (traceInvocation): nothing is kept from one invocation to the next.
+ *
  * Telemetry never changes a run: a fault here (a missing package, an SDK that throws) records nothing.
  */
 import type * as OtelApi from "@opentelemetry/api";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { DEFAULT_PROVIDER, parseModelName } from "../providers/index.js";
 import { bound } from "../shared/text.js";
 
@@ -244,15 +248,29 @@ export function withSpan<T>(otel: Api, span: Span | undefined, fn: () => T, pare
   return otel.context.with(otel.trace.setSpan(parent, span), fn);
 }
 
+/** Whether a span is being recorded, or was (an SDK sampled it): a span that ended may still be a parent. */
+export function recorded(otel: Api, span: Span | undefined): boolean {
+  try {
+    const context = span?.spanContext();
+    return context !== undefined && otel.trace.isSpanContextValid(context) && (context.traceFlags & 1) === 1;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A span's context as W3C `traceparent` text, to be kept with a run (in its settings, in the checkpoint)
  * so every step of the run, a resumed one included, nests its spans under the run's; undefined when the
  * span is not recorded (no SDK, or not sampled).
  */
 export function traceparentOf(otel: Api, span: Span | undefined): string | undefined {
-  const context = span?.spanContext();
-  if (context === undefined || !otel.trace.isSpanContextValid(context) || !span!.isRecording()) return undefined;
-  return `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 1).toString(16).padStart(2, "0")}`;
+  try {
+    const context = span?.spanContext();
+    if (context === undefined || !otel.trace.isSpanContextValid(context) || !span!.isRecording()) return undefined;
+    return `00-${context.traceId}-${context.spanId}-${(context.traceFlags & 1).toString(16).padStart(2, "0")}`;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The context whose parent is the span a `traceparent` names (as kept by traceparentOf), under the active one. */
@@ -263,18 +281,9 @@ export function contextOf(otel: Api, traceparent: string | undefined): Context {
   return otel.trace.setSpanContext(active, { traceId: match[1], spanId: match[2], traceFlags: Number.parseInt(match[3], 16), isRemote: true });
 }
 
-/**
- * The createAgent middleware's verdict on one answer, counted: a refused answer by error class, and the
- * answer's end (valid, or out of attempts) with its attempts.
- */
-export async function countAnswerVerdict(verdict: { spec: string; valid: boolean; attempts: number; stopReason?: string; errorClass?: string }): Promise<void> {
-  const otel = await openTelemetry();
-  if (otel === undefined) return;
-  if (!verdict.valid) recordMetric(otel, "refusedAttempts", 1, { spec: verdict.spec, errorClass: verdict.errorClass ?? "spec" });
-  if (verdict.stopReason === undefined) return;
-  recordMetric(otel, "runs", 1, { spec: verdict.spec, outcome: verdict.stopReason });
-  recordMetric(otel, "runAttempts", verdict.attempts, { spec: verdict.spec, outcome: verdict.stopReason });
-}
+/** OpenTelemetry's SpanKind values (the enum is the API's, loaded on first use). */
+const SPAN_KIND_INTERNAL = 0;
+const SPAN_KIND_CLIENT = 2;
 
 /** A guarded tool's verdict on one call: ran (its arguments passed), or not, with why. */
 interface ToolCallVerdict {
@@ -296,7 +305,7 @@ export async function traceToolCall<T>(verdict: ToolCallVerdict, run: () => Prom
   if (otel === undefined) return run();
   if (!verdict.valid) recordMetric(otel, "toolRefusals", 1, { tool: verdict.tool, spec: verdict.spec, errorClass: verdict.outcome });
   const span = startSpan(otel, `execute_tool ${verdict.tool}`, {
-    kind: 0,
+    kind: SPAN_KIND_INTERNAL,
     attributes: defined({
       "gen_ai.operation.name": "execute_tool",
       "gen_ai.tool.name": verdict.tool,
@@ -318,38 +327,301 @@ export async function traceToolCall<T>(verdict: ToolCallVerdict, run: () => Prom
   }
 }
 
+/** What an attempt's span says of the model's answer: the GenAI conventions' facts, and the package's own. */
+export interface AnswerFacts {
+  /** The model name (absent: not known, e.g. a chat model object that does not say). */
+  model?: string;
+  /** The provider, when known otherwise than from the model name. */
+  provider?: string;
+  inputTokens?: number;
+  outputTokens?: number;
+  /** The provider's stop, in its words, when it cut the answer or did not say it finished. */
+  finishReasons?: string[];
+  mode?: string;
+  fallbacks?: string[];
+  schemaDropped?: string[];
+  correctionsAsked?: boolean;
+  escalationStep?: number;
+  budgetLeft?: number;
+  /** Why the answer's request was stopped while it streamed. */
+  stoppedEarly?: string;
+  refusal?: boolean;
+  /** The answer's text: recorded only when the user opted in (contentAttribute). */
+  text?: string;
+}
+
+/** What the check step's verdict on an attempt puts on its span. */
+interface VerdictFacts {
+  valid: boolean;
+  errors: readonly string[];
+  errorClass?: string;
+  /** How many syntax slips were repaired before the answer was judged. */
+  repairs?: number;
+  correctionApplied?: boolean;
+  /** Set on the attempt that ended the answer or the run. */
+  stopReason?: string;
+}
+
 /**
- * The spans open between two steps of a run (a run's span from its start to its verdict, an attempt's
- * from the model call to the check step), by key. Bounded: past MAX_OPEN_SPANS the oldest is ended,
- * marked abandoned (a run that stopped on a thrown error, or resumed in another process, never reaches
- * its verdict here).
+ * An attempt's span: a GenAI `chat` span, named `chat <model>` once the model is known (describeAnswer),
+ * under `parent` (default: the active context).
  */
-export class OpenSpans {
-  private readonly spans = new Map<string, Span>();
+export function startAttemptSpan(otel: Api, attempt: number, parent?: Context): Span | undefined {
+  return startSpan(otel, "chat", { kind: SPAN_KIND_CLIENT, attributes: { "gen_ai.operation.name": "chat", "trustworthy.attempt": attempt } }, parent);
+}
 
-  constructor(private readonly max = MAX_OPEN_SPANS) {}
-
-  keep(key: string, span: Span | undefined): void {
-    if (span === undefined) return;
-    this.spans.set(key, span);
-    if (this.spans.size > this.max) {
-      const [oldest, abandoned] = this.spans.entries().next().value!;
-      this.spans.delete(oldest);
-      try {
-        abandoned.setAttribute("trustworthy.abandoned", true);
-        abandoned.end();
-      } catch {
-        // Nothing to do: the span is dropped either way.
-      }
-    }
-  }
-
-  take(key: string): Span | undefined {
-    const span = this.spans.get(key);
-    this.spans.delete(key);
-    return span;
+/** What the model answered, on its attempt's span (renamed `chat <model>`). Never throws. */
+export function describeAnswer(span: Span | undefined, facts: AnswerFacts): void {
+  if (span === undefined) return;
+  try {
+    if (facts.model !== undefined) span.updateName(`chat ${facts.model}`);
+    span.setAttributes(
+      defined({
+        "gen_ai.provider.name": facts.provider ?? (facts.model === undefined ? undefined : providerName(facts.model)),
+        "gen_ai.request.model": facts.model,
+        "gen_ai.usage.input_tokens": facts.inputTokens,
+        "gen_ai.usage.output_tokens": facts.outputTokens,
+        "gen_ai.response.finish_reasons": facts.finishReasons,
+        "trustworthy.output_mode": facts.mode,
+        "trustworthy.fallbacks": facts.fallbacks,
+        "trustworthy.schema_dropped": facts.schemaDropped,
+        "trustworthy.corrections_asked": facts.correctionsAsked,
+        "trustworthy.escalation.step": facts.escalationStep,
+        "trustworthy.budget.left": facts.budgetLeft,
+        "trustworthy.stopped_early": facts.stoppedEarly,
+        "trustworthy.refusal": facts.refusal,
+        "trustworthy.answer": contentAttribute(facts.text),
+      }),
+    );
+  } catch {
+    // A span that throws loses its attributes; the run goes on.
   }
 }
-const MAX_OPEN_SPANS = 1_000;
+
+/** The check step's verdict, as an attempt's span carries it: valid, how many errors and the first few, why. */
+export function verdictAttributes(verdict: VerdictFacts): Attributes {
+  return defined({
+    "trustworthy.valid": verdict.valid,
+    "trustworthy.error_count": verdict.errors.length,
+    "trustworthy.errors": firstErrors(verdict.errors),
+    "trustworthy.error_class": verdict.valid ? undefined : verdict.errorClass,
+    "trustworthy.repairs": verdict.repairs,
+    "trustworthy.correction.applied": verdict.correctionApplied,
+    "trustworthy.stop_reason": verdict.stopReason,
+  });
+}
+
+/**
+ * One model call of the createAgent middleware, traced: a GenAI `chat` span from the call to the check step's
+ * verdict, under the caller's active span and active while the model answers (the client's spans and the
+ * caller's own nest under it), with the same attributes as the validation graph's attempts; each verdict
+ * counted (a refused answer by class, the answer's end with its attempts). With no API loaded, nothing.
+ */
+export class AnswerTrace {
+  private constructor(
+    private readonly otel: Api | undefined,
+    private readonly span: Span | undefined,
+    private readonly spec: string,
+  ) {}
+
+  static async start(facts: { spec: string; fingerprint: string; attempt: number }): Promise<AnswerTrace> {
+    const otel = await openTelemetry();
+    const span = otel === undefined ? undefined : startAttemptSpan(otel, facts.attempt);
+    try {
+      span?.setAttributes({ "trustworthy.spec.name": facts.spec, "trustworthy.spec.fingerprint": facts.fingerprint });
+    } catch {
+      // As for any attribute: lost, and the run goes on.
+    }
+    return new AnswerTrace(otel, span, facts.spec);
+  }
+
+  /** Calls the model with the span active. */
+  call<T>(fn: () => T | Promise<T>): T | Promise<T> {
+    return this.otel === undefined ? fn() : withSpan(this.otel, this.span, fn);
+  }
+
+  /** The call failed: the span ends with its error. */
+  fail(error: unknown): void {
+    if (this.otel !== undefined) endSpan(this.otel, this.span, {}, error);
+  }
+
+  /**
+   * The model called the agent's other tools: a turn of work, not an answer; `ended` when it was one turn too
+   * many, and the answer ended without one (counted as the answer's end).
+   */
+  endTurn(answer: AnswerFacts, ended?: { stopReason: string; attempts: number }): void {
+    const otel = this.otel;
+    if (otel === undefined) return;
+    describeAnswer(this.span, answer);
+    endSpan(otel, this.span, defined({ "trustworthy.tool_turn": true, "trustworthy.stop_reason": ended?.stopReason }));
+    if (ended !== undefined) this.countEnd(answer, ended);
+  }
+
+  /** The verdict on the answer: on the span, which it ends, and counted. */
+  endVerdict(answer: AnswerFacts, verdict: VerdictFacts & { attempts: number }): void {
+    const otel = this.otel;
+    if (otel === undefined) return;
+    describeAnswer(this.span, answer);
+    endSpan(otel, this.span, verdictAttributes(verdict));
+    const labels = { spec: this.spec, model: answer.model };
+    if (!verdict.valid) recordMetric(otel, "refusedAttempts", 1, { ...labels, errorClass: verdict.errorClass ?? "spec" });
+    if (answer.stoppedEarly !== undefined) recordMetric(otel, "earlyStops", 1, { ...labels, reason: answer.stoppedEarly });
+    if (verdict.stopReason !== undefined) this.countEnd(answer, { stopReason: verdict.stopReason, attempts: verdict.attempts });
+  }
+
+  /** The answer's end, counted with its attempts. */
+  private countEnd(answer: AnswerFacts, ended: { stopReason: string; attempts: number }): void {
+    const labels = { spec: this.spec, model: answer.model, outcome: ended.stopReason };
+    recordMetric(this.otel, "runs", 1, labels);
+    recordMetric(this.otel, "runAttempts", ended.attempts, labels);
+  }
+}
+
+/**
+ * The invocation each step runs in. Kept apart from OpenTelemetry's context, which carries nothing without a
+ * context manager (a process that registers a meter provider and no tracer still counts how runs end).
+ */
+const invocations = new AsyncLocalStorage<Invocation>();
+
+/** How many invocations are under way in this process (every one ends, however it ends: tests/telemetry/run-end.test.ts). */
+let invocationsUnderWay = 0;
+
+/** The invocations under way in this process. */
+export function invocationsInFlight(): number {
+  return invocationsUnderWay;
+}
+
+/** How an invocation ended, when it did not end as the graph does (at its end or at an interrupt). */
+interface InvocationEnd {
+  /** The error it threw: a node's, LangGraph's (its recursion limit), a checkpointer's. */
+  error?: unknown;
+  /** It was aborted, or its reader stopped reading. */
+  cancelled?: boolean;
+}
+
+/**
+ * One invocation of a graph (an invoke, a stream, a resume): the spans it holds open between its steps, and
+ * the run's metric labels. Made for each invocation by traceInvocation, found by its steps (invocationOf), and
+ * ended with it whichever way it ends: no span outlives the invocation that started it,
+ * and nothing of it is held once it has ended.
+ */
+export class Invocation {
+  private run: { span: Span | undefined; labels: MetricLabels; ended: boolean } | undefined;
+  private readonly attempts = new Map<number, Span>();
+  private ended = false;
+
+  constructor() {
+    invocationsUnderWay++;
+  }
+
+  /** The run's span in this invocation (undefined: none started yet, or not recorded). */
+  get runSpan(): Span | undefined {
+    return this.run?.span;
+  }
+
+  /** Whether the run's span was started in this invocation (by its start, or for a resumed run). */
+  get hasRun(): boolean {
+    return this.run !== undefined;
+  }
+
+  /** The run's span, and the labels of the run's metrics should the invocation end on an error. */
+  startRun(span: Span | undefined, labels: MetricLabels): void {
+    this.run = { span, labels, ended: false };
+  }
+
+  /** The run's verdict: its span ended with it (once). */
+  endRun(otel: Api, attributes: Attributes): void {
+    if (this.run === undefined || this.run.ended) return;
+    this.run.ended = true;
+    endSpan(otel, this.run.span, attributes);
+  }
+
+  /** An attempt's span, open from the model call to the check step. */
+  keepAttempt(attempt: number, span: Span | undefined): void {
+    if (span !== undefined && !this.ended) this.attempts.set(attempt, span);
+  }
+
+  takeAttempt(attempt: number): Span | undefined {
+    const span = this.attempts.get(attempt);
+    this.attempts.delete(attempt);
+    return span;
+  }
+
+  /**
+   * The invocation's end: every span still open is ended. A thrown error marks them failed with it, and a
+   * cancelled invocation as cancelled, and the run is counted with that outcome; an invocation that ended
+   * without its run's verdict (at an interrupt, waiting for a person) marks them interrupted.
+   */
+  end(otel: Api, how: InvocationEnd = {}): void {
+    if (this.ended) return;
+    this.ended = true;
+    invocationsUnderWay--;
+    const failed = how.error !== undefined || how.cancelled === true;
+    const outcome = how.cancelled === true ? "cancelled" : "error";
+    const error = how.error ?? (how.cancelled === true ? "the run was cancelled" : undefined);
+    const attributes: Attributes = !failed
+      ? { "trustworthy.interrupted": true }
+      : { "error.type": how.cancelled === true ? "cancelled" : errorType(how.error) };
+    for (const span of this.attempts.values()) endSpan(otel, span, attributes, error);
+    this.attempts.clear();
+    const run = this.run;
+    this.run = undefined;
+    if (run === undefined || run.ended) return;
+    if (failed) recordMetric(otel, "runs", 1, { ...run.labels, outcome });
+    endSpan(otel, run.span, attributes, error);
+  }
+}
+
+/** The `error.type` of a thrown error (the OpenTelemetry conventions'): its class's name. */
+function errorType(error: unknown): string {
+  return error instanceof Error ? error.name : "_OTHER";
+}
+
+/** The invocation a step runs in (undefined outside traceInvocation). */
+export function invocationOf(): Invocation | undefined {
+  return invocations.getStore();
+}
+
+/**
+ * Runs one invocation of a graph, as LangGraph streams it (`start` makes the stream), with an Invocation that every
+ * step finds (invocationOf), and ends the Invocation when the stream ends, whichever way: it completed, it threw,
+ * or its reader gave it up (a cancel, a `break`, an abort). `signal` is the invocation's own: aborted, the thrown
+ * error is a cancel. `paused` tells a thrown pause from an error (an interrupt a subgraph hands to its parent).
+ */
+export async function* traceInvocation<T>(
+  start: () => AsyncGenerator<T>,
+  options: { signal?: AbortSignal; paused?: (error: unknown) => boolean } = {},
+): AsyncGenerator<T> {
+  const otel = await openTelemetry();
+  if (otel === undefined) {
+    yield* start();
+    return;
+  }
+  const invocation = new Invocation();
+  // LangGraph starts the steps when the stream is first read: every read runs within the invocation.
+  const inner = invocations.run(invocation, start);
+  const within: AsyncIterableIterator<T> = {
+    next: (...args) => invocations.run(invocation, () => inner.next(...args)),
+    return: (value) => invocations.run(invocation, () => inner.return(value)),
+    throw: (error) => invocations.run(invocation, () => inner.throw(error)),
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+  };
+  let ended = false;
+  try {
+    yield* within;
+    ended = true;
+    invocation.end(otel);
+  } catch (error) {
+    ended = true;
+    if (options.paused?.(error) === true) invocation.end(otel);
+    else invocation.end(otel, { error, cancelled: options.signal?.aborted === true });
+    throw error;
+  } finally {
+    // Neither completed nor thrown: its reader gave it up.
+    if (!ended) invocation.end(otel, { cancelled: true });
+  }
+}
 
 export type { Api as OpenTelemetryApi };

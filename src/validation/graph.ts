@@ -14,7 +14,8 @@
  * interrupted run continues where it stopped, with the settings recorded.
  */
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
-import { END, START, StateGraph } from "@langchain/langgraph";
+import { END, START } from "@langchain/langgraph";
+import { TracedStateGraph } from "../graph/traced-graph.js";
 import { withModelOption } from "../model-option.js";
 import { checkRequestText, modelInEffect, showingModelInEffect, withDefaultsShown, withSpecLimitsInEffect } from "../settings.js";
 import { MAX_RUN_ATTEMPTS } from "../settings.js";
@@ -75,7 +76,7 @@ export function createValidationGraphBuilder(given: Omit<ValidationGraphOptions,
   const nodes = new ValidationNodeContext(options);
   const { input, context } = frontDoor(options, nodes.settings);
   return (
-    new StateGraph({
+    new TracedStateGraph({
       // Channels from the zod state (see channelsOf); nodes are typed from the zod state itself.
       state: channelsOf(ValidationState) as unknown as typeof ValidationState,
       input: input as unknown as typeof ValidationInputSchema,

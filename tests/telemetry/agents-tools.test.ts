@@ -1,18 +1,23 @@
 /**
  * The same verdicts beside the graph: a guarded tool's call is an `execute_tool` span with the verdict on its
  * arguments and a refused call is counted; a Reflexion task is a span with a child span per round carrying its
- * score; the createAgent middleware counts refused answers and its answers' ends.
+ * score; each answer of the createAgent middleware is a chat span with its verdict, refused answers and the
+ * answers' ends counted.
  */
 import { HumanMessage } from "@langchain/core/messages";
-import { trace } from "@opentelemetry/api";
+import { fakeModel } from "@langchain/core/testing";
+import { tool, type StructuredToolInterface } from "@langchain/core/tools";
+import { SpanStatusCode, trace } from "@opentelemetry/api";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
-import { builtinSpecs } from "../../src/specs/registry.js";
+import { checkValue } from "../../src/specs/check.js";
+import { builtinSpecs, fingerprintSpec } from "../../src/specs/registry.js";
 import { guardedTool } from "../../src/tools/guarded-tool.js";
 import { roleModels } from "../../testkit/role-models.js";
-import { answerTurn, REQUEST, scriptedTurns, threeDefects, valid } from "../agents/agent.support.js";
+import { z } from "zod";
+import { answerTurn, callTurn, deploymentSpec, REQUEST, scriptedTurns, threeDefects, valid } from "../agents/agent.support.js";
 import { parentOf, recordTelemetry, spansNamed, type Recording } from "./support.js";
 
 const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
@@ -73,20 +78,69 @@ describe("Reflexion", () => {
 });
 
 describe("the createAgent middleware", () => {
-  it("counts each refused answer and the answer's end", async () => {
-    const spec = { "trustworthy.spec": "deployment-config" };
+  const spec = { "trustworthy.spec": "deployment-config" };
+  const answerAgent = (model: ReturnType<typeof scriptedTurns>, tools: StructuredToolInterface[] = []) =>
+    createAgent({ model, tools, middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })] });
+
+  it("each answer is a GenAI chat span under the caller's, with the verdict as the graph's attempts carry it; refused answers and the end counted", async () => {
     const before = {
       refused: await telemetry.count("trustworthy.attempts.refused", { ...spec, "trustworthy.error_class": "spec" }),
       valid: await telemetry.count("trustworthy.runs", { ...spec, "trustworthy.outcome": "valid" }),
     };
-    const agent = createAgent({
-      model: scriptedTurns([() => answerTurn(threeDefects), () => answerTurn(valid)]),
-      tools: [],
-      middleware: [validatedResponseMiddleware({ spec: "deployment-config" })],
+    const agent = answerAgent(scriptedTurns([() => answerTurn(threeDefects), () => answerTurn(valid)]));
+    const out = await trace.getTracer("user").startActiveSpan("user request", async (span) => {
+      try {
+        return await agent.invoke({ messages: [new HumanMessage(REQUEST)] });
+      } finally {
+        span.end();
+      }
     });
-    const out = await agent.invoke({ messages: [new HumanMessage(REQUEST)] });
     expect(out.responseOutcome).toMatchObject({ success: true, attempts: 2 });
     expect(await telemetry.count("trustworthy.attempts.refused", { ...spec, "trustworthy.error_class": "spec" })).toBe(before.refused + 1);
     expect(await telemetry.count("trustworthy.runs", { ...spec, "trustworthy.outcome": "valid" })).toBe(before.valid + 1);
+
+    const [caller] = spansNamed(telemetry.spans, "user request");
+    const attempts = spansNamed(telemetry.spans, "chat");
+    expect(attempts.map((span) => parentOf(span))).toEqual([caller.spanContext().spanId, caller.spanContext().spanId]);
+    const errors = (await checkValue(deploymentSpec, threeDefects)).errors;
+    expect(attempts[0].attributes).toMatchObject({
+      "gen_ai.operation.name": "chat",
+      "trustworthy.spec.name": "deployment-config",
+      "trustworthy.spec.fingerprint": fingerprintSpec(deploymentSpec),
+      "trustworthy.attempt": 1,
+      "trustworthy.valid": false,
+      "trustworthy.error_count": errors.length,
+      "trustworthy.errors": errors.slice(0, 3),
+      "trustworthy.error_class": "spec",
+      "trustworthy.output_mode": "tool",
+    });
+    expect(attempts[0].attributes["trustworthy.stop_reason"]).toBeUndefined();
+    expect(attempts[1].attributes).toMatchObject({
+      "trustworthy.attempt": 2,
+      "trustworthy.valid": true,
+      "trustworthy.error_count": 0,
+      "trustworthy.stop_reason": "valid",
+    });
+  });
+
+  it("a turn that calls the agent's tools is a chat span marked a tool turn; the last refused answer says max_attempts; a call that throws ends its span failed", async () => {
+    const lookup = tool(async () => "8 replicas", { name: "lookup_quota", description: "The team's quota.", schema: z.object({}) });
+    const agent = answerAgent(
+      scriptedTurns([() => callTurn([{ name: "lookup_quota", args: {} }]), () => answerTurn(threeDefects), () => answerTurn(threeDefects)]),
+      [lookup],
+    );
+    const out = await agent.invoke({ messages: [new HumanMessage(REQUEST)] });
+    expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2 });
+    expect(spansNamed(telemetry.spans, "chat").map((span) => [span.attributes["trustworthy.tool_turn"], span.attributes["trustworthy.stop_reason"]])).toEqual([
+      [true, undefined],
+      [undefined, undefined],
+      [undefined, "max_attempts"],
+    ]);
+
+    telemetry.spans.reset();
+    const failing = fakeModel().alwaysThrow(new Error("provider down"));
+    await expect(answerAgent(failing).invoke({ messages: [new HumanMessage(REQUEST)] })).rejects.toThrow("provider down");
+    const [failed] = spansNamed(telemetry.spans, "chat");
+    expect(failed.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "provider down" });
   });
 });

@@ -1,7 +1,7 @@
 /** An OpenTelemetry SDK registered for one test file: spans in memory, metrics collected on demand, and all of it unregistered after. */
 import { context, metrics, trace } from "@opentelemetry/api";
 import { AggregationTemporality, MeterProvider, MetricReader, type DataPoint, type Histogram } from "@opentelemetry/sdk-metrics";
-import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 
 /** A metric reader the test collects from when it wants (cumulative: each collection holds every count so far). */
@@ -13,8 +13,35 @@ class CollectingReader extends MetricReader {
   protected async onForceFlush(): Promise<void> {}
 }
 
+/** Every span started and not yet ended (an exporter only ever sees the ended ones). */
+class OpenSpanTracker implements SpanProcessor {
+  readonly open = new Map<string, string>();
+  readonly waiting: { prefix: string; resolve: (span: ReadableSpan) => void }[] = [];
+  onStart(span: Span): void {
+    this.open.set(span.spanContext().spanId, span.name);
+  }
+  onEnd(span: ReadableSpan): void {
+    this.open.delete(span.spanContext().spanId);
+    for (const waiter of this.waiting.filter((w) => span.name.startsWith(w.prefix))) {
+      this.waiting.splice(this.waiting.indexOf(waiter), 1);
+      waiter.resolve(span);
+    }
+  }
+  async forceFlush(): Promise<void> {}
+  async shutdown(): Promise<void> {}
+}
+
 export interface Recording {
   spans: InMemorySpanExporter;
+  /** The names of the spans started and not ended yet. */
+  openSpans(): string[];
+  /**
+   * The next span whose name starts with `prefix` to end (one that ended already is in `spans`): a run that is
+   * aborted rejects at once, and ends its spans when LangGraph has stopped it.
+   */
+  nextEnded(prefix: string): Promise<ReadableSpan>;
+  /** The registered tracer provider (to register again after a test replaced it). */
+  tracerProvider: NodeTracerProvider;
   /** Every data point of the named metric, with its attributes. */
   points(name: string): Promise<DataPoint<number | Histogram>[]>;
   /** The sum of a counter's points whose attributes include `match`. */
@@ -24,7 +51,8 @@ export interface Recording {
 
 export function recordTelemetry(): Recording {
   const spans = new InMemorySpanExporter();
-  const tracerProvider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans)] });
+  const tracker = new OpenSpanTracker();
+  const tracerProvider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spans), tracker] });
   tracerProvider.register();
   const reader = new CollectingReader();
   const meterProvider = new MeterProvider({ readers: [reader] });
@@ -37,6 +65,9 @@ export function recordTelemetry(): Recording {
   };
   return {
     spans,
+    openSpans: () => [...tracker.open.values()],
+    nextEnded: (prefix) => new Promise((resolve) => tracker.waiting.push({ prefix, resolve })),
+    tracerProvider,
     points,
     async count(name, match = {}) {
       const found = await points(name);

@@ -10,7 +10,7 @@ import type { ModelRequest } from "../../src/models.js";
 import { estimateTokens } from "../../src/shared/usage.js";
 import { builtinSpecs, fingerprintSpec, resolveSpec } from "../../src/specs/registry.js";
 import { deploymentConfigMessages as RULES } from "../../src/specs/builtin/deployment-config.js";
-import { configureTelemetry, OpenSpans } from "../../src/telemetry/open-telemetry.js";
+import { configureTelemetry } from "../../src/telemetry/open-telemetry.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { generationSystemPrompt } from "../../src/validation/prompts.js";
 import { firstAttemptPrompt } from "../../src/protocol/feedback.js";
@@ -197,7 +197,7 @@ describe("the validation graph's metrics", () => {
 });
 
 describe("the review step", () => {
-  it("each decision of a person is counted and is a span under the run's; the run's span ends at its stop", async () => {
+  it("each decision of a person is counted and is a span under the run's; a resumed run is a span of its own in the run's trace", async () => {
     const graph = buildValidationGraph({ model: scriptedModel([BROKEN]), checkpointer: new MemorySaver() });
     const config = { configurable: { thread_id: "review" }, context: { maxAttempts: 1, onFailure: "interrupt" as const } };
     const count = (decision: string) => telemetry.count("trustworthy.reviews", { "trustworthy.decision": decision });
@@ -208,12 +208,21 @@ describe("the review step", () => {
     expect(out).toMatchObject({ success: true, stopReason: "valid" });
     expect(await count("refused_value")).toBe(before.refused + 1);
     expect(await count("accepted")).toBe(before.accepted + 1);
-    const [run] = spansNamed(telemetry.spans, "invoke_agent");
+    // The first invocation's span ends at the run's stop; each resume is a span of its own, a child of the first.
+    const [run, refusedAt, acceptedAt] = spansNamed(telemetry.spans, "invoke_agent");
     expect(run.attributes).toMatchObject({ "trustworthy.stop_reason": "max_attempts", "trustworthy.valid": false });
+    expect(run.attributes["trustworthy.resumed"]).toBeUndefined();
+    expect([refusedAt, acceptedAt].map((span) => [parentOf(span), span.spanContext().traceId, span.attributes["trustworthy.resumed"]])).toEqual([
+      [run.spanContext().spanId, run.spanContext().traceId, true],
+      [run.spanContext().spanId, run.spanContext().traceId, true],
+    ]);
+    // A value refused: the run waits for a person again, and the invocation's span says it was interrupted.
+    expect(refusedAt.attributes).toMatchObject({ "trustworthy.interrupted": true });
+    expect(acceptedAt.attributes).toMatchObject({ "trustworthy.stop_reason": "valid", "trustworthy.valid": true, "trustworthy.decision": "accepted" });
     const reviews = spansNamed(telemetry.spans, "review");
     expect(reviews.map((span) => [span.attributes["trustworthy.decision"], parentOf(span)])).toEqual([
-      ["refused_value", run.spanContext().spanId],
-      ["accepted", run.spanContext().spanId],
+      ["refused_value", refusedAt.spanContext().spanId],
+      ["accepted", acceptedAt.spanContext().spanId],
     ]);
   });
 });
@@ -255,18 +264,5 @@ describe("with telemetry off", () => {
     const { trace: kept, ...settings } = on.run;
     expect(kept).toMatch(/^00-/);
     expect(off.run).toEqual(settings);
-  });
-});
-
-describe("spans open between steps", () => {
-  it("are bounded: past the bound the oldest is ended, marked abandoned", () => {
-    const open = new OpenSpans(2);
-    const tracer = trace.getTracer("bound");
-    for (const name of ["s1", "s2", "s3"]) open.keep(name, tracer.startSpan(name));
-    expect(telemetry.spans.getFinishedSpans().map((span) => [span.name, span.attributes["trustworthy.abandoned"]])).toEqual([["s1", true]]);
-    expect(open.take("s1")).toBeUndefined();
-    open.take("s2")?.end();
-    open.take("s3")?.end();
-    expect(telemetry.spans.getFinishedSpans().map((span) => span.name)).toEqual(["s1", "s2", "s3"]);
   });
 });
