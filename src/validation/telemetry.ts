@@ -3,11 +3,13 @@
  * binds it, wrapped so it reports what it did, read from what it returns. A span per run (from its
  * start to its verdict) and one per attempt (from the model call to the check step's verdict on it),
  * nested under the caller's active span; the run's span context is kept in its settings, so a resumed
- * run's attempts join the same trace. The nodes themselves know nothing of it.
+ * run's attempts join the same trace. A stop also puts its verdict on the graph's LangSmith run when the
+ * run is traced there (../telemetry/langsmith-feedback.ts). The nodes themselves know nothing of it.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Command, Send } from "@langchain/langgraph";
 import { fingerprintSpec } from "../specs/registry.js";
+import { markRunVerdict } from "../telemetry/langsmith-feedback.js";
 import {
   contentAttribute,
   contextOf,
@@ -154,8 +156,9 @@ function describeAttempt(
 
 /** validate, and the verdict: on the attempt's span, which it ends; at a stop, on the run's span, which it ends too. */
 export function tracedValidate(judge: typeof validate) {
-  return async (ctx: ValidationNodeContext, state: ValidationStateType): Promise<Command> => {
+  return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Command> => {
     const command = await judge(ctx, state);
+    verdictOnLangSmithRun(config, state, command);
     const otel = await openTelemetry();
     const run = state.run;
     if (otel === undefined || run === null) return command;
@@ -186,6 +189,14 @@ export function tracedValidate(judge: typeof validate) {
     if (stopReason !== undefined && stopReason !== null) endRun(otel, run, state, stopReason, update.success === true);
     return command;
   };
+}
+
+/** A stop's verdict on the graph's LangSmith run, as metadata and tags, when the run is traced (markRunVerdict). */
+function verdictOnLangSmithRun(config: LangGraphRunnableConfig, state: ValidationStateType, command: Command): void {
+  const update = (command.update ?? {}) as ValidationUpdate;
+  const stopReason = update.stopReason;
+  if (stopReason === undefined || stopReason === null || state.run === null) return;
+  markRunVerdict(config, { valid: update.success === true, stopReason, attempts: state.attempts, spec: state.run.spec.name });
 }
 
 /** The run's verdict: its span ended with it, and the run counted. */
@@ -230,9 +241,10 @@ function errorClass(state: ValidationStateType, record: AttemptRecord, update: V
 
 /** review, and a person's decision: counted, and a span under the run's. */
 export function tracedReview(decide: typeof review) {
-  return async (ctx: ValidationNodeContext, state: ValidationStateType): Promise<Command> => {
+  return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Command> => {
     // interrupt() throws to pause the run: only a decision is recorded.
     const command = await decide(ctx, state);
+    verdictOnLangSmithRun(config, state, command);
     const otel = await openTelemetry();
     const run = state.run;
     if (otel === undefined || run === null) return command;
