@@ -289,12 +289,17 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   const rows = costs.map((cost) => {
     const offPerRun = median(cost.setUp === OFF_AGAIN || cost.setUp === NO_SDK ? m.target[OFF] : m.sdk[OFF]);
     const i = cost.interval;
+    const extra = (ratio: number) => {
+      const us = Math.round((ratio - 1) * offPerRun);
+      return `${us < 0 ? "−" : "+"}${fmt(Math.abs(us))}`;
+    };
     return [
       cost.setUp,
       `${fmt(cost.perRun)} µs`,
       `${fmt(offPerRun)} µs`,
       `${i.median.toFixed(3)}× (${pct(i.median)})`,
       `${i.low.toFixed(3)}–${i.high.toFixed(3)}`,
+      `${extra(i.median)} µs (${extra(i.low)} to ${extra(i.high)})`,
       `${i.q1.toFixed(3)}–${i.q3.toFixed(3)}`,
       `${cost.totalRatio.toFixed(3)}×`,
       String(i.n),
@@ -322,6 +327,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
         "off (median block)",
         "median per-cycle ratio",
         "its 95 % interval (bootstrap)",
+        "extra CPU per run (interval)",
         "per-cycle ratios, interquartile range",
         "total CPU ÷ off's (mean, GC included)",
         "cycles",
@@ -329,7 +335,9 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
       rows,
     ),
     "",
-    "The interquartile range says how far one cycle strays; the interval, how far the median could. " +
+    "Extra CPU per run is (ratio − 1) × off's CPU per run: what telemetry adds to a run whatever the run costs. The run measured here is about the cheapest a run can be " +
+      "(a model in the process, no HTTP); telemetry's work per run does not depend on how the model is reached, so a run with a model client over HTTP pays about the same microseconds, a smaller share of its CPU. " +
+      "The interquartile range says how far one cycle strays; the interval, how far the median could. " +
       "For the target, the no-SDK interval is widened on both sides by the A/A control's largest distance from 1.000 (the method's own error in this run): " +
       "met when it then lies at or under 1.01×, not met when it lies over, and otherwise this run cannot tell at its noise.",
     "",
