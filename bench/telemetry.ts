@@ -291,7 +291,7 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
     const i = cost.interval;
     const extra = (ratio: number) => {
       const us = Math.round((ratio - 1) * offPerRun);
-      return `${us < 0 ? "−" : "+"}${fmt(Math.abs(us))}`;
+      return `${us < 0 ? "−" : "+"}${Math.abs(us).toLocaleString("en-US")}`;
     };
     return [
       cost.setUp,
