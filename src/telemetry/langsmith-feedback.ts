@@ -16,6 +16,7 @@
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { ChainValues } from "@langchain/core/utils/types";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { bound } from "../shared/text.js";
@@ -139,12 +140,23 @@ const MAX_SPEC_NAME_CHARS = 200;
  * way, on its run tree before it ends. Untraced (no LangSmith tracer among the callbacks), nothing is done.
  * tests/telemetry/langsmith-run-verdict.test.ts fails if an upgrade changes what this relies on.
  *
- * Returns how many runs were marked (one per LangSmith tracer: a project's replicas count once each).
+ * Returns how many runs were marked (one per LangSmith tracer among the callbacks). Never throws: a fault
+ * here marks nothing, and the run goes on.
  */
 export function markRunVerdict(config: RunnableConfig | undefined, verdict: RunVerdict): number {
   const callbacks = config?.callbacks;
   // A bare list of handlers comes with no run of the node's own to start from.
   if (callbacks === undefined || Array.isArray(callbacks)) return 0;
+  let marked = 0;
+  try {
+    marked = markRuns(callbacks, verdict);
+  } catch {
+    // The verdict is missing from the run; the run itself is not touched.
+  }
+  return marked;
+}
+
+function markRuns(callbacks: CallbackManager, verdict: RunVerdict): number {
   const nodeRunId = callbacks.getParentRunId();
   if (nodeRunId === undefined) return 0;
   let marked = 0;
