@@ -2,7 +2,7 @@
  * How far two runs of `npm run bench` agree: each ratio of the summary read
  * from an earlier report and from this run, side by side. A ratio measured
  * over repetitions is reproduced when this run's median lies within the
- * earlier run's stated spread (its min–max); a figure with one repetition (a
+ * earlier run's stated spread (its min–max, or its confidence interval when it states one); a figure with one repetition (a
  * count, a size) is reproduced when the two agree within 1 %. What
  * `npm run bench -- --against EARLIER.md` adds to the report.
  */
@@ -18,7 +18,7 @@ export interface SummaryRatio {
 
 /** A number as the reports print it ("1,250", "0.06", "3.4e-3"). */
 const number = String.raw`(\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?)`;
-const RATIO = new RegExp(`^${number}×(?: \\(${number}×–${number}×, (\\d+) reps\\))?`);
+const RATIO = new RegExp(`^${number}×(?: \\(${number}×–${number}×, (\\d+) reps(?:, \\d+ % CI)?\\))?`);
 const read = (text: string) => Number(text.replace(/,/g, ""));
 
 /** The ratios of a report's first summary table (benchmark, figure, value, reference, ratio); rows whose ratio does not read are left out. */

@@ -45,13 +45,23 @@ export interface Comparison {
   ratios: number[];
   /** The median of `ratios`. */
   ratio: number;
+  /** A confidence interval of `ratio` (see medianRatioInterval), when the benchmark took one; the reports print it in place of the min–max. */
+  interval?: { low: number; high: number; level: number };
 }
 
 export interface Target {
   description: string;
-  /** null when the figure could not be measured in this run. */
+  /** null when the figure could not be measured in this run, or could not be told from the limit (`undecided`). */
   met: boolean | null;
   detail: string;
+  /** Set (with `met: null`) when the figure was measured but its confidence interval holds the limit: the run cannot tell. */
+  undecided?: true;
+}
+
+/** A target's outcome in words, as the reports print it. */
+export function targetOutcome(t: Target): string {
+  if (t.met === null) return t.undecided ? "cannot tell at this noise" : "not measured";
+  return t.met ? "met" : "not met";
 }
 
 export interface BenchResult {
@@ -80,6 +90,76 @@ export function compareRepeated(label: string, values: readonly number[], refere
   if (values.length !== references.length || values.length === 0) throw new Error(`${label}: ${values.length} values for ${references.length} references`);
   const ratios = values.map((v, i) => v / references[i]);
   return { label, value: median(values), reference: median(references), unit, referenceLabel, ratios, ratio: median(ratios) };
+}
+
+/** A ratio's confidence interval (see medianRatioInterval), with the spread of the ratios it summarises. */
+export interface RatioInterval {
+  /** The median of the per-repetition ratios. */
+  median: number;
+  /** The interval's bounds, and its level (0.95 for a 95 % interval). */
+  low: number;
+  high: number;
+  level: number;
+  /** The ratios' first and third quartiles: how far one repetition strays. */
+  q1: number;
+  q3: number;
+  /** Repetitions. */
+  n: number;
+}
+
+/**
+ * The median of the per-repetition ratios value ÷ reference (pairs by index) with a percentile bootstrap
+ * confidence interval: the ratios resampled with replacement `resamples` times, the median of each
+ * resample, and the interval between the (1 − level)/2 and (1 + level)/2 quantiles of those medians.
+ * Seeded, so the same figures give the same interval.
+ */
+export function medianRatioInterval(
+  values: readonly number[],
+  references: readonly number[],
+  options: { level?: number; resamples?: number; seed?: number } = {},
+): RatioInterval {
+  if (values.length !== references.length || values.length === 0) throw new Error(`${values.length} values for ${references.length} references`);
+  const level = options.level ?? 0.95;
+  const resamples = options.resamples ?? 2_000;
+  const ratios = values.map((v, i) => v / references[i]);
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const random = seededRandom(options.seed ?? 1);
+  const medians = new Float64Array(resamples);
+  const sample = new Float64Array(ratios.length);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < ratios.length; i++) sample[i] = ratios[Math.floor(random() * ratios.length)];
+    sample.sort();
+    const mid = sample.length >> 1;
+    medians[r] = sample.length % 2 === 1 ? sample[mid] : (sample[mid - 1] + sample[mid]) / 2;
+  }
+  medians.sort();
+  const quantile = (q: number) => medians[Math.min(resamples - 1, Math.max(0, Math.floor(q * resamples)))];
+  return {
+    median: median(ratios),
+    low: quantile((1 - level) / 2),
+    high: quantile((1 + level) / 2),
+    level,
+    q1: quartile(sorted, 0.25),
+    q3: quartile(sorted, 0.75),
+    n: ratios.length,
+  };
+}
+
+/** The q-quantile of sorted values, interpolated between neighbours. */
+function quartile(sorted: readonly number[], q: number): number {
+  const at = q * (sorted.length - 1);
+  const lower = Math.floor(at);
+  return sorted[lower] + (sorted[Math.min(sorted.length - 1, lower + 1)] - sorted[lower]) * (at - lower);
+}
+
+/**
+ * Whether a ratio is at most `limit`, as far as its interval can tell: met when the whole interval is at or
+ * under the limit, not met when the whole interval is over it, and undecided when the interval holds it.
+ */
+export function verdictUnder(limit: number, interval: { low: number; high: number }): "met" | "not met" | "cannot tell" {
+  if (interval.high <= limit) return "met";
+  if (interval.low > limit) return "not met";
+  return "cannot tell";
 }
 
 /** value ÷ reference per repetition, and their median: for targets and prose that quote a ratio. */
@@ -306,6 +386,10 @@ export function table(header: string[], rows: (string | number)[][]): string {
 
 /** A comparison's ratio as the reports print it: the median, and the min–max over repetitions when there are several. */
 export function fmtComparisonRatio(c: Comparison): string {
+  if (c.interval !== undefined) {
+    const three = (ratio: number) => `${ratio.toFixed(3)}×`;
+    return `${three(c.ratio)} (${three(c.interval.low)}–${three(c.interval.high)}, ${c.ratios.length} reps, ${Math.round(c.interval.level * 100)} % CI)`;
+  }
   return c.ratios.length > 1
     ? `${fmtRatio(c.ratio)} (${fmtRatio(Math.min(...c.ratios))}–${fmtRatio(Math.max(...c.ratios))}, ${c.ratios.length} reps)`
     : fmtRatio(c.ratio);
@@ -329,7 +413,7 @@ export function comparisonTable(comparisons: readonly Comparison[]): string {
 }
 
 export function targetLines(targets: readonly Target[]): string {
-  return targets.map((t) => `- ${t.met === null ? "⚪ not measured" : t.met ? "✅ met" : "❌ not met"} — ${t.description}: ${t.detail}`).join("\n");
+  return targets.map((t) => `- ${t.met === null ? "⚪" : t.met ? "✅" : "❌"} ${targetOutcome(t)} — ${t.description}: ${t.detail}`).join("\n");
 }
 
 export function checkLines(checks: BenchResult["checks"]): string {

@@ -15,7 +15,18 @@ import { execFileSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { parseArgs } from "node:util";
-import { fmt, fmtComparisonRatio, fmtLoad, machineInfo, RATIO_DEFINITION, table, type BenchOptions, type BenchResult, runIfMain } from "./common.js";
+import {
+  fmt,
+  fmtComparisonRatio,
+  fmtLoad,
+  machineInfo,
+  RATIO_DEFINITION,
+  table,
+  targetOutcome,
+  type BenchOptions,
+  type BenchResult,
+  runIfMain,
+} from "./common.js";
 import * as checkpoints from "./checkpoint-growth.js";
 import * as history from "./checkpoint-bytes.js";
 import * as calls from "./calls-tokens.js";
@@ -123,7 +134,7 @@ function headlineRows(r: BenchResult): string[][] {
 
 /** A benchmark's rows in the summary's table of targets. */
 function targetRows(r: BenchResult): string[][] {
-  return r.targets.map((t) => [r.title, t.description, t.met === null ? "not measured" : t.met ? "met" : "not met", t.detail]);
+  return r.targets.map((t) => [r.title, t.description, targetOutcome(t), t.detail]);
 }
 
 /**

@@ -1,45 +1,106 @@
 /**
- * What OpenTelemetry costs a validation run (docs/tracing.md), measured interleaved in one process: the same
- * run (a scripted model, two attempts: a broken answer, then a valid one) with telemetry off (as without
- * `@opentelemetry/api` installed), with the API and no SDK registered (the default), with the SDK registered
- * and an exporter that drops everything, and with the OTLP HTTP exporters sending to a receiver on 127.0.0.1
- * (in this process: it drains the bytes unread). Each variant once per cycle, in a random order; CPU time
- * per run (`process.cpuUsage()`) over a block of runs, each variant's ratio to "off" within its cycle.
+ * What OpenTelemetry costs a validation run (docs/tracing.md): CPU time per run (`process.cpuUsage()`),
+ * measured in a process of its own (started with --expose-gc), interleaved, with a confidence interval,
+ * so the report can say whether the cost is within 1 % of a run, over it, or that this run cannot tell.
+ *
+ * One graph, built once as a service builds it, runs the same run again and again: a scripted model,
+ * two attempts (a broken answer, then a valid one). Two parts, each in cycles of short blocks, one block
+ * per set-up per cycle, in an order that rotates through every order of the set-ups (so each comes first,
+ * second and last equally often, and drift in the machine's load reaches all alike), a scavenge before
+ * each block (not timed):
+ *
+ * - the target: telemetry off (`configureTelemetry({ enabled: false })`, what a project without
+ *   `@opentelemetry/api` gets), off again (an A/A control: the same set-up as a second arm, whose ratio to
+ *   the first shows the method's own error), and the API with no SDK registered (the default);
+ * - with an SDK: off, the Node SDK with batch span processors and exporters that drop everything, and the
+ *   OTLP HTTP exporters sending to a receiver in the parent process (so its CPU is not counted). Each SDK
+ *   block ends with a forceFlush inside its timed window, so it pays for exporting its own spans and
+ *   metrics (one metric export per block: more often than a service's exporters, an upper bound).
+ *
+ * Short blocks matter more than long ones here: on a shared machine the noise comes from the load, which
+ * drifts over seconds; two set-ups measured milliseconds apart see the same load. Each cycle gives one
+ * ratio per set-up (its block ÷ off's); reported are the median ratio, its 95 % bootstrap interval and the
+ * ratios' interquartile range, and the ratio of the total CPU times (the mean, GC pauses included).
+ *
+ *   node --expose-gc --import tsx bench/telemetry.ts --worker --otlp URL [--quick]   (prints RESULT {json})
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { loadavg } from "node:os";
 import { context, metrics, trace } from "@opentelemetry/api";
 import { OTLPMetricExporter } from "@opentelemetry/exporter-metrics-otlp-http";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { AggregationTemporality, MeterProvider, PeriodicExportingMetricReader, type PushMetricExporter } from "@opentelemetry/sdk-metrics";
 import { BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { builtinSpecs } from "../src/specs/registry.js";
-import { configureTelemetry } from "../src/telemetry/open-telemetry.js";
-import { buildValidationGraph } from "../src/validation/graph.js";
-import { ScriptedChatModel } from "../testkit/scripted-model.js";
+import { compiled } from "./compiled.js";
 import {
   compareRepeated,
   cpuUs,
+  flagValue,
   fmt,
   fmtLoad,
   median,
-  outcomeBlocks,
-  rng,
+  medianRatioInterval,
   runIfMain,
-  shuffled,
   table,
+  verdictUnder,
+  checkLines,
+  targetLines,
   type BenchOptions,
   type BenchResult,
   type Comparison,
+  type RatioInterval,
+  type Target,
 } from "./common.js";
+import { lineStartingWith, spawnTs } from "./concurrency.js";
 
-const VARIANTS = ["off", "no SDK", "SDK, no-op exporter", "SDK, OTLP exporter"] as const;
-type Variant = (typeof VARIANTS)[number];
+/** The set-ups. */
+const OFF = "off";
+const OFF_AGAIN = "off (A/A control)";
+const NO_SDK = "no SDK";
+const SDK_NOOP = "SDK, no-op exporter";
+const SDK_OTLP = "SDK, OTLP exporter";
+type SetUp = typeof OFF | typeof OFF_AGAIN | typeof NO_SDK | typeof SDK_NOOP | typeof SDK_OTLP;
 
-const VALID = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
-const BROKEN = JSON.stringify({ ...VALID, replicas: 8 });
-const REQUEST = "A deployment config for payments-api with 8 replicas";
+/** The two parts: the set-ups each interleaves, the reference first. */
+const TARGET_PART: readonly SetUp[] = [OFF, OFF_AGAIN, NO_SDK];
+const SDK_PART: readonly SetUp[] = [OFF, SDK_NOOP, SDK_OTLP];
+
+/** The target: with no SDK, telemetry costs a run at most 1 % of its CPU. */
+const LIMIT = 1.01;
+
+/** How many cycles and runs per block each part takes, and the warm-up runs per set-up. */
+export interface TelemetryBenchSize {
+  cycles: number;
+  runsPerBlock: number;
+  sdkCycles: number;
+  sdkRunsPerBlock: number;
+  warmup: number;
+}
+
+/** Full size: about two minutes of runs on a quiet two-core machine (each run about 3 ms of CPU). */
+export const FULL_SIZE: TelemetryBenchSize = { cycles: 900, runsPerBlock: 10, sdkCycles: 60, sdkRunsPerBlock: 50, warmup: 300 };
+const QUICK_SIZE: TelemetryBenchSize = { cycles: 12, runsPerBlock: 2, sdkCycles: 6, sdkRunsPerBlock: 2, warmup: 4 };
+
+/** What the worker measured: CPU µs per run, one block per cycle, by set-up, for each part. */
+export interface TelemetryMeasurement {
+  size: TelemetryBenchSize;
+  target: Record<string, number[]>;
+  sdk: Record<string, number[]>;
+  /** Runs that did not end valid after exactly two attempts (must be 0). */
+  badRuns: number;
+  /** Whether blocks were preceded by a scavenge (the worker had `gc`). */
+  scavenged: boolean;
+  loadBefore: number[];
+  loadAfter: number[];
+}
+
+/** Every order of `items`, each once (rotated through by the cycles). */
+export function orders<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((first, i) => orders([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [first, ...rest]));
+}
 
 /** An exporter that drops everything it is given (spans or metrics). */
 const dropping: SpanExporter & PushMetricExporter = {
@@ -49,7 +110,7 @@ const dropping: SpanExporter & PushMetricExporter = {
   selectAggregationTemporality: () => AggregationTemporality.CUMULATIVE,
 } as SpanExporter & PushMetricExporter;
 
-/** A registered SDK: its providers, set as the global ones while its variant runs. */
+/** A registered SDK: its providers, made global while its set-up runs. */
 interface Sdk {
   tracer: NodeTracerProvider;
   meter: MeterProvider;
@@ -58,40 +119,125 @@ interface Sdk {
 function sdkWith(spans: SpanExporter, metricExporter: PushMetricExporter): Sdk {
   return {
     tracer: new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(spans)] }),
-    meter: new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 1_000 })] }),
+    // Exported at each block's end (forceFlush), not on a timer that would fire in another set-up's block.
+    meter: new MeterProvider({ readers: [new PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 })] }),
   };
 }
 
-/** Sets the variant's globals: telemetry off, the API alone, or an SDK's providers and a context manager. */
-function use(variant: Variant, sdks: Record<string, Sdk>): void {
-  trace.disable();
-  metrics.disable();
-  context.disable();
-  configureTelemetry({ enabled: variant !== "off" });
-  const sdk = sdks[variant];
-  if (sdk === undefined) return;
-  // The tracer provider's own registration: the global provider and an AsyncLocalStorage context manager.
-  sdk.tracer.register();
-  metrics.setGlobalMeterProvider(sdk.meter);
+/** Measures, in this process: run it in one started with --expose-gc (see the file's head). */
+export async function measureTelemetryCost(size: TelemetryBenchSize, otlpBase: string): Promise<TelemetryMeasurement> {
+  // The package as it ships (bench/compiled.ts); its telemetry settings are this copy's.
+  const { buildValidationGraph } = await compiled<typeof import("../src/validation/graph.js")>("src/validation/graph");
+  const { configureTelemetry } = await compiled<typeof import("../src/telemetry/open-telemetry.js")>("src/telemetry/open-telemetry");
+  const { builtinSpecs } = await compiled<typeof import("../src/specs/registry.js")>("src/specs/registry");
+  const { ScriptedChatModel } = await compiled<typeof import("../testkit/scripted-model.js")>("testkit/scripted-model");
+  const valid = builtinSpecs.get("deployment-config")!.example as Record<string, unknown>;
+  const answers = [JSON.stringify({ ...valid, replicas: 8 }), JSON.stringify(valid)];
+  const graph = buildValidationGraph({ model: new ScriptedChatModel({ answers, repeat: true, record: false }) });
+  const request = { request: "A deployment config for payments-api with 8 replicas" };
+  let badRuns = 0;
+
+  const sdks: Partial<Record<SetUp, Sdk>> = {
+    [SDK_NOOP]: sdkWith(dropping, dropping),
+    [SDK_OTLP]: sdkWith(new OTLPTraceExporter({ url: `${otlpBase}/v1/traces` }), new OTLPMetricExporter({ url: `${otlpBase}/v1/metrics` })),
+  };
+  const use = (setUp: SetUp) => {
+    trace.disable();
+    metrics.disable();
+    context.disable();
+    configureTelemetry({ enabled: setUp !== OFF && setUp !== OFF_AGAIN });
+    const sdk = sdks[setUp];
+    if (sdk === undefined) return;
+    // The tracer provider's own registration: the global provider and an AsyncLocalStorage context manager.
+    sdk.tracer.register();
+    metrics.setGlobalMeterProvider(sdk.meter);
+  };
+  const gc = (globalThis as { gc?: (options?: { type: "minor" | "major" }) => void }).gc;
+  const block = async (setUp: SetUp, runs: number): Promise<number> => {
+    use(setUp);
+    gc?.({ type: "minor" });
+    const sdk = sdks[setUp];
+    const start = process.cpuUsage();
+    for (let i = 0; i < runs; i++) {
+      const out = await graph.invoke(request);
+      if (out.stopReason !== "valid" || out.attempts !== 2) badRuns++;
+    }
+    if (sdk !== undefined) {
+      await sdk.tracer.forceFlush();
+      await sdk.meter.forceFlush();
+    }
+    return cpuUs(start) / runs;
+  };
+  const part = async (setUps: readonly SetUp[], cycles: number, runs: number): Promise<Record<string, number[]>> => {
+    const perRun: Record<string, number[]> = Object.fromEntries(setUps.map((s) => [s, []]));
+    const rotation = orders(setUps);
+    for (let cycle = 0; cycle < cycles; cycle++) for (const setUp of rotation[cycle % rotation.length]) perRun[setUp].push(await block(setUp, runs));
+    return perRun;
+  };
+
+  const loadBefore = loadavg();
+  try {
+    // Warm-up: every set-up's code paths loaded and optimised, in blocks as measured.
+    const all = [...new Set([...TARGET_PART, ...SDK_PART])];
+    for (let round = 0; round < 3; round++) for (const setUp of all) await block(setUp, Math.max(1, Math.round(size.warmup / 3)));
+    const target = await part(TARGET_PART, size.cycles, size.runsPerBlock);
+    const sdk = await part(SDK_PART, size.sdkCycles, size.sdkRunsPerBlock);
+    return { size, target, sdk, badRuns, scavenged: gc !== undefined, loadBefore, loadAfter: loadavg() };
+  } finally {
+    for (const sdk of Object.values(sdks)) {
+      await sdk.tracer.shutdown();
+      await sdk.meter.shutdown();
+    }
+    use(NO_SDK);
+    configureTelemetry();
+  }
 }
 
-async function oneRun(): Promise<void> {
-  const out = await buildValidationGraph({ model: new ScriptedChatModel({ answers: [BROKEN, JSON.stringify(VALID)] }) }).invoke({ request: REQUEST });
-  if (out.stopReason !== "valid" || out.attempts !== 2) throw new Error(`telemetry bench: unexpected run ${out.stopReason}/${out.attempts}`);
+/** One set-up against off: the median per-cycle ratio with its interval, and the ratio of total CPU. */
+export interface SetUpCost {
+  setUp: string;
+  /** CPU µs per run, the median block. */
+  perRun: number;
+  interval: RatioInterval;
+  /** Total CPU of the set-up's blocks ÷ off's: the mean cost, every GC pause included. */
+  totalRatio: number;
 }
 
-export interface TelemetryCost {
-  cycles: number;
-  runsPerBlock: number;
-  /** CPU µs per run, one block per cycle, by variant. */
-  cpuPerRun: Record<Variant, number[]>;
-  /** OTLP requests the receiver got (the exporter did send). */
-  received: number;
-  loadBefore: number[];
-  loadAfter: number[];
+export function costOf(setUp: string, values: readonly number[], off: readonly number[]): SetUpCost {
+  const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+  return { setUp, perRun: median(values), interval: medianRatioInterval(values, off), totalRatio: sum(values) / sum(off) };
 }
 
-export async function measureTelemetryCost(options: { cycles: number; runsPerBlock: number; warmup: number; seed?: number }): Promise<TelemetryCost> {
+/**
+ * The target's verdict, on the no-SDK ratio's interval widened on both sides by the A/A control's largest
+ * distance from 1 (the method's own error in this run, which the bootstrap alone does not see): met when
+ * the widened interval lies at or under the limit, not met when it lies over it, else this run cannot tell.
+ */
+export function targetVerdict(noSdk: RatioInterval, control: RatioInterval, quick: boolean): Target {
+  const description = `with no SDK registered, telemetry costs a run at most ${Math.round((LIMIT - 1) * 100)} % of its CPU (the median per-cycle ratio's 95 % interval, widened by the A/A control's error, within ${LIMIT.toFixed(2)}×)`;
+  const error = Math.max(0, 1 - control.low, control.high - 1);
+  const widened = { low: noSdk.low - error, high: noSdk.high + error };
+  const detail =
+    `${noSdk.median.toFixed(3)}× telemetry off, 95 % interval ${noSdk.low.toFixed(3)}–${noSdk.high.toFixed(3)}; ` +
+    `A/A control ${control.median.toFixed(3)}× (${control.low.toFixed(3)}–${control.high.toFixed(3)}), so ${widened.low.toFixed(3)}–${widened.high.toFixed(3)}`;
+  if (quick) return { description, met: null, detail: `${detail} (quick: too few runs to tell)` };
+  const verdict = verdictUnder(LIMIT, widened);
+  if (verdict === "cannot tell") return { description, met: null, undecided: true, detail };
+  return { description, met: verdict === "met", detail };
+}
+
+/** Runs the worker and reads its RESULT line. */
+async function measureInWorker(quick: boolean, otlpBase: string): Promise<TelemetryMeasurement> {
+  const worker = spawnTs("./telemetry.ts", ["--worker", "--otlp", otlpBase, ...(quick ? ["--quick"] : [])], ["--expose-gc"]);
+  try {
+    return JSON.parse(await lineStartingWith(worker, "RESULT", 30 * 60_000)) as TelemetryMeasurement;
+  } finally {
+    worker.kill();
+  }
+}
+
+/** A receiver for the OTLP exporters, in this process: it drains what arrives unread and counts the requests. */
+async function otlpReceiver(): Promise<{ base: string; received: () => number; close: () => Promise<void> }> {
   let received = 0;
   const server = createServer((req, res) => {
     req.resume();
@@ -101,77 +247,113 @@ export async function measureTelemetryCost(options: { cycles: number; runsPerBlo
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sdks: Record<string, Sdk> = {
-    "SDK, no-op exporter": sdkWith(dropping, dropping),
-    "SDK, OTLP exporter": sdkWith(new OTLPTraceExporter({ url: `${base}/v1/traces` }), new OTLPMetricExporter({ url: `${base}/v1/metrics` })),
+  return {
+    base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    received: () => received,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    },
   };
-  const cpuPerRun = Object.fromEntries(VARIANTS.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
-  const random = rng(options.seed ?? 44);
-  const loadBefore = (await import("node:os")).loadavg();
-  try {
-    for (const variant of VARIANTS) {
-      use(variant, sdks);
-      for (let i = 0; i < options.warmup; i++) await oneRun();
-    }
-    for (let cycle = 0; cycle < options.cycles; cycle++) {
-      for (const variant of shuffled(VARIANTS, random)) {
-        use(variant, sdks);
-        const start = process.cpuUsage();
-        for (let i = 0; i < options.runsPerBlock; i++) await oneRun();
-        cpuPerRun[variant].push(cpuUs(start) / options.runsPerBlock);
-      }
-    }
-    for (const sdk of Object.values(sdks)) {
-      await sdk.tracer.forceFlush();
-      await sdk.meter.forceFlush();
-    }
-  } finally {
-    for (const sdk of Object.values(sdks)) {
-      await sdk.tracer.shutdown();
-      await sdk.meter.shutdown();
-    }
-    use("no SDK", {});
-    configureTelemetry();
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  }
-  return { cycles: options.cycles, runsPerBlock: options.runsPerBlock, cpuPerRun, received, loadBefore, loadAfter: (await import("node:os")).loadavg() };
 }
 
+const pct = (ratio: number) => `${ratio >= 1 ? "+" : "−"}${Math.abs((ratio - 1) * 100).toFixed(1)} %`;
+
 export async function run(opts: BenchOptions): Promise<BenchResult> {
-  const cost = await measureTelemetryCost(opts.quick ? { cycles: 3, runsPerBlock: 5, warmup: 3 } : { cycles: 21, runsPerBlock: 40, warmup: 40 });
-  const off = cost.cpuPerRun.off;
-  const comparisons: Comparison[] = VARIANTS.slice(1).map((variant) =>
-    compareRepeated(`CPU per run, ${variant}`, cost.cpuPerRun[variant], off, "µs", "telemetry off"),
-  );
-  const noSdk = comparisons[0];
-  const targets = [
-    {
-      description: "with no SDK registered, telemetry costs a run at most 1 % of its CPU (median of the per-cycle ratios)",
-      met: opts.quick ? null : noSdk.ratio <= 1.01,
-      detail: `${fmt(noSdk.ratio)}× telemetry off`,
-    },
+  const receiver = await otlpReceiver();
+  let m: TelemetryMeasurement;
+  try {
+    m = await measureInWorker(opts.quick, receiver.base);
+  } finally {
+    await receiver.close();
+  }
+  const costs = [
+    costOf(OFF_AGAIN, m.target[OFF_AGAIN], m.target[OFF]),
+    costOf(NO_SDK, m.target[NO_SDK], m.target[OFF]),
+    costOf(SDK_NOOP, m.sdk[SDK_NOOP], m.sdk[OFF]),
+    costOf(SDK_OTLP, m.sdk[SDK_OTLP], m.sdk[OFF]),
   ];
-  const checks = [{ description: "the OTLP exporters sent to the receiver", ok: cost.received > 0, detail: `${cost.received} requests` }];
-  const rows = VARIANTS.map((variant) => [variant, `${fmt(median(cost.cpuPerRun[variant]))} µs`]);
+  const [control, noSdk] = costs;
+  const comparisons: Comparison[] = costs.slice(1).map((cost) => {
+    const part = cost.setUp === NO_SDK ? m.target : m.sdk;
+    const c = compareRepeated(`CPU per run, ${cost.setUp}`, part[cost.setUp], part[OFF], "µs", "telemetry off");
+    return { ...c, interval: { low: cost.interval.low, high: cost.interval.high, level: cost.interval.level } };
+  });
+  const targets = [targetVerdict(noSdk.interval, control.interval, opts.quick)];
+  const checks = [
+    { description: "every run ended valid after two attempts", ok: m.badRuns === 0, detail: `${m.badRuns} did not` },
+    { description: "the OTLP exporters sent to the receiver", ok: receiver.received() > 0, detail: `${receiver.received()} requests` },
+  ];
+  if (!opts.quick) checks.push({ description: "each block was preceded by a scavenge (the worker had gc)", ok: m.scavenged, detail: String(m.scavenged) });
+  const s = m.size;
+  const rows = costs.map((cost) => {
+    const offPerRun = median(cost.setUp === OFF_AGAIN || cost.setUp === NO_SDK ? m.target[OFF] : m.sdk[OFF]);
+    const i = cost.interval;
+    const extra = (ratio: number) => {
+      const us = Math.round((ratio - 1) * offPerRun);
+      return `${us < 0 ? "−" : "+"}${Math.abs(us).toLocaleString("en-US")}`;
+    };
+    return [
+      cost.setUp,
+      `${fmt(cost.perRun)} µs`,
+      `${fmt(offPerRun)} µs`,
+      `${i.median.toFixed(3)}× (${pct(i.median)})`,
+      `${i.low.toFixed(3)}–${i.high.toFixed(3)}`,
+      `${extra(i.median)} µs (${extra(i.low)} to ${extra(i.high)})`,
+      `${i.q1.toFixed(3)}–${i.q3.toFixed(3)}`,
+      `${cost.totalRatio.toFixed(3)}×`,
+      String(i.n),
+    ];
+  });
   const markdown = [
     "## OpenTelemetry's cost per run",
     "",
-    "A validation run of two attempts (a scripted model: a broken answer, then a valid one), the same run in four set-ups, " +
-      `each once per cycle in a random order, ${cost.cycles} cycles of ${cost.runsPerBlock} runs: telemetry off (\`configureTelemetry({ enabled: false })\`, ` +
-      "what a project without `@opentelemetry/api` gets), the API with no SDK registered (the default), the Node SDK with batch span processors and an exporter that drops everything, " +
-      "and the OTLP HTTP exporters sending to a receiver on 127.0.0.1 (in the same process, so its CPU is counted; it drains the bytes unread). " +
-      `Load average ${fmtLoad(cost.loadBefore)} before, ${fmtLoad(cost.loadAfter)} after. What the spans and metrics are: [docs/tracing.md](docs/tracing.md).`,
+    "What telemetry costs a validation run in CPU time (`process.cpuUsage()`), in a process of its own: one graph built once, " +
+      "the same run of two attempts again and again (a scripted model: a broken answer, then a valid one). " +
+      `Two parts, each in cycles of one block per set-up, in an order that rotates through every order (each set-up first, second and last equally often), a scavenge before each block, untimed. ` +
+      `The target's part: ${s.cycles} cycles of ${s.runsPerBlock} runs a block, telemetry off (\`configureTelemetry({ enabled: false })\`, what a project without \`@opentelemetry/api\` gets), ` +
+      "off again as an A/A control (the same set-up: its ratio shows the method's own error), and the API with no SDK registered (the default). " +
+      `The SDK's part: ${s.sdkCycles} cycles of ${s.sdkRunsPerBlock} runs a block, off, the Node SDK with batch span processors and exporters that drop everything, ` +
+      "and the OTLP HTTP exporters sending to a receiver in the parent process (not counted); each SDK block ends with a forceFlush inside its timed window, " +
+      "so it pays for exporting its own spans and metrics (a metric export every block, more often than a service's exporters: an upper bound). " +
+      "Short blocks measured milliseconds apart see the same load, which on a shared machine drifts over seconds; " +
+      "each cycle gives one ratio per set-up (its block ÷ off's block). " +
+      `Load average ${fmtLoad(m.loadBefore)} before, ${fmtLoad(m.loadAfter)} after. What the spans and metrics are: [docs/tracing.md](docs/tracing.md).`,
     "",
-    table(["set-up", "CPU per run (median)"], rows),
+    table(
+      [
+        "set-up",
+        "CPU per run (median block)",
+        "off (median block)",
+        "median per-cycle ratio",
+        "its 95 % interval (bootstrap)",
+        "extra CPU per run (interval)",
+        "per-cycle ratios, interquartile range",
+        "total CPU ÷ off's (mean, GC included)",
+        "cycles",
+      ],
+      rows,
+    ),
     "",
-    outcomeBlocks(comparisons, targets, checks),
+    "Extra CPU per run is (ratio − 1) × off's CPU per run: what telemetry adds to a run whatever the run costs. The run measured here is about the cheapest a run can be " +
+      "(a model in the process, no HTTP); telemetry's work per run does not depend on how the model is reached, so a run with a model client over HTTP pays about the same microseconds, a smaller share of its CPU. " +
+      "The interquartile range says how far one cycle strays; the interval, how far the median could. " +
+      "For the target, the no-SDK interval is widened on both sides by the A/A control's largest distance from 1.000 (the method's own error in this run): " +
+      "met when it then lies at or under 1.01×, not met when it lies over, and otherwise this run cannot tell at its noise.",
+    "",
+    "Targets:",
+    targetLines(targets),
+    "",
+    "Checks:",
+    checkLines(checks),
   ].join("\n");
   return {
     id: "telemetry",
     title: "OpenTelemetry's cost per run",
-    rows: VARIANTS.map((variant) => ({ label: `CPU per run, ${variant}`, value: median(cost.cpuPerRun[variant]), unit: "µs" })),
+    rows: [
+      { label: "CPU per run, off", value: median(m.target[OFF]), unit: "µs" },
+      ...costs.map((cost) => ({ label: `CPU per run, ${cost.setUp}`, value: cost.perRun, unit: "µs" })),
+    ],
     comparisons,
     targets,
     checks,
@@ -179,7 +361,18 @@ export async function run(opts: BenchOptions): Promise<BenchResult> {
   };
 }
 
-runIfMain(import.meta.url, async () => {
-  const result = await run({ quick: process.argv.includes("--quick") });
-  console.log(result.markdown);
-});
+runIfMain(
+  import.meta.url,
+  async (argv) => {
+    const quick = argv.includes("--quick");
+    if (argv.includes("--worker")) {
+      const otlp = flagValue(argv, "--otlp");
+      if (otlp === undefined) throw new Error("--otlp URL is required");
+      const result = await measureTelemetryCost(quick ? QUICK_SIZE : FULL_SIZE, otlp);
+      process.stdout.write(`RESULT ${JSON.stringify(result)}\n`);
+      return;
+    }
+    console.log((await run({ quick })).markdown);
+  },
+  { exitWhenDone: true },
+);

@@ -1,13 +1,25 @@
 /**
- * The verdict of a graph's run as LangSmith feedback: a LangChain callback handler that, when a
- * validation run ends, asks a LangSmith client to score the graph's run — `valid` 0/1
- * (with the stop reason as its comment) and `attempts` — so LangSmith's dashboards can chart the
- * share of valid runs per project, prompt or model. Nothing is sent for other runs, and a client that
- * fails changes nothing (docs/tracing.md).
+ * The verdict of a graph's run on LangSmith, two ways.
+ *
+ * - On the run itself: when a validation run stops, its graph's run as LangChain's LangSmith tracer
+ *   holds it gets the verdict as metadata (`trustworthy_valid`, `trustworthy_attempts`,
+ *   `trustworthy_stop_reason`, `trustworthy_spec`) and tags (`trustworthy:valid` or `trustworthy:invalid`,
+ *   `trustworthy:stop:<reason>`), sent with the run when it ends, so LangSmith's filters find the runs by
+ *   them. Nothing happens when the run is not traced.
+ * - As feedback: a LangChain callback handler that, when a validation run ends, asks a LangSmith client
+ *   to score the graph's run — `valid` 0/1 (with the stop reason as its comment) and `attempts` — so
+ *   LangSmith's dashboards can chart the share of valid runs per project, prompt or model. Nothing is
+ *   sent for other runs, and a client that fails changes nothing.
+ *
+ * docs/tracing.md says how to filter and chart by them.
  */
 import { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { Serialized } from "@langchain/core/load/serializable";
 import type { ChainValues } from "@langchain/core/utils/types";
+import type { CallbackManager } from "@langchain/core/callbacks/manager";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
+import { bound } from "../shared/text.js";
 
 /** What the handler needs of a LangSmith client: `createFeedback` (langsmith's `Client` has it). */
 export type FeedbackClient = ConstructorParameters<typeof VerdictFeedbackHandler>[0];
@@ -105,4 +117,70 @@ function verdictOf(outputs: ChainValues): { valid: boolean; stopReason: string; 
     };
   }
   return undefined;
+}
+
+/** A run's verdict as the graph reaches it. */
+interface RunVerdict {
+  valid: boolean;
+  stopReason: string;
+  attempts: number;
+  spec: string;
+}
+
+/** The prefix of the tags the verdict puts on a run (a run that stops twice keeps only the last verdict's). */
+const VERDICT_TAG_PREFIX = "trustworthy:";
+/** The most characters of a spec's name put on a run (a run may supply its own spec, named as it likes). */
+const MAX_SPEC_NAME_CHARS = 200;
+
+/**
+ * Puts a run's verdict on the graph's run that LangChain's LangSmith tracer is recording, as metadata and
+ * tags, called by the node that reached the verdict with the config LangGraph gave it. The tracer sends a
+ * run's metadata and tags when the run ends, from the run it keeps (`getRun`): the node's run is a child
+ * of the graph's, so its parent is the run to mark. LangSmith's own guide adds metadata to a run the same
+ * way, on its run tree before it ends. Untraced (no LangSmith tracer among the callbacks), nothing is done.
+ * tests/telemetry/langsmith-run-verdict.test.ts fails if an upgrade changes what this relies on.
+ *
+ * Returns how many runs were marked (one per LangSmith tracer among the callbacks). Never throws: a fault
+ * here marks nothing, and the run goes on.
+ */
+export function markRunVerdict(config: RunnableConfig | undefined, verdict: RunVerdict): number {
+  const callbacks = config?.callbacks;
+  // A bare list of handlers comes with no run of the node's own to start from.
+  if (callbacks === undefined || Array.isArray(callbacks)) return 0;
+  let marked = 0;
+  try {
+    marked = markRuns(callbacks, verdict);
+  } catch {
+    // The verdict is missing from the run; the run itself is not touched.
+  }
+  return marked;
+}
+
+function markRuns(callbacks: CallbackManager, verdict: RunVerdict): number {
+  const nodeRunId = callbacks.getParentRunId();
+  if (nodeRunId === undefined) return 0;
+  let marked = 0;
+  for (const handler of callbacks.handlers) {
+    if (!(handler instanceof LangChainTracer)) continue;
+    const graphRunId = handler.getRun(nodeRunId)?.parent_run_id;
+    const run = graphRunId === undefined ? undefined : handler.getRun(graphRunId);
+    if (run === undefined) continue;
+    run.extra = {
+      ...run.extra,
+      metadata: {
+        ...run.extra?.metadata,
+        trustworthy_valid: verdict.valid,
+        trustworthy_attempts: verdict.attempts,
+        trustworthy_stop_reason: verdict.stopReason,
+        trustworthy_spec: bound(verdict.spec, MAX_SPEC_NAME_CHARS),
+      },
+    };
+    run.tags = [
+      ...(run.tags ?? []).filter((tag) => !tag.startsWith(VERDICT_TAG_PREFIX)),
+      `${VERDICT_TAG_PREFIX}${verdict.valid ? "valid" : "invalid"}`,
+      `${VERDICT_TAG_PREFIX}stop:${verdict.stopReason}`,
+    ];
+    marked++;
+  }
+  return marked;
 }

@@ -5,11 +5,13 @@
  * under the caller's active span. Each span is held by the invocation that started it (an Invocation, which
  * ../graph/traced-graph.ts gives every invocation) and ends, at the latest, with it: a run that throws, is
  * cancelled or stops at an interrupt ends its spans then, and a resumed run is a span of its own in the same
- * trace (the first span's context is kept in the run's settings). The nodes themselves know nothing of it.
+ * trace (the first span's context is kept in the run's settings). A stop also puts its verdict on the graph's LangSmith run when the
+ * run is traced there (../telemetry/langsmith-feedback.ts). The nodes themselves know nothing of it.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Command, Send } from "@langchain/langgraph";
 import { fingerprintSpec } from "../specs/registry.js";
+import { markRunVerdict } from "../telemetry/langsmith-feedback.js";
 import {
   contentAttribute,
   contextOf,
@@ -171,8 +173,9 @@ function describeAttempt(otel: OpenTelemetryApi, span: Span, run: RunSettings, s
 
 /** validate, and the verdict: on the attempt's span, which it ends; at a stop, on the run's span, which it ends too. */
 export function tracedValidate(judge: typeof validate) {
-  return async (ctx: ValidationNodeContext, state: ValidationStateType): Promise<Command> => {
+  return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Command> => {
     const command = await judge(ctx, state);
+    verdictOnLangSmithRun(config, state, command);
     const otel = await openTelemetry();
     const run = state.run;
     if (otel === undefined || run === null) return command;
@@ -202,6 +205,14 @@ export function tracedValidate(judge: typeof validate) {
     if (stopReason !== undefined && stopReason !== null) endRun(otel, invocation, ctx, run, state, stopReason, update.success === true);
     return command;
   };
+}
+
+/** A stop's verdict on the graph's LangSmith run, as metadata and tags, when the run is traced (markRunVerdict). */
+function verdictOnLangSmithRun(config: LangGraphRunnableConfig, state: ValidationStateType, command: Command): void {
+  const update = (command.update ?? {}) as ValidationUpdate;
+  const stopReason = update.stopReason;
+  if (stopReason === undefined || stopReason === null || state.run === null) return;
+  markRunVerdict(config, { valid: update.success === true, stopReason, attempts: state.attempts, spec: state.run.spec.name });
 }
 
 /** The run's verdict: its span ended with it, and the run counted. */
@@ -257,9 +268,10 @@ function errorClass(state: ValidationStateType, record: AttemptRecord, update: V
  * rejected) ends the run's span in this invocation with it.
  */
 export function tracedReview(decide: typeof review) {
-  return async (ctx: ValidationNodeContext, state: ValidationStateType): Promise<Command> => {
+  return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Command> => {
     // interrupt() throws to pause the run: only a decision is recorded (the pause ends the invocation, and its spans with it).
     const command = await decide(ctx, state);
+    verdictOnLangSmithRun(config, state, command);
     const otel = await openTelemetry();
     const run = state.run;
     if (otel === undefined || run === null) return command;

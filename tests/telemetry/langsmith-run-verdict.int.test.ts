@@ -1,0 +1,87 @@
+/**
+ * The verdict on the graph's LangSmith run, on the wire: LangChain's own tracer (`LangChainTracer`) with
+ * langsmith's own `Client` sends the runs to a scripted LangSmith endpoint on 127.0.0.1, and the graph's
+ * run as the endpoint stores it carries the verdict as metadata and tags, for a valid run and for a
+ * failed one, in the client's multipart batches (its default) and in its one-run-at-a-time requests
+ * (where the verdict arrives in the update, after the run was created without it).
+ */
+import { randomUUID } from "node:crypto";
+import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
+import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
+import { Client } from "langsmith";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { builtinSpecs } from "../../src/specs/registry.js";
+import { buildValidationGraph } from "../../src/validation/graph.js";
+import { scriptedModel } from "../../testkit/scripted-model.js";
+import { startLangSmithEndpoint, type LangSmithEndpoint } from "../support/langsmith-endpoint.js";
+
+const VALID = JSON.stringify(builtinSpecs.get("deployment-config")!.example);
+const REQUEST = "A deployment config for payments-api";
+
+let endpoint: LangSmithEndpoint;
+beforeEach(async () => {
+  endpoint = await startLangSmithEndpoint();
+});
+afterEach(async () => {
+  await endpoint.close();
+});
+
+/** A run of the validation graph traced through a LangChainTracer over langsmith's Client; the graph's run as stored. */
+async function tracedRun(answers: string[], options: { maxAttempts?: number; autoBatchTracing?: boolean } = {}) {
+  const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key", autoBatchTracing: options.autoBatchTracing ?? true });
+  const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
+  const runId = randomUUID();
+  const out = await buildValidationGraph({ model: scriptedModel(answers) }).invoke(
+    { request: REQUEST },
+    { runId, callbacks: [tracer], context: { maxAttempts: options.maxAttempts ?? 3 } },
+  );
+  // The tracer's handlers may run in the background: wait for them, then for the client's requests.
+  await awaitAllCallbacks();
+  await client.awaitPendingTraceBatches();
+  const runs = endpoint.runs();
+  return { out, run: runs.get(runId), runs };
+}
+
+describe("the verdict on the graph's LangSmith run", () => {
+  it("a valid run: metadata and tags on the graph's run, sent in the client's multipart batches", async () => {
+    const { out, run, runs } = await tracedRun(["not json", VALID]);
+    expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
+    expect(endpoint.received.some((r) => r.path === "/runs/multipart")).toBe(true);
+    expect(run?.name).toBe("Deterministic validation");
+    expect(run?.extra?.metadata).toMatchObject({
+      trustworthy_valid: true,
+      trustworthy_attempts: 2,
+      trustworthy_stop_reason: "valid",
+      trustworthy_spec: "deployment-config",
+    });
+    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:valid", "trustworthy:stop:valid"]));
+    // On the graph's run only: its steps and model calls carry none of it.
+    const others = [...runs.values()].filter((r) => r.id !== run!.id);
+    expect(others.length).toBeGreaterThan(3);
+    expect(others.filter((r) => r.extra?.metadata?.trustworthy_valid !== undefined || r.tags?.some((t) => t.startsWith("trustworthy:")))).toEqual([]);
+  });
+
+  it("a failed run: valid false with its stop reason", async () => {
+    const { out, run } = await tracedRun(["not json", "still not json"], { maxAttempts: 2 });
+    expect(out).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2 });
+    expect(run?.extra?.metadata).toMatchObject({
+      trustworthy_valid: false,
+      trustworthy_attempts: 2,
+      trustworthy_stop_reason: "max_attempts",
+      trustworthy_spec: "deployment-config",
+    });
+    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]));
+    expect(run?.tags).not.toContain("trustworthy:valid");
+  });
+
+  it("one run at a time: created without a verdict, updated with it", async () => {
+    const { run } = await tracedRun(["not json"], { maxAttempts: 1, autoBatchTracing: false });
+    const created = endpoint.received.find((r) => r.method === "POST" && r.path === "/runs" && r.body?.id === run?.id);
+    const updated = endpoint.received.find((r) => r.method === "PATCH" && r.path === `/runs/${run?.id}`);
+    expect((created?.body?.extra as { metadata?: object } | undefined)?.metadata).not.toHaveProperty("trustworthy_valid");
+    expect(updated?.body).toMatchObject({
+      extra: { metadata: { trustworthy_valid: false, trustworthy_attempts: 1, trustworthy_stop_reason: "max_attempts" } },
+      tags: expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]),
+    });
+  });
+});
