@@ -46,7 +46,7 @@ let settings: Required<TelemetryOptions> = { ...DEFAULT_OPTIONS };
  */
 export function configureTelemetry(
   options: {
-    /** Record traces and metrics at all (default true; they cost nothing measurable without an SDK). */
+    /** Record traces and metrics at all (default true; with no SDK registered nothing is recorded, and nothing is spent). */
     enabled?: boolean;
     /** Put the request and the answer's text on the spans (default false: never, they may hold personal data). */
     recordContent?: boolean;
@@ -63,17 +63,42 @@ let api: Api | undefined;
 let loading: Promise<Api | undefined> | undefined;
 
 /**
- * The OpenTelemetry API, loaded once; undefined when telemetry is off or the package is not installed
- * (or fails to load: telemetry is never a reason for a run to fail).
+ * The OpenTelemetry API, loaded once; undefined when telemetry is off, when the package is not installed (or
+ * fails to load: telemetry is never a reason for a run to fail), and while no SDK has registered a tracer or a
+ * meter provider: every span and metric would then be the API's no-op, so none is made, and a run costs what
+ * it costs with telemetry off (`npm run bench -- --only telemetry`).
  */
 export async function openTelemetry(): Promise<Api | undefined> {
   if (!settings.enabled) return undefined;
-  if (api !== undefined) return api;
-  loading ??= import("@opentelemetry/api").then(
-    (module) => (api = module),
-    () => undefined,
-  );
-  return loading;
+  if (api === undefined) {
+    loading ??= import("@opentelemetry/api").then(
+      (module) => (api = module),
+      () => undefined,
+    );
+    await loading;
+    if (api === undefined) return undefined;
+  }
+  return registered(api) ? api : undefined;
+}
+
+/** The API's own no-op tracer provider: what a tracer provider with no SDK behind it delegates to. */
+let noopTracers: OtelApi.TracerProvider | undefined;
+
+/**
+ * Whether an SDK has registered a tracer provider or a meter provider, through the API's public surface: the
+ * global tracer provider is the API's proxy, whose delegate is the API's no-op until one is registered (a fresh
+ * proxy's delegate is that no-op); the global meter provider gives the API's no-op meter until one is.
+ * tests/telemetry/registered.test.ts fails if an upgrade of the API changes either.
+ */
+export function registered(otel: Api): boolean {
+  try {
+    const tracers = otel.trace.getTracerProvider();
+    noopTracers ??= new otel.ProxyTracerProvider().getDelegate();
+    if (!(tracers instanceof otel.ProxyTracerProvider) || tracers.getDelegate() !== noopTracers) return true;
+    return otel.metrics.getMeterProvider().getMeter(TELEMETRY_SCOPE) !== otel.createNoopMeter();
+  } catch {
+    return false;
+  }
 }
 
 /** The most distinct values one metric attribute (a spec, a model) takes before the rest count as "other". */
