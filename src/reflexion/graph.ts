@@ -46,7 +46,7 @@ import {
   type ReflexionUpdate,
   type TaskStateType,
 } from "./state.js";
-import { traceTask } from "./telemetry.js";
+import { markReflexionVerdict, traceTask } from "./telemetry.js";
 
 /** Options of the Reflexion graph builders: models, defaults, checkpointer and store. */
 export interface ReflexionGraphOptions extends ReflexionNodeOptions {
@@ -175,6 +175,7 @@ export function createReflexionGraphBuilder(given: Omit<ReflexionGraphOptions, "
       out.calls.push(...done.calls);
       out.usage = addUsage(out.usage, done.usage);
     }
+    markReflexionVerdict(config, out.outcomes, settings.specRecord?.name);
     return out;
   }
 

@@ -1,12 +1,28 @@
 /**
  * Reflexion's traces and metrics (../telemetry.ts; docs/tracing.md): a span per task, active while its rounds
  * run (their model calls' spans nest under it), with one child span per round carrying its score, and the
- * task's outcome; rounds per task counted. The graph calls traceTask around each task.
+ * task's outcome; rounds per task counted. The graph calls traceTask around each task, and puts the run's
+ * verdict on its LangSmith run when it is traced there (markReflexionVerdict).
  */
 import type { TaskOutcome } from "./state.js";
 import type { StepRecord } from "./memory.js";
 import type { SpecRecord } from "../specs/registry.js";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import { markRunVerdict } from "../telemetry/langsmith-feedback.js";
 import { defined, endSpan, openTelemetry, recordMetric, startSpan, withSpan } from "../telemetry/open-telemetry.js";
+
+/**
+ * The run's verdict on its LangSmith run, when it is traced there (markRunVerdict): valid when a spec judged every
+ * task's result and each passed, each task's stop reason, and the rounds over all tasks.
+ */
+export function markReflexionVerdict(config: RunnableConfig, outcomes: readonly TaskOutcome[], spec: string | undefined): void {
+  if (outcomes.length === 0) return;
+  markRunVerdict(config, {
+    ...(spec !== undefined ? { valid: outcomes.every((outcome) => outcome.valid === true), spec } : {}),
+    stopReason: [...new Set(outcomes.map((outcome) => outcome.stopReason))].join(","),
+    attempts: outcomes.reduce((rounds, outcome) => rounds + outcome.iterations, 0),
+  });
+}
 
 /** What a traced task returns: its steps (one per round), whether each passed the gate, and its outcome. */
 interface TracedTask {

@@ -121,10 +121,13 @@ function verdictOf(outputs: ChainValues): { valid: boolean; stopReason: string; 
 
 /** A run's verdict as the graph reaches it. */
 interface RunVerdict {
-  valid: boolean;
+  /** Whether the output passed the spec (absent: no spec judged it, as for Reflexion without one). */
+  valid?: boolean;
+  /** Why the run stopped (Reflexion: each task's reason, distinct, joined with ","). */
   stopReason: string;
+  /** Attempts made (Reflexion: rounds, over its tasks). */
   attempts: number;
-  spec: string;
+  spec?: string;
 }
 
 /** The prefix of the tags the verdict puts on a run (a run that stops twice keeps only the last verdict's). */
@@ -169,16 +172,16 @@ function markRuns(callbacks: CallbackManager, verdict: RunVerdict): number {
       ...run.extra,
       metadata: {
         ...run.extra?.metadata,
-        trustworthy_valid: verdict.valid,
+        ...(verdict.valid !== undefined ? { trustworthy_valid: verdict.valid } : {}),
         trustworthy_attempts: verdict.attempts,
         trustworthy_stop_reason: verdict.stopReason,
-        trustworthy_spec: bound(verdict.spec, MAX_SPEC_NAME_CHARS),
+        ...(verdict.spec !== undefined ? { trustworthy_spec: bound(verdict.spec, MAX_SPEC_NAME_CHARS) } : {}),
       },
     };
     run.tags = [
       ...(run.tags ?? []).filter((tag) => !tag.startsWith(VERDICT_TAG_PREFIX)),
-      `${VERDICT_TAG_PREFIX}${verdict.valid ? "valid" : "invalid"}`,
-      `${VERDICT_TAG_PREFIX}stop:${verdict.stopReason}`,
+      ...(verdict.valid !== undefined ? [`${VERDICT_TAG_PREFIX}${verdict.valid ? "valid" : "invalid"}`] : []),
+      ...verdict.stopReason.split(",").map((reason) => `${VERDICT_TAG_PREFIX}stop:${reason}`),
     ];
     marked++;
   }

@@ -11,7 +11,9 @@ import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { Client } from "langsmith";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
+import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
+import { roleModels } from "../../testkit/role-models.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import { startLangSmithEndpoint, type LangSmithEndpoint } from "../support/langsmith-endpoint.js";
 
@@ -83,5 +85,50 @@ describe("the verdict on the graph's LangSmith run", () => {
       extra: { metadata: { trustworthy_valid: false, trustworthy_attempts: 1, trustworthy_stop_reason: "max_attempts" } },
       tags: expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]),
     });
+  });
+});
+
+describe("the verdict on Reflexion's LangSmith run", () => {
+  async function tracedReflexion(context: Record<string, unknown>) {
+    const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key" });
+    const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
+    const runId = randomUUID();
+    // The first task ends early on a valid answer scored 9.5; the second uses its two rounds on answers scored 3.
+    const m = roleModels({
+      actor: ["not json", VALID, "not json", "still not json"],
+      evaluator: ["Weak. Final score: 4/10", "Good. Final score: 9.5/10", "Poor. Final score: 3/10", "Poor. Final score: 3/10"],
+      reflector: ["Answer with JSON.", "Answer with JSON.", "Answer with JSON.", "Answer with JSON."],
+    });
+    const out = await buildReflexionGraph({ model: m.factory }).invoke({ tasks: ["A deployment config", "Another"] }, { runId, callbacks: [tracer], context });
+    await awaitAllCallbacks();
+    await client.awaitPendingTraceBatches();
+    return { out, run: endpoint.runs().get(runId) };
+  }
+
+  it("with a spec: valid when every task's result passed, each task's stop reason, and the rounds over its tasks", async () => {
+    const { out, run } = await tracedReflexion({ spec: "deployment-config", maxLoops: 2 });
+    expect(out.outcomes.map((o) => [o.stopReason, o.valid, o.iterations])).toEqual([
+      ["early_stop", true, 2],
+      ["max_loops", false, 2],
+    ]);
+    expect(run?.extra?.metadata).toMatchObject({
+      trustworthy_valid: false,
+      trustworthy_attempts: 4,
+      trustworthy_stop_reason: "early_stop,max_loops",
+      trustworthy_spec: "deployment-config",
+    });
+    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:early_stop", "trustworthy:stop:max_loops"]));
+  });
+
+  it("without a spec: no validity is claimed, only how each task stopped and the rounds", async () => {
+    const { out, run } = await tracedReflexion({ maxLoops: 2 });
+    expect(out.outcomes.map((o) => [o.stopReason, o.valid, o.iterations])).toEqual([
+      ["early_stop", null, 2],
+      ["max_loops", null, 2],
+    ]);
+    expect(run?.extra?.metadata).toMatchObject({ trustworthy_attempts: 4, trustworthy_stop_reason: "early_stop,max_loops" });
+    expect(run?.extra?.metadata).not.toHaveProperty("trustworthy_valid");
+    expect(run?.extra?.metadata).not.toHaveProperty("trustworthy_spec");
+    expect(run?.tags?.filter((t) => t === "trustworthy:valid" || t === "trustworthy:invalid")).toEqual([]);
   });
 });
