@@ -535,7 +535,8 @@ export class Invocation {
   private readonly attempts = new Map<number, Span>();
   private ended = false;
 
-  constructor() {
+  /** `otel`: the API, as openTelemetry() gave it when the invocation started (an SDK registered). */
+  constructor(readonly otel: Api) {
     invocationsUnderWay++;
   }
 
@@ -602,7 +603,11 @@ function errorType(error: unknown): string {
   return error instanceof Error ? error.name : "_OTHER";
 }
 
-/** The invocation a step runs in (undefined outside traceInvocation). */
+/**
+ * The invocation a step runs in: undefined outside traceInvocation, and in an invocation that started with no
+ * SDK registered (one registered meanwhile is seen from the next invocation on). Its `otel` is the API to report
+ * through: the steps ask here, not openTelemetry(), so whether an SDK is registered is read once per invocation.
+ */
 export function invocationOf(): Invocation | undefined {
   return invocations.getStore();
 }
@@ -622,7 +627,7 @@ export async function* traceInvocation<T>(
     yield* start();
     return;
   }
-  const invocation = new Invocation();
+  const invocation = new Invocation(otel);
   // LangGraph starts the steps when the stream is first read: every read runs within the invocation.
   const inner = invocations.run(invocation, start);
   const within: AsyncIterableIterator<T> = {

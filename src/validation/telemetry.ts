@@ -19,7 +19,6 @@ import {
   describeAnswer,
   endSpan,
   invocationOf,
-  openTelemetry,
   providerName,
   recorded,
   recordMetric,
@@ -95,8 +94,8 @@ function under(otel: OpenTelemetryApi, span: Span) {
 export function tracedStartRun(start: typeof startRun) {
   return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Send> => {
     const send = start(ctx, state, config);
-    const otel = await openTelemetry();
-    const invocation = otel === undefined ? undefined : invocationOf();
+    const invocation = invocationOf();
+    const otel = invocation?.otel;
     if (otel === undefined || invocation === undefined) return send;
     const run = (send.args as { newRun: RunSettings }).newRun;
     const span = startSpan(otel, RUN_SPAN, { attributes: runAttributes(ctx, run) });
@@ -112,8 +111,8 @@ export function tracedStartRun(start: typeof startRun) {
  */
 export function tracedGenerate(attempt: typeof generate) {
   return async (ctx: ValidationNodeContext, input: Parameters<typeof generate>[1], config: LangGraphRunnableConfig): Promise<ValidationUpdate> => {
-    const otel = await openTelemetry();
-    const invocation = otel === undefined ? undefined : invocationOf();
+    const invocation = invocationOf();
+    const otel = invocation?.otel;
     const starting = "newRun" in input && input.newRun !== null && typeof input.newRun === "object";
     const state = starting ? undefined : (input as ValidationStateType);
     const run = starting ? (input as { newRun: RunSettings }).newRun : state!.run;
@@ -176,7 +175,8 @@ export function tracedValidate(judge: typeof validate) {
   return async (ctx: ValidationNodeContext, state: ValidationStateType, config: LangGraphRunnableConfig): Promise<Command> => {
     const command = await judge(ctx, state);
     verdictOnLangSmithRun(config, state, command);
-    const otel = await openTelemetry();
+    const invocation = invocationOf();
+    const otel = invocation?.otel;
     const run = state.run;
     if (otel === undefined || run === null) return command;
     const update = (command.update ?? {}) as ValidationUpdate;
@@ -185,7 +185,6 @@ export function tracedValidate(judge: typeof validate) {
     const spec = specLabel(run);
     const refused = record !== undefined && !record.valid ? errorClass(state, record, update) : undefined;
     if (refused !== undefined) recordMetric(otel, "refusedAttempts", 1, { spec, model, errorClass: refused });
-    const invocation = invocationOf();
     // A call not made (the budget) counted no attempt.
     const span = invocation?.takeAttempt(state.draft?.budget !== undefined ? state.attempts + 1 : state.attempts);
     endSpan(
@@ -272,9 +271,10 @@ export function tracedReview(decide: typeof review) {
     // interrupt() throws to pause the run: only a decision is recorded (the pause ends the invocation, and its spans with it).
     const command = await decide(ctx, state);
     verdictOnLangSmithRun(config, state, command);
-    const otel = await openTelemetry();
+    const invocation = invocationOf();
+    const otel = invocation?.otel;
     const run = state.run;
-    if (otel === undefined || run === null) return command;
+    if (otel === undefined || invocation === undefined || run === null) return command;
     const update = (command.update ?? {}) as ValidationUpdate;
     const decision =
       update.stopReason === "rejected"
@@ -287,8 +287,6 @@ export function tracedReview(decide: typeof review) {
               ? "refused_value"
               : "unreadable";
     recordMetric(otel, "reviews", 1, { spec: specLabel(run), decision });
-    const invocation = invocationOf();
-    if (invocation === undefined) return command;
     const parent = runSpanOf(otel, invocation, ctx, run);
     if (recorded(otel, parent)) {
       const span = startSpan(otel, "review", { attributes: { "trustworthy.decision": decision } }, under(otel, parent));
