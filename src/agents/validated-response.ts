@@ -41,6 +41,7 @@ import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES, type StopPolicy } from "../streaming/partial-check.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
 import { AnswerTrace, type AnswerFacts } from "../telemetry/open-telemetry.js";
+import { markRunVerdict } from "../telemetry/langsmith-feedback.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
 export interface ValidatedResponseOptions<T> {
@@ -314,7 +315,10 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
         const settled = { ...progress, next: null };
         if (progress.next === "retry") return { _answerProgress: settled, jumpTo: "model" };
         const outcome = state.responseOutcome;
-        if (progress.next === "end" || outcome?.stopReason !== "awaiting_review") return { _answerProgress: settled, jumpTo: "end" };
+        if (progress.next === "end" || outcome?.stopReason !== "awaiting_review") {
+          verdictOnAgentRun(outcome);
+          return { _answerProgress: settled, jumpTo: "end" };
+        }
         // One answer per step: a refused one loops back through the model step (which does not call the model while a review is open) to this hook.
         const result = await reviewStep(spec, outcome, lastRequest(state.messages), judging(progress));
         if (result.kind === "again") return { responseOutcome: result.outcome, jumpTo: "model" };
@@ -328,10 +332,27 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
         }
         // A spec's schema describes an object (checked above), so an accepted value is one.
         const accepted = result.kind === "accepted" ? { structuredResponse: result.outcome.value as Record<string, unknown> } : {};
+        verdictOnAgentRun(result.outcome);
         return { ...accepted, responseOutcome: result.outcome, _answerProgress: settled, jumpTo: "end" };
       },
     },
   });
+}
+
+/**
+ * The answer's verdict on the agent's LangSmith run, when the run is traced there (markRunVerdict: metadata and
+ * tags on the agent graph's run, the parent of this hook's node). An answer still waiting for a person has none.
+ */
+function verdictOnAgentRun(outcome: ResponseOutcome | null | undefined): void {
+  if (outcome === null || outcome === undefined || outcome.stopReason === "awaiting_review") return;
+  let config: ReturnType<typeof getConfig> | undefined;
+  try {
+    config = getConfig();
+  } catch {
+    // Not inside a graph's step (a hook called on its own): there is no run to mark.
+    return;
+  }
+  markRunVerdict(config, { valid: outcome.success, stopReason: outcome.stopReason, attempts: outcome.attempts, spec: outcome.spec });
 }
 
 /**

@@ -8,12 +8,16 @@
 import { randomUUID } from "node:crypto";
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
+import { HumanMessage } from "@langchain/core/messages";
+import { createAgent } from "langchain";
 import { Client } from "langsmith";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { builtinSpecs } from "../../src/specs/registry.js";
 import { buildReflexionGraph } from "../../src/reflexion/graph.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { roleModels } from "../../testkit/role-models.js";
+import { validatedResponseMiddleware } from "../../src/agents/index.js";
+import { answerTurn, REQUEST as AGENT_REQUEST, scriptedTurns, threeDefects, valid } from "../agents/agent.support.js";
 import { scriptedModel } from "../../testkit/scripted-model.js";
 import { startLangSmithEndpoint, type LangSmithEndpoint } from "../support/langsmith-endpoint.js";
 
@@ -130,5 +134,44 @@ describe("the verdict on Reflexion's LangSmith run", () => {
     expect(run?.extra?.metadata).not.toHaveProperty("trustworthy_valid");
     expect(run?.extra?.metadata).not.toHaveProperty("trustworthy_spec");
     expect(run?.tags?.filter((t) => t === "trustworthy:valid" || t === "trustworthy:invalid")).toEqual([]);
+  });
+});
+
+describe("the verdict on a createAgent run with the middleware", () => {
+  async function tracedAgent(turns: Parameters<typeof scriptedTurns>[0]) {
+    const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key" });
+    const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
+    const runId = randomUUID();
+    const agent = createAgent({
+      model: scriptedTurns(turns),
+      tools: [],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })],
+    });
+    const out = await agent.invoke({ messages: [new HumanMessage(AGENT_REQUEST)] }, { runId, callbacks: [tracer] });
+    await awaitAllCallbacks();
+    await client.awaitPendingTraceBatches();
+    const runs = endpoint.runs();
+    return { out, run: runs.get(runId), runs };
+  }
+
+  it("an accepted answer: the agent's run carries it; none of its steps does", async () => {
+    const { out, run, runs } = await tracedAgent([() => answerTurn(threeDefects), () => answerTurn(valid)]);
+    expect(out.responseOutcome).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
+    expect(run?.extra?.metadata).toMatchObject({
+      trustworthy_valid: true,
+      trustworthy_attempts: 2,
+      trustworthy_stop_reason: "valid",
+      trustworthy_spec: "deployment-config",
+    });
+    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:valid", "trustworthy:stop:valid"]));
+    const others = [...runs.values()].filter((r) => r.id !== run!.id);
+    expect(others.filter((r) => r.tags?.some((t) => t.startsWith("trustworthy:")))).toEqual([]);
+  });
+
+  it("out of attempts: invalid, with its stop reason", async () => {
+    const { out, run } = await tracedAgent([() => answerTurn(threeDefects), () => answerTurn(threeDefects)]);
+    expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2 });
+    expect(run?.extra?.metadata).toMatchObject({ trustworthy_valid: false, trustworthy_attempts: 2, trustworthy_stop_reason: "max_attempts" });
+    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]));
   });
 });
