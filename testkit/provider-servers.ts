@@ -179,7 +179,7 @@ export function startScriptedOllamaServer(replies: ProviderReply[]): Promise<Scr
 
 /**
  * Gemini's generateContent API: POST /v1beta/models/{model}:generateContent (JSON) and
- * :streamGenerateContent?alt=sse (SSE `data:` lines), text parts, finishReason and usageMetadata.
+ * :streamGenerateContent?alt=sse (SSE `data:` lines), text parts or a functionCall part, finishReason and usageMetadata.
  */
 export function startScriptedGeminiServer(replies: ProviderReply[]): Promise<ScriptedProviderServer> {
   return serveScript(/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent\?alt=sse)$/, replies, (reply, request): Rendered => {
@@ -188,11 +188,20 @@ export function startScriptedGeminiServer(replies: ProviderReply[]): Promise<Scr
       promptTokenCount: reply.usage?.input ?? tokens(promptChars(request.body.contents)),
       candidatesTokenCount: reply.usage?.output ?? tokens(text.length),
     };
+    // A function call is one part, whole (Gemini streams a call in one event): its arguments as an object.
+    const call = reply.toolUse && {
+      functionCall: {
+        name: reply.toolUse.name ?? request.body.tools?.[0]?.functionDeclarations?.[0]?.name ?? "tool",
+        args: reply.toolUse.input === undefined ? undefined : JSON.parse(reply.toolUse.input),
+      },
+    };
     const body = (part: string, finishReason?: string | null) => ({
-      candidates: [{ content: { role: "model", parts: [{ text: part }] }, index: 0, ...(finishReason ? { finishReason } : {}) }],
+      candidates: [{ content: { role: "model", parts: [call ?? { text: part }] }, index: 0, ...(finishReason ? { finishReason } : {}) }],
       usageMetadata: { ...usageMetadata, totalTokenCount: usageMetadata.promptTokenCount + usageMetadata.candidatesTokenCount },
     });
     const finishReason = reply.stopReason === null ? null : (reply.stopReason ?? "STOP");
+    if (call !== undefined && request.path.endsWith("alt=sse"))
+      return { headers: { "content-type": "text/event-stream" }, body: `data: ${JSON.stringify(body("", finishReason))}\r\n\r\n` };
     if (!request.path.endsWith("alt=sse")) return { headers: { "content-type": "application/json" }, body: JSON.stringify(body(text, finishReason)) };
     const parts = pieces(text);
     const out = parts.map((part, i) => `data: ${JSON.stringify(body(part, i === parts.length - 1 ? finishReason : undefined))}\r\n\r\n`).join("");

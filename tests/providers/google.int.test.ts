@@ -144,6 +144,22 @@ describe("google/… through ChatGoogle", () => {
   });
 });
 
+describe("tool mode: one function declaration, called by name", () => {
+  it.each(["google", "google-genai"] as const)("%s: the call's arguments are the answer, judged and kept", async (provider) => {
+    server = await startScriptedGeminiServer([{ toolUse: { input: JSON.stringify({ ...SPEC.example, replicas: 9 }) } }, { toolUse: { input: VALID } }]);
+    const env: Environment = { ...readEnvironment({}), providers: { [provider]: { apiKey: "gemini-test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
+    const graph = buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
+    const out = await graph.invoke(REQUEST, { context: { model: `${provider}/gemini-2.5-flash`, outputMode: "tool" } });
+    expect(out).toMatchObject({ success: true, attempts: 2, value: SPEC.example });
+    expect(out.history.map((record) => record.mode)).toEqual(["tool", "tool"]);
+    expect(out.history[0].valid).toBe(false);
+    const [sent] = server!.requests;
+    const [declaration] = sent.body.tools[0].functionDeclarations;
+    expect(sent.body.toolConfig.functionCallingConfig).toMatchObject({ mode: "ANY", allowedFunctionNames: [declaration.name] });
+    expect(Object.keys(declaration.parameters.properties).sort()).toEqual(Object.keys(SPEC.schema.properties!).sort());
+  });
+});
+
 describe("the transport the factory gives ChatGoogle", () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => void unhandled.push(reason);
