@@ -40,7 +40,7 @@ import { AnswerStreamReader } from "./answer-stream.js";
 import { AttemptWatch, stoppedAttemptErrors } from "../streaming/attempt.js";
 import { DEFAULT_STOP_EARLY, STOP_POLICIES, type StopPolicy } from "../streaming/partial-check.js";
 import { withDistinctToolCallIds } from "./tool-call-ids.js";
-import { AnswerTrace, type AnswerFacts } from "../telemetry/open-telemetry.js";
+import { AnswerTrace, defined, endSpan, openTelemetry, recordMetric, startSpan, type AnswerFacts } from "../telemetry/open-telemetry.js";
 import { markRunVerdict } from "../telemetry/langsmith-feedback.js";
 
 /** Options of validatedResponseMiddleware: the spec, the attempt and tool-turn budgets, what happens on failure, limits and rule facts. */
@@ -321,6 +321,7 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
         }
         // One answer per step: a refused one loops back through the model step (which does not call the model while a review is open) to this hook.
         const result = await reviewStep(spec, outcome, lastRequest(state.messages), judging(progress));
+        await traceReviewDecision(spec.name, result);
         if (result.kind === "again") return { responseOutcome: result.outcome, jumpTo: "model" };
         if (result.kind === "request") {
           return {
@@ -337,6 +338,20 @@ export function validatedResponseMiddleware<T = unknown>(options: ValidatedRespo
       },
     },
   });
+}
+
+/** What a person decided at the review, as the validation graph's review reports it: counted, and a span under the caller's. */
+async function traceReviewDecision(spec: string, result: { kind: "accepted" | "rejected" | "request" | "again" }): Promise<void> {
+  const otel = await openTelemetry();
+  if (otel === undefined) return;
+  const decision = { accepted: "accepted", rejected: "rejected", request: "new_request", again: "refused_value" }[result.kind];
+  recordMetric(otel, "reviews", 1, { spec, decision });
+  const stopReason = result.kind === "accepted" ? "valid" : result.kind === "rejected" ? "rejected" : undefined;
+  endSpan(
+    otel,
+    startSpan(otel, "review", { attributes: { "trustworthy.decision": decision, "trustworthy.spec.name": spec } }),
+    defined({ "trustworthy.stop_reason": stopReason }),
+  );
 }
 
 /**

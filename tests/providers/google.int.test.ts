@@ -146,7 +146,7 @@ describe("google/… through ChatGoogle", () => {
 
 describe("tool mode: one function declaration, called by name", () => {
   it.each(["google", "google-genai"] as const)("%s: the call's arguments are the answer, judged and kept", async (provider) => {
-    server = await startScriptedGeminiServer([{ toolUse: { input: JSON.stringify({ ...SPEC.example, replicas: 9 }) } }, { toolUse: { input: VALID } }]);
+    server = await startScriptedGeminiServer([{ toolUse: { input: JSON.stringify({ ...(SPEC.example as object), replicas: 9 }) } }, { toolUse: { input: VALID } }]);
     const env: Environment = { ...readEnvironment({}), providers: { [provider]: { apiKey: "gemini-test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
     const graph = buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
     const out = await graph.invoke(REQUEST, { context: { model: `${provider}/gemini-2.5-flash`, outputMode: "tool" } });

@@ -8,6 +8,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { fakeModel } from "@langchain/core/testing";
 import { tool, type StructuredToolInterface } from "@langchain/core/tools";
 import { SpanStatusCode, trace } from "@opentelemetry/api";
+import { Command, MemorySaver } from "@langchain/langgraph";
 import { createAgent } from "langchain";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { validatedResponseMiddleware } from "../../src/agents/index.js";
@@ -142,5 +143,30 @@ describe("the createAgent middleware", () => {
     await expect(answerAgent(failing).invoke({ messages: [new HumanMessage(REQUEST)] })).rejects.toThrow("provider down");
     const [failed] = spansNamed(telemetry.spans, "chat");
     expect(failed.status).toMatchObject({ code: SpanStatusCode.ERROR, message: "provider down" });
+  });
+});
+
+describe("the createAgent middleware's review", () => {
+  it("a person's decisions are counted by decision and each is a review span, as the validation graph's review reports them", async () => {
+    const spec = { "trustworthy.spec": "deployment-config" };
+    const count = (decision: string) => telemetry.count("trustworthy.reviews", { ...spec, "trustworthy.decision": decision });
+    const before = { refused: await count("refused_value"), accepted: await count("accepted") };
+    const agent = createAgent({
+      model: scriptedTurns([() => answerTurn(threeDefects)]),
+      tools: [],
+      middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 1, onFailure: "interrupt" })],
+      checkpointer: new MemorySaver(),
+    });
+    const config = { configurable: { thread_id: "telemetry-review" } };
+    await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config);
+    telemetry.spans.reset();
+    await agent.invoke(new Command({ resume: { type: "edit", value: threeDefects } }), config);
+    const out = await agent.invoke(new Command({ resume: { type: "edit", value: valid } }), config);
+    expect(out.responseOutcome).toMatchObject({ success: true, stopReason: "valid", by: "human" });
+    expect([await count("refused_value"), await count("accepted")]).toEqual([before.refused + 1, before.accepted + 1]);
+    expect(spansNamed(telemetry.spans, "review").map((span) => [span.attributes["trustworthy.decision"], span.attributes["trustworthy.stop_reason"]])).toEqual([
+      ["refused_value", undefined],
+      ["accepted", "valid"],
+    ]);
   });
 });
