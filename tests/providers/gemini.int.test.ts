@@ -6,13 +6,10 @@
  * requests, and the promise @google/generative-ai makes beside each stream (which LangChain never reads)
  * cannot reach the process when the stream fails, is reset or is stopped.
  */
-import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { ProviderError } from "../../src/errors.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { unfinishedAnswerError } from "../../src/protocol/feedback.js";
-import { callModelInMode } from "../../src/validation/output-mode.js";
 import { streamValidated } from "../../src/validation/stream.js";
-import { startWireServer, type WireServer } from "../support/wire-server.js";
+import { describeGeminiTransport } from "../support/gemini-transport.js";
 import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel, type ModelRequest } from "../../src/models.js";
 import { builtinSpecs } from "../../src/specs/registry.js";
@@ -88,70 +85,11 @@ describe("google-genai/…: only finishReason STOP finishes an answer", () => {
   });
 });
 
-describe("the Gemini client the factory builds is bounded", () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
-  let wire: WireServer;
-  beforeAll(async () => {
-    process.on("unhandledRejection", onUnhandled);
-    wire = await startWireServer();
-  });
-  afterAll(async () => {
-    await wire?.close();
-    process.off("unhandledRejection", onUnhandled);
-  });
-
-  const gemini = (timeoutMs = 60_000) =>
-    loadChatModel(
-      { model: "google-genai/gemini-2.5-flash", role: "generate" },
-      { ...readEnvironment({}), providers: { "google-genai": { apiKey: "gemini-test-key", baseUrl: wire.baseURL } }, maxRetries: 0, timeoutMs },
-    );
-  const SSE = { "content-type": "text/event-stream" };
-  const piece = (text: string, finishReason?: string) =>
-    `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }] })}\r\n\r\n`;
-  const streamed = (stop?: AbortSignal) => () => ({ write() {}, stop: stop ?? new AbortController().signal });
-  const ask = async (timeoutMs?: number, watch?: ReturnType<typeof streamed>) =>
-    callModelInMode(await gemini(timeoutMs), [new HumanMessage("hi")], "text", SPEC, { node: "generate", watch }).then(
-      (answer) => answer,
-      (error: unknown) => error,
-    );
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
-
+describeGeminiTransport("google-genai", "the Gemini client the factory builds is bounded", ({ gemini }) => {
   it("relies on ChatGoogleGenerativeAI calling its client, a GenerativeModel, which the factory wraps", async () => {
     const client = (await gemini()) as unknown as { client: object };
     // If an upgrade builds or names its client differently, the factory refuses it (ConfigurationError) or this fails.
     expect(Object.getPrototypeOf(client.client).constructor.name).toBe("GenerativeModel");
     expect(Object.hasOwn(client.client, "generateContentStream") && Object.hasOwn(client.client, "generateContent")).toBe(true);
-  });
-
-  it("a stream reset mid-answer is a ProviderError, and the SDK's unread promise reaches no one", async () => {
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "reset" }));
-    const outcome = await ask(undefined, streamed());
-    expect(outcome).toBeInstanceOf(ProviderError);
-    await settle();
-    expect(unhandled).toEqual([]);
-  });
-
-  it("a stream stopped by the run (its signal aborted) leaves no unhandled rejection", async () => {
-    const stop = new AbortController();
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
-    const asked = ask(undefined, () => ({ write: () => stop.abort(), stop: stop.signal }));
-    const outcome = await asked;
-    expect(outcome).toMatchObject({ stopped: true });
-    await settle();
-    expect(unhandled).toEqual([]);
-  });
-
-  it("a server that stalls after its headers ends at the deadline, streamed or not", async () => {
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
-    const streamedOutcome = await ask(300, streamed());
-    expect(streamedOutcome).toBeInstanceOf(ProviderError);
-    expect((streamedOutcome as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
-    wire.answer(() => ({ headers: { "content-type": "application/json" }, body: Buffer.from('{"candidates": ['), end: "stall" }));
-    const whole = await ask(300);
-    expect(whole).toBeInstanceOf(ProviderError);
-    expect((whole as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
-    await settle();
-    expect(unhandled).toEqual([]);
   });
 });

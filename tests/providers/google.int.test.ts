@@ -7,7 +7,7 @@
  * URL, a whole-answer deadline and the client's retries.
  */
 import { HumanMessage } from "@langchain/core/messages";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
 import { readEnvironment, type Environment } from "../../src/environment.js";
 import { loadChatModel, type ModelRequest } from "../../src/models.js";
@@ -17,7 +17,7 @@ import { builtinSpecs } from "../../src/specs/registry.js";
 import { callModelInMode } from "../../src/validation/output-mode.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedGeminiServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";
-import { startWireServer, type WireServer } from "../support/wire-server.js";
+import { describeGeminiTransport, geminiPiece } from "../support/gemini-transport.js";
 
 const SPEC = builtinSpecs.get("deployment-config")!;
 const VALID = JSON.stringify(SPEC.example);
@@ -146,7 +146,10 @@ describe("google/… through ChatGoogle", () => {
 
 describe("tool mode: one function declaration, called by name", () => {
   it.each(["google", "google-genai"] as const)("%s: the call's arguments are the answer, judged and kept", async (provider) => {
-    server = await startScriptedGeminiServer([{ toolUse: { input: JSON.stringify({ ...(SPEC.example as object), replicas: 9 }) } }, { toolUse: { input: VALID } }]);
+    server = await startScriptedGeminiServer([
+      { toolUse: { input: JSON.stringify({ ...(SPEC.example as object), replicas: 9 }) } },
+      { toolUse: { input: VALID } },
+    ]);
     const env: Environment = { ...readEnvironment({}), providers: { [provider]: { apiKey: "gemini-test-key", baseUrl: server.baseURL } }, maxRetries: 0 };
     const graph = buildValidationGraph({ model: (request: ModelRequest) => loadChatModel(request, env) });
     const out = await graph.invoke(REQUEST, { context: { model: `${provider}/gemini-2.5-flash`, outputMode: "tool" } });
@@ -160,81 +163,25 @@ describe("tool mode: one function declaration, called by name", () => {
   });
 });
 
-describe("the transport the factory gives ChatGoogle", () => {
-  const unhandled: unknown[] = [];
-  const onUnhandled = (reason: unknown) => void unhandled.push(reason);
-  let wire: WireServer;
-  beforeAll(async () => {
-    process.on("unhandledRejection", onUnhandled);
-    wire = await startWireServer();
-  });
-  afterAll(async () => {
-    await wire?.close();
-    process.off("unhandledRejection", onUnhandled);
-  });
-
-  const gemini = (timeoutMs = 60_000) => loadChatModel({ model: MODEL, role: "generate" }, environment(wire.baseURL, { timeoutMs }));
-  const SSE = { "content-type": "text/event-stream" };
-  const piece = (text: string, finishReason?: string) =>
-    `data: ${JSON.stringify({ candidates: [{ content: { parts: [{ text }] }, ...(finishReason ? { finishReason } : {}) }] })}\r\n\r\n`;
-  const streamed = (stop?: AbortSignal) => () => ({ write() {}, stop: stop ?? new AbortController().signal });
-  const ask = async (timeoutMs?: number, watch?: ReturnType<typeof streamed>) =>
-    callModelInMode(await gemini(timeoutMs), [new HumanMessage("hi")], "text", SPEC, { node: "generate", watch }).then(
-      (answer) => answer,
-      (error: unknown) => error,
-    );
-  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
-
+describeGeminiTransport("google", "the transport the factory gives ChatGoogle", ({ wire, gemini, streamed, ask }) => {
   it("relies on ChatGoogle naming itself `google`, tracing as google_genai, and sending every request through the apiClient it is given", async () => {
     const model = await gemini();
     // If an upgrade renames the client or stops taking an apiClient, the row no longer recognises or bounds it: this fails.
     expect(model._llmType()).toBe(MODEL_PROVIDERS.google.client);
     expect((model as unknown as { getLsParams(o: object): { ls_provider: string } }).getLsParams({}).ls_provider).toBe(MODEL_PROVIDERS.google.traced);
-    wire.answer(() => ({
+    wire().answer(() => ({
       headers: { "content-type": "application/json" },
       body: Buffer.from(JSON.stringify({ candidates: [{ content: { parts: [{ text: VALID }] }, finishReason: "STOP" }] })),
       end: "close",
     }));
-    const answer = await ask();
-    expect(answer).toMatchObject({ text: VALID });
-    expect(wire.requests.at(-1)).toMatchObject({ path: "/v1beta/models/gemini-2.5-flash:generateContent" });
+    expect(await ask()).toMatchObject({ text: VALID });
+    expect(wire().requests.at(-1)).toMatchObject({ path: "/v1beta/models/gemini-2.5-flash:generateContent" });
   });
 
   it("an event the client cannot read (not JSON) is never a finished answer, even with STOP after it", async () => {
-    const body = piece('{"service":') + "data: {not json\r\n\r\n" + piece('"x"}', "STOP");
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(body), end: "close" }));
-    const outcome = await ask(undefined, streamed());
+    const body = geminiPiece('{"service":') + "data: {not json\r\n\r\n" + geminiPiece('"x"}', "STOP");
+    wire().answer(() => ({ headers: { "content-type": "text/event-stream" }, body: Buffer.from(body), end: "close" }));
     // ChatGoogle turns the unreadable event into a piece with its own finishReason "stop", merged with the real one.
-    expect(outcome).toMatchObject({ unfinished: 'finishReason "stopSTOP"' });
-  });
-
-  it("a stream reset mid-answer is a ProviderError, and nothing is left unhandled", async () => {
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "reset" }));
-    const outcome = await ask(undefined, streamed());
-    expect(outcome).toBeInstanceOf(ProviderError);
-    await settle();
-    expect(unhandled).toEqual([]);
-  });
-
-  it("a stream stopped by the run (its signal aborted) ends at once, with what arrived", async () => {
-    const stop = new AbortController();
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
-    const outcome = await ask(undefined, () => ({ write: () => stop.abort(), stop: stop.signal }));
-    expect(outcome).toMatchObject({ stopped: true });
-    await settle();
-    expect(unhandled).toEqual([]);
-  });
-
-  it("a server that stalls after its headers ends at the deadline, streamed or not", async () => {
-    wire.answer(() => ({ headers: SSE, body: Buffer.from(piece('{"service')), end: "stall" }));
-    const streamedOutcome = await ask(300, streamed());
-    expect(streamedOutcome).toBeInstanceOf(ProviderError);
-    expect((streamedOutcome as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
-    wire.answer(() => ({ headers: { "content-type": "application/json" }, body: Buffer.from('{"candidates": ['), end: "stall" }));
-    const whole = await ask(300);
-    expect(whole).toBeInstanceOf(ProviderError);
-    expect((whole as Error).message).toMatch(/timed out: no complete answer within 300 ms/);
-    await settle();
-    expect(unhandled).toEqual([]);
+    expect(await ask(undefined, streamed())).toMatchObject({ unfinished: 'finishReason "stopSTOP"' });
   });
 });

@@ -32,21 +32,29 @@ afterEach(async () => {
   await endpoint.close();
 });
 
-/** A run of the validation graph traced through a LangChainTracer over langsmith's Client; the graph's run as stored. */
-async function tracedRun(answers: string[], options: { maxAttempts?: number; autoBatchTracing?: boolean } = {}) {
+/**
+ * A run traced through a LangChainTracer over langsmith's Client (batched, its default, or one run at a time):
+ * what the run returned, its own run as the endpoint stored it, and every run stored.
+ */
+async function traced<T>(invoke: (config: { runId: string; callbacks: LangChainTracer[] }) => Promise<T>, options: { autoBatchTracing?: boolean } = {}) {
   const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key", autoBatchTracing: options.autoBatchTracing ?? true });
   const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
   const runId = randomUUID();
-  const out = await buildValidationGraph({ model: scriptedModel(answers) }).invoke(
-    { request: REQUEST },
-    { runId, callbacks: [tracer], context: { maxAttempts: options.maxAttempts ?? 3 } },
-  );
+  const out = await invoke({ runId, callbacks: [tracer] });
   // The tracer's handlers may run in the background: wait for them, then for the client's requests.
   await awaitAllCallbacks();
   await client.awaitPendingTraceBatches();
   const runs = endpoint.runs();
   return { out, run: runs.get(runId), runs };
 }
+
+/** A run of the validation graph, traced. */
+const tracedRun = (answers: string[], options: { maxAttempts?: number; autoBatchTracing?: boolean } = {}) =>
+  traced(
+    (config) =>
+      buildValidationGraph({ model: scriptedModel(answers) }).invoke({ request: REQUEST }, { ...config, context: { maxAttempts: options.maxAttempts ?? 3 } }),
+    options,
+  );
 
 describe("the verdict on the graph's LangSmith run", () => {
   it("a valid run: metadata and tags on the graph's run, sent in the client's multipart batches", async () => {
@@ -93,21 +101,15 @@ describe("the verdict on the graph's LangSmith run", () => {
 });
 
 describe("the verdict on Reflexion's LangSmith run", () => {
-  async function tracedReflexion(context: Record<string, unknown>) {
-    const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key" });
-    const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
-    const runId = randomUUID();
-    // The first task ends early on a valid answer scored 9.5; the second uses its two rounds on answers scored 3.
+  // The first task ends early on a valid answer scored 9.5; the second uses its two rounds on answers scored 3.
+  const tracedReflexion = (context: Record<string, unknown>) => {
     const m = roleModels({
       actor: ["not json", VALID, "not json", "still not json"],
       evaluator: ["Weak. Final score: 4/10", "Good. Final score: 9.5/10", "Poor. Final score: 3/10", "Poor. Final score: 3/10"],
       reflector: ["Answer with JSON.", "Answer with JSON.", "Answer with JSON.", "Answer with JSON."],
     });
-    const out = await buildReflexionGraph({ model: m.factory }).invoke({ tasks: ["A deployment config", "Another"] }, { runId, callbacks: [tracer], context });
-    await awaitAllCallbacks();
-    await client.awaitPendingTraceBatches();
-    return { out, run: endpoint.runs().get(runId) };
-  }
+    return traced((config) => buildReflexionGraph({ model: m.factory }).invoke({ tasks: ["A deployment config", "Another"] }, { ...config, context }));
+  };
 
   it("with a spec: valid when every task's result passed, each task's stop reason, and the rounds over its tasks", async () => {
     const { out, run } = await tracedReflexion({ spec: "deployment-config", maxLoops: 2 });
@@ -138,21 +140,13 @@ describe("the verdict on Reflexion's LangSmith run", () => {
 });
 
 describe("the verdict on a createAgent run with the middleware", () => {
-  async function tracedAgent(turns: Parameters<typeof scriptedTurns>[0]) {
-    const client = new Client({ apiUrl: endpoint.url, apiKey: "test-key" });
-    const tracer = new LangChainTracer({ client, projectName: "trustworthy-output" });
-    const runId = randomUUID();
-    const agent = createAgent({
-      model: scriptedTurns(turns),
-      tools: [],
-      middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })],
-    });
-    const out = await agent.invoke({ messages: [new HumanMessage(AGENT_REQUEST)] }, { runId, callbacks: [tracer] });
-    await awaitAllCallbacks();
-    await client.awaitPendingTraceBatches();
-    const runs = endpoint.runs();
-    return { out, run: runs.get(runId), runs };
-  }
+  const tracedAgent = (turns: Parameters<typeof scriptedTurns>[0]) =>
+    traced((config) =>
+      createAgent({ model: scriptedTurns(turns), tools: [], middleware: [validatedResponseMiddleware({ spec: "deployment-config", maxAttempts: 2 })] }).invoke(
+        { messages: [new HumanMessage(AGENT_REQUEST)] },
+        config,
+      ),
+    );
 
   it("an accepted answer: the agent's run carries it; none of its steps does", async () => {
     const { out, run, runs } = await tracedAgent([() => answerTurn(threeDefects), () => answerTurn(valid)]);
