@@ -4,7 +4,7 @@
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { ConfigurationError } from "../errors.js";
 import { deadlined, startDeadline } from "./deadline.js";
-import { GEMINI_ENV, GEMINI_STOPS, GEMINI_URL_NAME, geminiKeyMissing } from "./google.js";
+import { GEMINI_ENV, GEMINI_STOPS, geminiKeyMissing } from "./google.js";
 import { sendable, type ProviderRow } from "./provider.js";
 import { schemaSubset, type SchemaProfile } from "./schema-subset.js";
 
@@ -64,7 +64,11 @@ export const googleGenai: ProviderRow<Module> = {
     return withBoundedGeminiClient(gemini, request.timeoutMs);
   },
   stops: GEMINI_STOPS,
-  urlName: GEMINI_URL_NAME,
+  // The name goes into the request's URL path (`/v1beta/models/{name}:generateContent`): a model's own name, or a tuned model's.
+  urlName: {
+    pattern: /^(?:(?:models|tunedModels)\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
+    says: 'letters, digits, ".", "_" and "-" (after an optional models/ or tunedModels/), with no ".."',
+  },
   auto: "json_schema",
   autoSays: "responseSchema",
   modes: {

@@ -2,7 +2,7 @@
  * Google's Gemini API through @langchain/google (`ChatGoogle`): one row of the providers' table (./index.ts).
  * Its structured output is `responseJsonSchema`, JSON Schema in the subset Gemini documents (`$ref`, `$defs`,
  * `anyOf`, numeric bounds, `prefixItems`), where the older `responseSchema` (the google-genai row) takes an
- * OpenAPI 3.0 subset. The Gemini facts both rows share (stop words, model names) are kept here.
+ * OpenAPI 3.0 subset. The Gemini facts both rows share (stop words, environment variables, the key's check) are kept here.
  */
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { AsyncCaller } from "@langchain/core/utils/async_caller";
@@ -20,12 +20,6 @@ export const GEMINI_STOPS: readonly StopWords[] = [
     withheld: ["SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII", "IMAGE_SAFETY", "RECITATION"],
   },
 ];
-
-/** The name goes into the request's URL path (`/v1beta/models/{name}:generateContent`): a model's own name, or a tuned model's. */
-export const GEMINI_URL_NAME = {
-  pattern: /^(?:(?:models|tunedModels)\/)?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/,
-  says: 'letters, digits, ".", "_" and "-" (after an optional models/ or tunedModels/), with no ".."',
-};
 
 /** What both rows read from the environment: the key Google's own SDKs read (GEMINI_API_KEY) or LangChain's (GOOGLE_API_KEY). */
 export const GEMINI_ENV = { apiKey: ["GOOGLE_API_KEY", "GEMINI_API_KEY"], baseUrl: "GOOGLE_BASE_URL" } as const;
@@ -94,7 +88,8 @@ export const google: ProviderRow<Module> = {
     });
   },
   stops: GEMINI_STOPS,
-  urlName: GEMINI_URL_NAME,
+  // ChatGoogle puts the name after `/models/` itself: a name of its own only (a `models/` or `tunedModels/` prefix would be sent as part of it).
+  urlName: { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, says: 'letters, digits, ".", "_" and "-", with no ".."' },
   auto: "json_schema",
   autoSays: "responseJsonSchema",
   modes: {

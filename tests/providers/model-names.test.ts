@@ -61,6 +61,19 @@ describe("provider-qualified model names", () => {
       "google-genai:gemini-2.0-flash-exp",
     ])
       expect(modelNameProblem(good), good).toBeUndefined();
+    // ChatGoogle puts the name after /models/ itself: the google row takes a model's own name only.
+    for (const bad of [
+      "google/models/gemini-1.5-pro-001",
+      "google/tunedModels/x",
+      "google/x/../../v1",
+      "google/gemini?alt=json",
+      "google/gemini%2F",
+      "google:..",
+    ]) {
+      expect(modelNameProblem(bad), bad).toMatch(/is not a google model name: the name goes into the request's URL/);
+      await expect(loadChatModel({ model: bad, role: "generate" }, readEnvironment({ GOOGLE_API_KEY: "k" })), bad).rejects.toThrow(ConfigurationError);
+    }
+    expect(modelNameProblem("google/gemini-2.5-flash")).toBeUndefined();
     // Names that go only into a request body are the provider's business.
     expect(modelNameProblem("ollama/llama3.2:3b")).toBeUndefined();
     expect(modelNameProblem("openai/meta-llama/Llama-3-8B")).toBeUndefined();
