@@ -158,14 +158,24 @@ function geminiApiClient(apiKey: string, baseUrl: string | undefined, timeoutMs:
       const headers = new Headers(request.headers);
       headers.set("x-goog-api-key", apiKey);
       const body = await request.text();
+      // The last try's failed response, kept to give back should no try succeed; an earlier one's body is let go.
       let failed: Response | undefined;
+      const letGo = async () => {
+        await failed?.body?.cancel().catch(() => undefined);
+        failed = undefined;
+      };
       try {
         // The run's own cancellation ends the tries at once.
         return await caller.callWithOptions({ signal: request.signal }, async () => {
-          const response = await send(url, { method: request.method, headers, body, signal: request.signal });
+          let response: Response;
+          try {
+            response = await send(url, { method: request.method, headers, body, signal: request.signal });
+          } catch (error) {
+            await letGo();
+            throw error;
+          }
+          await letGo();
           if (!RETRIED.has(response.status)) return response;
-          // Only the last failure is kept to give back; an earlier one's body is let go.
-          await failed?.body?.cancel().catch(() => undefined);
           failed = response;
           throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
         });

@@ -18,6 +18,10 @@ import { callModelInMode } from "../../src/validation/output-mode.js";
 import { buildValidationGraph } from "../../src/validation/graph.js";
 import { startScriptedGeminiServer, type ProviderReply, type ScriptedProviderServer } from "../../testkit/provider-servers.js";
 import { describeGeminiTransport, geminiPiece } from "../support/gemini-transport.js";
+import { trackTimers } from "../../testkit/live-timers.js";
+import { fileURLToPath } from "node:url";
+
+const SOURCE = fileURLToPath(new URL("../../src/", import.meta.url));
 
 const SPEC = builtinSpecs.get("deployment-config")!;
 const VALID = JSON.stringify(SPEC.example);
@@ -141,6 +145,27 @@ describe("google/… through ChatGoogle", () => {
     expect(failed).toBeInstanceOf(ProviderError);
     expect((failed as ProviderError).status).toBe(503);
     expect((failed as Error).message).toMatch(/HTTP 503/);
+  });
+});
+
+describe("the retries keep nothing of a failed try", () => {
+  it("a 503 then an answer: the failed try's body is let go, so no deadline timer outlives the call", async () => {
+    const tracker = trackTimers();
+    try {
+      server = await startScriptedGeminiServer([{ status: 503, body: { error: { code: 503, message: "overloaded" } } }, { text: VALID }]);
+      const model = await loadChatModel({ model: MODEL, role: "generate" }, environment(server.baseURL, { maxRetries: 1, timeoutMs: 600_000 }));
+      tracker.reset();
+      const answer = await callModelInMode(model, [new HumanMessage("hi")], "text", SPEC, { node: "generate" });
+      expect(answer.text).toBe(VALID);
+      expect(server.requests).toHaveLength(2);
+      await server.close();
+      server = undefined;
+      await tracker.socketsClosed();
+      const deadlines = tracker.liveTimers().filter((timer) => timer.stack.includes(`${SOURCE}providers/deadline.ts`));
+      expect(deadlines).toEqual([]);
+    } finally {
+      tracker.stop();
+    }
   });
 });
 
