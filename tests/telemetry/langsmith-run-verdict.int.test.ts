@@ -56,19 +56,28 @@ const tracedRun = (answers: string[], options: { maxAttempts?: number; autoBatch
     options,
   );
 
+type StoredRun = ReturnType<LangSmithEndpoint["runs"]> extends Map<string, infer R> ? R : never;
+
+/** The verdict on a stored run: its metadata and tags say it, and its tags say no other validity. */
+function expectVerdict(run: StoredRun | undefined, verdict: { valid: boolean; attempts: number; stopReasons: string[]; spec?: string }): void {
+  expect(run?.extra?.metadata).toMatchObject({
+    trustworthy_valid: verdict.valid,
+    trustworthy_attempts: verdict.attempts,
+    trustworthy_stop_reason: verdict.stopReasons.join(","),
+    ...(verdict.spec !== undefined ? { trustworthy_spec: verdict.spec } : {}),
+  });
+  const validity = verdict.valid ? "trustworthy:valid" : "trustworthy:invalid";
+  expect(run?.tags).toEqual(expect.arrayContaining([validity, ...verdict.stopReasons.map((reason) => `trustworthy:stop:${reason}`)]));
+  expect(run?.tags).not.toContain(verdict.valid ? "trustworthy:invalid" : "trustworthy:valid");
+}
+
 describe("the verdict on the graph's LangSmith run", () => {
   it("a valid run: metadata and tags on the graph's run, sent in the client's multipart batches", async () => {
     const { out, run, runs } = await tracedRun(["not json", VALID]);
     expect(out).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
     expect(endpoint.received.some((r) => r.path === "/runs/multipart")).toBe(true);
     expect(run?.name).toBe("Deterministic validation");
-    expect(run?.extra?.metadata).toMatchObject({
-      trustworthy_valid: true,
-      trustworthy_attempts: 2,
-      trustworthy_stop_reason: "valid",
-      trustworthy_spec: "deployment-config",
-    });
-    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:valid", "trustworthy:stop:valid"]));
+    expectVerdict(run, { valid: true, attempts: 2, stopReasons: ["valid"], spec: "deployment-config" });
     // On the graph's run only: its steps and model calls carry none of it.
     const others = [...runs.values()].filter((r) => r.id !== run!.id);
     expect(others.length).toBeGreaterThan(3);
@@ -78,14 +87,7 @@ describe("the verdict on the graph's LangSmith run", () => {
   it("a failed run: valid false with its stop reason", async () => {
     const { out, run } = await tracedRun(["not json", "still not json"], { maxAttempts: 2 });
     expect(out).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2 });
-    expect(run?.extra?.metadata).toMatchObject({
-      trustworthy_valid: false,
-      trustworthy_attempts: 2,
-      trustworthy_stop_reason: "max_attempts",
-      trustworthy_spec: "deployment-config",
-    });
-    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]));
-    expect(run?.tags).not.toContain("trustworthy:valid");
+    expectVerdict(run, { valid: false, attempts: 2, stopReasons: ["max_attempts"], spec: "deployment-config" });
   });
 
   it("one run at a time: created without a verdict, updated with it", async () => {
@@ -117,13 +119,7 @@ describe("the verdict on Reflexion's LangSmith run", () => {
       ["early_stop", true, 2],
       ["max_loops", false, 2],
     ]);
-    expect(run?.extra?.metadata).toMatchObject({
-      trustworthy_valid: false,
-      trustworthy_attempts: 4,
-      trustworthy_stop_reason: "early_stop,max_loops",
-      trustworthy_spec: "deployment-config",
-    });
-    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:early_stop", "trustworthy:stop:max_loops"]));
+    expectVerdict(run, { valid: false, attempts: 4, stopReasons: ["early_stop", "max_loops"], spec: "deployment-config" });
   });
 
   it("without a spec: no validity is claimed, only how each task stopped and the rounds", async () => {
@@ -151,13 +147,7 @@ describe("the verdict on a createAgent run with the middleware", () => {
   it("an accepted answer: the agent's run carries it; none of its steps does", async () => {
     const { out, run, runs } = await tracedAgent([() => answerTurn(threeDefects), () => answerTurn(valid)]);
     expect(out.responseOutcome).toMatchObject({ success: true, stopReason: "valid", attempts: 2 });
-    expect(run?.extra?.metadata).toMatchObject({
-      trustworthy_valid: true,
-      trustworthy_attempts: 2,
-      trustworthy_stop_reason: "valid",
-      trustworthy_spec: "deployment-config",
-    });
-    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:valid", "trustworthy:stop:valid"]));
+    expectVerdict(run, { valid: true, attempts: 2, stopReasons: ["valid"], spec: "deployment-config" });
     const others = [...runs.values()].filter((r) => r.id !== run!.id);
     expect(others.filter((r) => r.tags?.some((t) => t.startsWith("trustworthy:")))).toEqual([]);
   });
@@ -165,7 +155,6 @@ describe("the verdict on a createAgent run with the middleware", () => {
   it("out of attempts: invalid, with its stop reason", async () => {
     const { out, run } = await tracedAgent([() => answerTurn(threeDefects), () => answerTurn(threeDefects)]);
     expect(out.responseOutcome).toMatchObject({ success: false, stopReason: "max_attempts", attempts: 2 });
-    expect(run?.extra?.metadata).toMatchObject({ trustworthy_valid: false, trustworthy_attempts: 2, trustworthy_stop_reason: "max_attempts" });
-    expect(run?.tags).toEqual(expect.arrayContaining(["trustworthy:invalid", "trustworthy:stop:max_attempts"]));
+    expectVerdict(run, { valid: false, attempts: 2, stopReasons: ["max_attempts"], spec: "deployment-config" });
   });
 });
