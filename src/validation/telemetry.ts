@@ -5,8 +5,9 @@
  * under the caller's active span. Each span is held by the invocation that started it (an Invocation, which
  * ../graph/traced-graph.ts gives every invocation) and ends, at the latest, with it: a run that throws, is
  * cancelled or stops at an interrupt ends its spans then, and a resumed run is a span of its own in the same
- * trace (the first span's context is kept in the run's settings). A stop also puts its verdict on the graph's LangSmith run when the
- * run is traced there (../telemetry/langsmith-feedback.ts). The nodes themselves know nothing of it.
+ * trace (the first span's context is kept in the run's settings). A stop also puts its verdict on the graph's
+ * LangSmith run when the run is traced there (../telemetry/langsmith-feedback.ts). The nodes themselves know
+ * nothing of it. Whether an SDK is registered is read once per invocation: the steps report through theirs.
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph";
 import { Command, Send } from "@langchain/langgraph";
